@@ -1,0 +1,386 @@
+package io.heartgate.embedded;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.io.Writer;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.Uuid;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs a real single-node Kafka broker (KRaft, broker and controller in one node) in a child JVM
+ * started from the classpath of this one; no Kafka installation needed.
+ *
+ * <p>It is what the scheduler starts when no {@code --kafka} is given, and what tests use when no
+ * Docker engine is available. A child JVM rather than an in-process server because Kafka's
+ * fatal-fault handler halts its JVM: a broker fault must not halt the scheduler. The child exits
+ * when this JVM dies, however it dies (see {@link EmbeddedBrokerMain}). Thread-safe; {@link #close()}
+ * is idempotent.
+ */
+public final class EmbeddedKafkaBroker implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(EmbeddedKafkaBroker.class);
+    private static final int OUTPUT_LINES_KEPT = 40;
+    private static final Duration STOP_TIMEOUT = Duration.ofSeconds(15);
+
+    private final EmbeddedKafkaConfig config;
+    private final Path dataDir;
+    private final boolean ownsDataDir;
+    private final int port;
+    private final Process process;
+    private final Deque<String> lastLines = new ArrayDeque<>();
+    private final Thread shutdownHook;
+    private volatile boolean closed;
+
+    private EmbeddedKafkaBroker(EmbeddedKafkaConfig config, Path dataDir, boolean ownsDataDir, int port,
+                                Process process) {
+        this.config = config;
+        this.dataDir = dataDir;
+        this.ownsDataDir = ownsDataDir;
+        this.port = port;
+        this.process = process;
+        // Whoever forgets to close us, a normal JVM exit still stops the child and removes its dir.
+        this.shutdownHook = new Thread(this::close, "embedded-kafka-shutdown-" + port);
+        Runtime.getRuntime().addShutdownHook(shutdownHook);
+    }
+
+    /**
+     * Starts a broker and waits until it answers a metadata request.
+     *
+     * @throws IllegalStateException when it does not come up within the configured timeout; the
+     *     message carries the broker's last output lines and the child is stopped
+     */
+    public static EmbeddedKafkaBroker start(EmbeddedKafkaConfig config) {
+        boolean ownsDataDir = config.dataDir() == null;
+        Path dataDir;
+        try {
+            dataDir = ownsDataDir ? Files.createTempDirectory("heartgate-kafka-") : config.dataDir();
+            Files.createDirectories(dataDir);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create the Kafka data dir", e);
+        }
+        // A free port found here can be taken by someone else before the child binds it; with a
+        // port of our own choosing, try again with fresh ports.
+        int attempts = config.port() == 0 ? 3 : 1;
+        IllegalStateException last = null;
+        for (int attempt = 1; attempt <= attempts; attempt++) {
+            int port = config.port() == 0 ? freePort(config.listenHost()) : config.port();
+            EmbeddedKafkaBroker broker = launch(config, dataDir, ownsDataDir, port);
+            try {
+                broker.awaitReady();
+                return broker;
+            } catch (IllegalStateException e) {
+                last = e;
+                broker.close();
+                log.warn("Embedded Kafka did not start on port {} (attempt {} of {}): {}",
+                        port, attempt, attempts, e.getMessage());
+            }
+        }
+        if (ownsDataDir) {
+            deleteRecursively(dataDir);
+        }
+        throw last;
+    }
+
+    /** Returns the bootstrap address clients use, {@code HOST:PORT} with the advertised host. */
+    public String bootstrapServers() {
+        return config.advertisedHost() + ":" + port;
+    }
+
+    /** Returns the client port actually in use. */
+    public int port() {
+        return port;
+    }
+
+    /** Returns the directory holding the broker's log. */
+    public Path dataDir() {
+        return dataDir;
+    }
+
+    /** Returns the process id of the broker's JVM. */
+    public long pid() {
+        return process.pid();
+    }
+
+    /** Returns whether the broker's process is running. */
+    public boolean isAlive() {
+        return process.isAlive();
+    }
+
+    /** Stops the broker (controlled shutdown, then kill) and removes its temp dir if it made one. */
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        try {
+            Runtime.getRuntime().removeShutdownHook(shutdownHook);
+        } catch (IllegalStateException e) {
+            // Already shutting down: we are probably running inside that hook.
+        }
+        stopProcess();
+        if (ownsDataDir) {
+            deleteRecursively(dataDir);
+        }
+        log.info("Embedded Kafka on port {} stopped", port);
+    }
+
+    private static EmbeddedKafkaBroker launch(EmbeddedKafkaConfig config, Path dataDir, boolean ownsDataDir,
+                                              int port) {
+        int controllerPort = freePort("127.0.0.1");
+        Path logDir = dataDir.resolve("kraft-logs");
+        Path propertiesFile = dataDir.resolve("server.properties");
+        Path clusterIdFile = dataDir.resolve("cluster.id");
+        try {
+            Files.createDirectories(logDir);
+            String clusterId;
+            if (Files.exists(clusterIdFile)) {
+                clusterId = Files.readString(clusterIdFile, StandardCharsets.UTF_8).trim();
+            } else {
+                clusterId = Uuid.randomUuid().toString();
+                Files.writeString(clusterIdFile, clusterId, StandardCharsets.UTF_8);
+            }
+            Properties props = serverProperties(config, port, controllerPort, logDir);
+            try (Writer w = Files.newBufferedWriter(propertiesFile, StandardCharsets.UTF_8)) {
+                props.store(w, "written by Heartgate's embedded broker on each start");
+            }
+            List<String> command = new ArrayList<>();
+            command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+            command.add("-Xmx" + config.maxHeapMiB() + "m");
+            command.add("-XX:+UseSerialGC");
+            command.add("-XX:+ExitOnOutOfMemoryError");
+            command.add("-Djava.awt.headless=true");
+            command.add("-Dlogback.configurationFile=heartgate-embedded-broker-logback.xml");
+            command.add("-cp");
+            command.add(System.getProperty("java.class.path"));
+            command.add(EmbeddedBrokerMain.class.getName());
+            command.add(propertiesFile.toString());
+            command.add(clusterId);
+            ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+            // The child inherits none of our JAVA_TOOL_OPTIONS-style agents by accident.
+            pb.environment().remove("JAVA_TOOL_OPTIONS");
+            Process process = pb.start();
+            EmbeddedKafkaBroker broker = new EmbeddedKafkaBroker(config, dataDir, ownsDataDir, port, process);
+            broker.forwardOutput();
+            log.debug("Embedded Kafka child pid {} starting on {}:{}", process.pid(), config.listenHost(), port);
+            return broker;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot start the embedded Kafka broker", e);
+        }
+    }
+
+    static Properties serverProperties(EmbeddedKafkaConfig config, int port, int controllerPort, Path logDir) {
+        Properties p = new Properties();
+        p.putAll(Map.ofEntries(
+                Map.entry("process.roles", "broker,controller"),
+                Map.entry("node.id", "1"),
+                Map.entry("controller.quorum.voters", "1@127.0.0.1:" + controllerPort),
+                Map.entry("listeners", "PLAINTEXT://" + config.listenHost() + ":" + port
+                        + ",CONTROLLER://127.0.0.1:" + controllerPort),
+                Map.entry("advertised.listeners", "PLAINTEXT://" + config.advertisedHost() + ":" + port),
+                Map.entry("controller.listener.names", "CONTROLLER"),
+                Map.entry("inter.broker.listener.name", "PLAINTEXT"),
+                Map.entry("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"),
+                Map.entry("log.dirs", logDir.toString()),
+                // One node: every internal topic has one replica.
+                Map.entry("offsets.topic.replication.factor", "1"),
+                Map.entry("offsets.topic.num.partitions", "1"),
+                Map.entry("transaction.state.log.replication.factor", "1"),
+                Map.entry("transaction.state.log.min.isr", "1"),
+                Map.entry("share.coordinator.state.topic.replication.factor", "1"),
+                Map.entry("share.coordinator.state.topic.min.isr", "1"),
+                Map.entry("group.initial.rebalance.delay.ms", "0"),
+                Map.entry("num.partitions", "1"),
+                Map.entry("auto.create.topics.enable", "true"),
+                // The cleaner's dedupe buffer defaults to 128 MiB of heap; heartbeats need little.
+                Map.entry("log.cleaner.dedupe.buffer.size", String.valueOf(4 * 1024 * 1024)),
+                Map.entry("log.cleaner.threads", "1"),
+                Map.entry("num.network.threads", "2"),
+                Map.entry("num.io.threads", "2"),
+                Map.entry("num.recovery.threads.per.data.dir", "1"),
+                Map.entry("log.segment.bytes", String.valueOf(16 * 1024 * 1024)),
+                Map.entry("log.retention.hours", "24")));
+        return p;
+    }
+
+    private void awaitReady() {
+        long deadline = System.nanoTime() + config.startTimeout().toNanos();
+        String host = "0.0.0.0".equals(config.listenHost()) ? "127.0.0.1" : config.listenHost();
+        // Wait for the listener with plain connects first: the admin client logs a warning for
+        // every refused connection, which would fill the log with noise during a normal start.
+        while (!accepts(host, port)) {
+            if (!process.isAlive()) {
+                throw new IllegalStateException("the broker process exited with status "
+                        + process.exitValue() + "; last output:\n" + lastOutput());
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("Kafka did not listen on port " + port + " within "
+                        + config.startTimeout().toSeconds() + " s; last output:\n" + lastOutput());
+            }
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while waiting for Kafka", e);
+            }
+        }
+        Properties props = new Properties();
+        props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, host + ":" + port);
+        props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "2000");
+        props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "2000");
+        props.put(AdminClientConfig.RECONNECT_BACKOFF_MS_CONFIG, "50");
+        props.put(AdminClientConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, "200");
+        try (Admin admin = Admin.create(props)) {
+            while (System.nanoTime() < deadline) {
+                if (!process.isAlive()) {
+                    throw new IllegalStateException("the broker process exited with status "
+                            + process.exitValue() + "; last output:\n" + lastOutput());
+                }
+                try {
+                    if (!admin.describeCluster().nodes().get(2, TimeUnit.SECONDS).isEmpty()) {
+                        return;
+                    }
+                } catch (ExecutionException | TimeoutException e) {
+                    // Not up yet: the loop is bounded by the deadline and by the process being alive.
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted while waiting for Kafka", e);
+                }
+            }
+        }
+        throw new IllegalStateException("Kafka did not answer within " + config.startTimeout().toSeconds()
+                + " s; last output:\n" + lastOutput());
+    }
+
+    private static boolean accepts(String host, int port) {
+        try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress(host, port), 200);
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private void forwardOutput() {
+        Thread t = new Thread(() -> {
+            try (BufferedReader r = new BufferedReader(
+                    new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                    remember(line);
+                    // The child's own WARN lines are routine (controller activation and the like).
+                    if (line.startsWith("ERROR")) {
+                        log.warn("[kafka:{}] {}", port, line);
+                    } else if (line.startsWith("WARN")) {
+                        log.info("[kafka:{}] {}", port, line);
+                    } else {
+                        log.debug("[kafka:{}] {}", port, line);
+                    }
+                }
+            } catch (IOException e) {
+                log.debug("Embedded Kafka output closed: {}", e.toString());
+            }
+        }, "embedded-kafka-output-" + port);
+        t.setDaemon(true);
+        t.start();
+    }
+
+    private void remember(String line) {
+        synchronized (lastLines) {
+            if (lastLines.size() == OUTPUT_LINES_KEPT) {
+                lastLines.removeFirst();
+            }
+            lastLines.addLast(line);
+        }
+    }
+
+    private String lastOutput() {
+        synchronized (lastLines) {
+            return String.join("\n", lastLines);
+        }
+    }
+
+    private void stopProcess() {
+        if (!process.isAlive()) {
+            return;
+        }
+        process.destroy();
+        try {
+            if (!process.waitFor(STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+                log.warn("Embedded Kafka on port {} did not stop within {} s; killing it", port,
+                        STOP_TIMEOUT.toSeconds());
+                process.destroyForcibly();
+                process.waitFor(5, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            process.destroyForcibly();
+            Thread.currentThread().interrupt();
+        }
+        try {
+            OutputStream stdin = process.getOutputStream();
+            stdin.close();
+        } catch (IOException e) {
+            log.debug("Closing the broker's stdin failed: {}", e.toString());
+        }
+    }
+
+    private static int freePort(String host) {
+        try (ServerSocket s = new ServerSocket()) {
+            s.setReuseAddress(false);
+            s.bind(new InetSocketAddress("0.0.0.0".equals(host) ? "0.0.0.0" : host, 0));
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot find a free port on " + host, e);
+        }
+    }
+
+    private static void deleteRecursively(Path dir) {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try {
+            Files.walkFileTree(dir, new SimpleFileVisitor<>() {
+                @Override
+                public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+                    Files.deleteIfExists(file);
+                    return FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
+                    Files.deleteIfExists(d);
+                    return FileVisitResult.CONTINUE;
+                }
+            });
+        } catch (IOException e) {
+            log.warn("Could not remove the embedded Kafka dir {}: {}", dir, e.toString());
+        }
+    }
+}

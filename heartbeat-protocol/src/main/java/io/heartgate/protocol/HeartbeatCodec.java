@@ -1,0 +1,448 @@
+package io.heartgate.protocol;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Encodes heartbeats to version-1 JSON and decodes records back, validating every rule of the
+ * contract. Decoding never throws: bad input becomes a {@link Decoded.Rejected} that names the rule
+ * and field. Thread-safe; one instance can serve every thread.
+ *
+ * <p>Validation walks a Jackson tree by hand rather than binding to the record, because binding
+ * coerces ({@code "1"} to 1, 2.5 to 2) and reports type errors in terms of Java classes, while the
+ * contract needs strict JSON types and reasons an operator can act on.
+ */
+public final class HeartbeatCodec {
+
+    /** Largest message accepted, in bytes; a full legal message (1024 long model names) fits. */
+    public static final int MAX_MESSAGE_BYTES = 1024 * 1024;
+
+    private final ObjectMapper mapper;
+
+    /** Creates a codec with limits suited to untrusted input. */
+    public HeartbeatCodec() {
+        JsonFactory factory = JsonFactory.builder()
+                .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+                .streamReadConstraints(StreamReadConstraints.builder()
+                        .maxDocumentLength(MAX_MESSAGE_BYTES)
+                        .maxStringLength(MAX_MESSAGE_BYTES)
+                        .maxNestingDepth(32)
+                        .maxNumberLength(64)
+                        .build())
+                .build();
+        this.mapper = new ObjectMapper(factory);
+    }
+
+    /**
+     * Decodes one Kafka record: key is the node id (UTF-8), value the JSON or {@code null} for a
+     * tombstone. A value whose {@code nodeId} differs from the key is rejected.
+     */
+    public Decoded decodeRecord(byte[] key, byte[] value) {
+        String keyText = key == null ? null : utf8(key);
+        if (keyText == null || !HeartbeatRules.isValidNodeId(keyText)) {
+            String detail = key == null ? "record has no key"
+                    : keyText == null ? "key is not valid UTF-8"
+                    : "key is not a valid node id: " + HeartbeatRules.excerpt(keyText);
+            return new Decoded.Rejected(new Rejection(Rule.INVALID_KEY, null, detail));
+        }
+        if (value == null) {
+            return new Decoded.Leave(keyText);
+        }
+        Decoded decoded = decode(value);
+        if (decoded instanceof Decoded.Beat beat && !beat.heartbeat().nodeId().equals(keyText)) {
+            return new Decoded.Rejected(new Rejection(Rule.KEY_MISMATCH, "nodeId",
+                    "nodeId " + beat.heartbeat().nodeId() + " differs from record key " + keyText));
+        }
+        return decoded;
+    }
+
+    /** Decodes one JSON heartbeat; returns a {@link Decoded.Beat} or a {@link Decoded.Rejected}. */
+    public Decoded decode(byte[] json) {
+        if (json == null) {
+            return rejected(Rule.MALFORMED_JSON, null, "no value");
+        }
+        if (json.length > MAX_MESSAGE_BYTES) {
+            return rejected(Rule.MESSAGE_TOO_LARGE, null,
+                    json.length + " bytes, limit " + MAX_MESSAGE_BYTES);
+        }
+        JsonNode root;
+        try (JsonParser parser = mapper.createParser(json)) {
+            root = mapper.readTree(parser);
+            if (root == null || root.isMissingNode()) {
+                return rejected(Rule.MALFORMED_JSON, null, "empty message");
+            }
+            if (!root.isObject()) {
+                return rejected(Rule.NOT_AN_OBJECT, null, "expected a JSON object, got " + describe(root));
+            }
+            try {
+                if (parser.nextToken() != null) {
+                    return rejected(Rule.TRAILING_DATA, null, "data after the JSON object");
+                }
+            } catch (JsonProcessingException e) {
+                return rejected(Rule.TRAILING_DATA, null, "data after the JSON object");
+            }
+        } catch (JsonProcessingException e) {
+            return rejected(Rule.MALFORMED_JSON, null, e.getOriginalMessage());
+        } catch (IOException e) {
+            return rejected(Rule.MALFORMED_JSON, null, String.valueOf(e.getMessage()));
+        }
+        try {
+            return new Decoded.Beat(read(root));
+        } catch (Reject r) {
+            return new Decoded.Rejected(r.rejection);
+        }
+    }
+
+    /** Encodes a heartbeat as compact version-1 JSON (UTF-8), leaving out absent optional fields. */
+    public byte[] encode(Heartbeat heartbeat) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(256);
+        write(heartbeat, out, false);
+        return out.toByteArray();
+    }
+
+    /** Encodes a heartbeat as indented JSON, for people (the agent's {@code --once}). */
+    public String encodePretty(Heartbeat heartbeat) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(512);
+        write(heartbeat, out, true);
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    private void write(Heartbeat hb, ByteArrayOutputStream out, boolean pretty) {
+        try (JsonGenerator g = mapper.getFactory().createGenerator(out)) {
+            if (pretty) {
+                g.useDefaultPrettyPrinter();
+            }
+            g.writeStartObject();
+            g.writeNumberField("v", Heartbeat.VERSION);
+            g.writeStringField("nodeId", hb.nodeId());
+            if (hb.instance() != null) {
+                g.writeStringField("instance", hb.instance());
+            }
+            if (hb.seq() != null) {
+                g.writeNumberField("seq", hb.seq());
+            }
+            g.writeStringField("url", hb.url());
+            g.writeStringField("state", hb.state().name());
+            g.writeNumberField("weight", hb.weight());
+            g.writeNumberField("intervalMs", hb.intervalMs());
+            if (hb.sentAt() != null) {
+                g.writeStringField("sentAt", hb.sentAt().toString());
+            }
+            if (hb.backend() != null) {
+                g.writeStringField("backend", hb.backend());
+            }
+            g.writeArrayFieldStart("models");
+            for (String model : hb.models()) {
+                g.writeString(model);
+            }
+            g.writeEndArray();
+            Load load = hb.load();
+            if (!load.isUnknown()) {
+                g.writeObjectFieldStart("load");
+                if (load.inFlight() != null) {
+                    g.writeNumberField("inFlight", load.inFlight());
+                }
+                if (load.queued() != null) {
+                    g.writeNumberField("queued", load.queued());
+                }
+                if (load.kvCacheUsage() != null) {
+                    g.writeNumberField("kvCacheUsage", load.kvCacheUsage());
+                }
+                g.writeEndObject();
+            }
+            if (!hb.gpus().isEmpty()) {
+                g.writeArrayFieldStart("gpus");
+                for (Gpu gpu : hb.gpus()) {
+                    g.writeStartObject();
+                    if (gpu.name() != null) {
+                        g.writeStringField("name", gpu.name());
+                    }
+                    if (gpu.utilization() != null) {
+                        g.writeNumberField("utilization", gpu.utilization());
+                    }
+                    if (gpu.memoryUsedMiB() != null) {
+                        g.writeNumberField("memoryUsedMiB", gpu.memoryUsedMiB());
+                    }
+                    if (gpu.memoryTotalMiB() != null) {
+                        g.writeNumberField("memoryTotalMiB", gpu.memoryTotalMiB());
+                    }
+                    g.writeEndObject();
+                }
+                g.writeEndArray();
+            }
+            g.writeEndObject();
+        } catch (IOException e) {
+            // Writing to a byte array cannot fail for I/O reasons.
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private Heartbeat read(JsonNode root) {
+        JsonNode v = present(root, "v");
+        if (v == null) {
+            throw new Reject(Rule.MISSING_FIELD, "v", "is required");
+        }
+        if (!v.isIntegralNumber()) {
+            throw new Reject(Rule.WRONG_TYPE, "v", "must be an integer, got " + describe(v));
+        }
+        if (v.bigIntegerValue().signum() <= 0) {
+            throw new Reject(Rule.UNSUPPORTED_VERSION, "v", "must be 1 or higher, was " + v.asText());
+        }
+        // Any version >= 1 is read as version 1: newer agents add fields, which are ignored here.
+        String nodeId = requiredText(root, "nodeId");
+        HeartbeatRules.checkNodeId(nodeId, "nodeId").ifPresent(Reject::raise);
+        String url = requiredText(root, "url");
+        HeartbeatRules.checkUrl(url).ifPresent(Reject::raise);
+        String stateText = requiredText(root, "state");
+        NodeState state = parseState(stateText);
+        JsonNode intervalNode = present(root, "intervalMs");
+        if (intervalNode == null) {
+            throw new Reject(Rule.MISSING_FIELD, "intervalMs", "is required");
+        }
+        int intervalMs = intValue(intervalNode, "intervalMs");
+        Integer weight = optionalInt(root, "weight", "weight");
+        String instance = optionalText(root, "instance", "instance");
+        Long seq = optionalLong(root, "seq", "seq");
+        Instant sentAt = parseInstant(optionalText(root, "sentAt", "sentAt"));
+        String backend = optionalText(root, "backend", "backend");
+        List<String> models = readModels(present(root, "models"));
+        Load load = readLoad(present(root, "load"));
+        List<Gpu> gpus = readGpus(present(root, "gpus"));
+        HeartbeatRules.check(nodeId, instance, seq, url, state, weight == null ? 1 : weight, intervalMs,
+                backend, models, load, gpus).ifPresent(Reject::raise);
+        return new Heartbeat(nodeId, instance, seq, url, state, weight == null ? 1 : weight, intervalMs,
+                sentAt, backend, models, load, gpus);
+    }
+
+    private static NodeState parseState(String text) {
+        for (NodeState s : NodeState.values()) {
+            if (s.name().equals(text)) {
+                return s;
+            }
+        }
+        throw new Reject(Rule.INVALID_STATE, "state",
+                "must be UP, DRAINING or DOWN, was " + HeartbeatRules.excerpt(text));
+    }
+
+    private static Instant parseInstant(String text) {
+        if (text == null) {
+            return null;
+        }
+        try {
+            return Instant.parse(text);
+        } catch (DateTimeParseException e) {
+            throw new Reject(Rule.INVALID_VALUE, "sentAt",
+                    "not an ISO-8601 instant: " + HeartbeatRules.excerpt(text));
+        }
+    }
+
+    private static List<String> readModels(JsonNode node) {
+        if (node == null) {
+            return List.of();
+        }
+        if (!node.isArray()) {
+            throw new Reject(Rule.WRONG_TYPE, "models", "must be an array of strings, got " + describe(node));
+        }
+        if (node.size() > HeartbeatRules.MAX_MODELS) {
+            throw new Reject(Rule.TOO_MANY_ITEMS, "models",
+                    "at most " + HeartbeatRules.MAX_MODELS + " models, was " + node.size());
+        }
+        List<String> models = new ArrayList<>(node.size());
+        for (int i = 0; i < node.size(); i++) {
+            JsonNode m = node.get(i);
+            if (!m.isTextual()) {
+                throw new Reject(Rule.WRONG_TYPE, "models[" + i + "]", "must be a string, got " + describe(m));
+            }
+            // Duplicates carry no meaning; keep the first of each so balancers see a clean list.
+            if (!models.contains(m.textValue())) {
+                models.add(m.textValue());
+            }
+        }
+        return models;
+    }
+
+    private static Load readLoad(JsonNode node) {
+        if (node == null) {
+            return Load.UNKNOWN;
+        }
+        if (!node.isObject()) {
+            throw new Reject(Rule.WRONG_TYPE, "load", "must be an object, got " + describe(node));
+        }
+        return new Load(
+                optionalInt(node, "inFlight", "load.inFlight"),
+                optionalInt(node, "queued", "load.queued"),
+                optionalDouble(node, "kvCacheUsage", "load.kvCacheUsage"));
+    }
+
+    private static List<Gpu> readGpus(JsonNode node) {
+        if (node == null) {
+            return List.of();
+        }
+        if (!node.isArray()) {
+            throw new Reject(Rule.WRONG_TYPE, "gpus", "must be an array of objects, got " + describe(node));
+        }
+        if (node.size() > HeartbeatRules.MAX_GPUS) {
+            throw new Reject(Rule.TOO_MANY_ITEMS, "gpus",
+                    "at most " + HeartbeatRules.MAX_GPUS + " GPUs, was " + node.size());
+        }
+        List<Gpu> gpus = new ArrayList<>(node.size());
+        for (int i = 0; i < node.size(); i++) {
+            JsonNode g = node.get(i);
+            String field = "gpus[" + i + "]";
+            if (!g.isObject()) {
+                throw new Reject(Rule.WRONG_TYPE, field, "must be an object, got " + describe(g));
+            }
+            gpus.add(new Gpu(
+                    optionalText(g, "name", field + ".name"),
+                    optionalDouble(g, "utilization", field + ".utilization"),
+                    optionalLong(g, "memoryUsedMiB", field + ".memoryUsedMiB"),
+                    optionalLong(g, "memoryTotalMiB", field + ".memoryTotalMiB")));
+        }
+        return gpus;
+    }
+
+    /** Returns the field's node, or {@code null} when it is absent or JSON null. */
+    private static JsonNode present(JsonNode parent, String name) {
+        JsonNode n = parent.get(name);
+        return n == null || n.isNull() ? null : n;
+    }
+
+    private static String requiredText(JsonNode parent, String name) {
+        JsonNode n = present(parent, name);
+        if (n == null) {
+            throw new Reject(Rule.MISSING_FIELD, name, "is required");
+        }
+        if (!n.isTextual()) {
+            throw new Reject(Rule.WRONG_TYPE, name, "must be a string, got " + describe(n));
+        }
+        return n.textValue();
+    }
+
+    private static String optionalText(JsonNode parent, String name, String field) {
+        JsonNode n = present(parent, name);
+        if (n == null) {
+            return null;
+        }
+        if (!n.isTextual()) {
+            throw new Reject(Rule.WRONG_TYPE, field, "must be a string, got " + describe(n));
+        }
+        return n.textValue();
+    }
+
+    private static Integer optionalInt(JsonNode parent, String name, String field) {
+        JsonNode n = present(parent, name);
+        return n == null ? null : intValue(n, field);
+    }
+
+    private static int intValue(JsonNode n, String field) {
+        if (!n.isIntegralNumber()) {
+            throw new Reject(Rule.WRONG_TYPE, field, "must be an integer, got " + describe(n));
+        }
+        if (!n.canConvertToInt()) {
+            throw new Reject(Rule.OUT_OF_RANGE, field, "integer too large: " + HeartbeatRules.excerpt(n.asText()));
+        }
+        return n.intValue();
+    }
+
+    private static Long optionalLong(JsonNode parent, String name, String field) {
+        JsonNode n = present(parent, name);
+        if (n == null) {
+            return null;
+        }
+        if (!n.isIntegralNumber()) {
+            throw new Reject(Rule.WRONG_TYPE, field, "must be an integer, got " + describe(n));
+        }
+        if (!n.canConvertToLong()) {
+            throw new Reject(Rule.OUT_OF_RANGE, field, "integer too large: " + HeartbeatRules.excerpt(n.asText()));
+        }
+        return n.longValue();
+    }
+
+    private static Double optionalDouble(JsonNode parent, String name, String field) {
+        JsonNode n = present(parent, name);
+        if (n == null) {
+            return null;
+        }
+        if (!n.isNumber()) {
+            throw new Reject(Rule.WRONG_TYPE, field, "must be a number, got " + describe(n));
+        }
+        return n.doubleValue();
+    }
+
+    private static String describe(JsonNode n) {
+        if (n.isTextual()) {
+            return "a string";
+        }
+        if (n.isIntegralNumber()) {
+            return "an integer";
+        }
+        if (n.isNumber()) {
+            return "a fractional number";
+        }
+        if (n.isBoolean()) {
+            return "a boolean";
+        }
+        if (n.isArray()) {
+            return "an array";
+        }
+        if (n.isObject()) {
+            return "an object";
+        }
+        return n.getNodeType().name().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    private static String utf8(byte[] bytes) {
+        try {
+            return StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes))
+                    .toString();
+        } catch (CharacterCodingException e) {
+            return null;
+        }
+    }
+
+    private static Decoded rejected(Rule rule, String field, String detail) {
+        return new Decoded.Rejected(new Rejection(rule, field, detail == null ? "(no detail)" : detail));
+    }
+
+    /**
+     * Carries a rejection out of the nested readers. Private and stack-trace free: it is control
+     * flow inside {@link #decode}, never seen by callers.
+     */
+    private static final class Reject extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        private final transient Rejection rejection;
+
+        Reject(Rule rule, String field, String detail) {
+            this(new Rejection(rule, field, detail));
+        }
+
+        Reject(Rejection rejection) {
+            super(rejection.toString(), null, false, false);
+            this.rejection = rejection;
+        }
+
+        static void raise(Rejection rejection) {
+            throw new Reject(rejection);
+        }
+    }
+}

@@ -1,0 +1,193 @@
+package io.heartgate.protocol;
+
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.regex.Pattern;
+
+/**
+ * Checks the value rules of the version-1 heartbeat that do not depend on JSON. Shared by the
+ * codec (for incoming messages) and {@link Heartbeat}'s constructor (for messages we build).
+ */
+public final class HeartbeatRules {
+
+    /** Longest node id. */
+    public static final int MAX_NODE_ID_LENGTH = 128;
+    /** Most models one node may advertise. */
+    public static final int MAX_MODELS = 1024;
+    /** Longest model name. */
+    public static final int MAX_MODEL_LENGTH = 256;
+    /** Most GPUs one node may report; far above any real host. */
+    public static final int MAX_GPUS = 64;
+    /** Longest URL; longer ones are almost certainly garbage. */
+    public static final int MAX_URL_LENGTH = 2048;
+    /** Longest free-form string (instance, backend, GPU name). */
+    public static final int MAX_TEXT_LENGTH = 256;
+    public static final int MIN_WEIGHT = 1;
+    public static final int MAX_WEIGHT = 1000;
+    public static final int MIN_INTERVAL_MS = 100;
+    public static final int MAX_INTERVAL_MS = 60_000;
+
+    private static final Pattern NODE_ID = Pattern.compile("[A-Za-z0-9._:-]{1," + MAX_NODE_ID_LENGTH + "}");
+
+    private HeartbeatRules() {
+    }
+
+    /** Returns whether {@code nodeId} is a valid node id; {@code null} is not. */
+    public static boolean isValidNodeId(String nodeId) {
+        return nodeId != null && NODE_ID.matcher(nodeId).matches();
+    }
+
+    /** Returns the broken rule for a node id, or empty when it is valid. */
+    public static Optional<Rejection> checkNodeId(String nodeId, String field) {
+        if (nodeId == null) {
+            return reject(Rule.MISSING_FIELD, field, "is required");
+        }
+        if (nodeId.isEmpty() || nodeId.length() > MAX_NODE_ID_LENGTH) {
+            return reject(Rule.INVALID_NODE_ID, field,
+                    "must be 1 to " + MAX_NODE_ID_LENGTH + " characters, was " + nodeId.length());
+        }
+        if (!NODE_ID.matcher(nodeId).matches()) {
+            return reject(Rule.INVALID_NODE_ID, field, "may only contain A-Za-z0-9._:-");
+        }
+        return Optional.empty();
+    }
+
+    /** Returns the broken rule for a node URL, or empty when it is an absolute http(s) URL with a host. */
+    public static Optional<Rejection> checkUrl(String url) {
+        if (url == null) {
+            return reject(Rule.MISSING_FIELD, "url", "is required");
+        }
+        if (url.length() > MAX_URL_LENGTH) {
+            return reject(Rule.VALUE_TOO_LONG, "url", "longer than " + MAX_URL_LENGTH + " characters");
+        }
+        URI uri;
+        try {
+            uri = new URI(url);
+        } catch (URISyntaxException e) {
+            return reject(Rule.INVALID_URL, "url", "not a URL: " + e.getReason());
+        }
+        if (!uri.isAbsolute()) {
+            return reject(Rule.INVALID_URL, "url", "must be absolute (http:// or https://)");
+        }
+        String scheme = uri.getScheme().toLowerCase(Locale.ROOT);
+        if (!scheme.equals("http") && !scheme.equals("https")) {
+            return reject(Rule.INVALID_URL, "url", "scheme must be http or https, was " + excerpt(scheme));
+        }
+        // URI leaves getHost() null for names with '_' (common in container networks), so fall back
+        // to the raw authority before deciding there is no host.
+        String authority = uri.getRawAuthority();
+        if (uri.getHost() == null && (authority == null || authority.isBlank() || authority.startsWith(":"))) {
+            return reject(Rule.INVALID_URL, "url", "has no host");
+        }
+        return Optional.empty();
+    }
+
+    /** Returns the broken rule among a heartbeat's fields, or empty when all are valid. */
+    static Optional<Rejection> check(String nodeId, String instance, Long seq, String url, NodeState state,
+                                     int weight, int intervalMs, String backend, List<String> models,
+                                     Load load, List<Gpu> gpus) {
+        Optional<Rejection> r = checkNodeId(nodeId, "nodeId");
+        if (r.isEmpty()) {
+            r = checkUrl(url);
+        }
+        if (r.isPresent()) {
+            return r;
+        }
+        if (state == null) {
+            return reject(Rule.MISSING_FIELD, "state", "is required");
+        }
+        if (instance != null && (instance.isEmpty() || instance.length() > MAX_TEXT_LENGTH)) {
+            return reject(Rule.VALUE_TOO_LONG, "instance", "must be 1 to " + MAX_TEXT_LENGTH + " characters");
+        }
+        if (seq != null && seq < 0) {
+            return reject(Rule.OUT_OF_RANGE, "seq", "must not be negative, was " + seq);
+        }
+        if (weight < MIN_WEIGHT || weight > MAX_WEIGHT) {
+            return reject(Rule.OUT_OF_RANGE, "weight",
+                    "must be " + MIN_WEIGHT + " to " + MAX_WEIGHT + ", was " + weight);
+        }
+        if (intervalMs < MIN_INTERVAL_MS || intervalMs > MAX_INTERVAL_MS) {
+            return reject(Rule.OUT_OF_RANGE, "intervalMs",
+                    "must be " + MIN_INTERVAL_MS + " to " + MAX_INTERVAL_MS + ", was " + intervalMs);
+        }
+        if (backend != null && backend.length() > MAX_TEXT_LENGTH) {
+            return reject(Rule.VALUE_TOO_LONG, "backend", "longer than " + MAX_TEXT_LENGTH + " characters");
+        }
+        if (models.size() > MAX_MODELS) {
+            return reject(Rule.TOO_MANY_ITEMS, "models",
+                    "at most " + MAX_MODELS + " models, was " + models.size());
+        }
+        for (int i = 0; i < models.size(); i++) {
+            String model = models.get(i);
+            if (model == null || model.isEmpty()) {
+                return reject(Rule.INVALID_VALUE, "models[" + i + "]", "must not be empty");
+            }
+            if (model.length() > MAX_MODEL_LENGTH) {
+                return reject(Rule.VALUE_TOO_LONG, "models[" + i + "]",
+                        "longer than " + MAX_MODEL_LENGTH + " characters");
+            }
+        }
+        r = checkLoad(load);
+        if (r.isPresent()) {
+            return r;
+        }
+        if (gpus.size() > MAX_GPUS) {
+            return reject(Rule.TOO_MANY_ITEMS, "gpus", "at most " + MAX_GPUS + " GPUs, was " + gpus.size());
+        }
+        for (int i = 0; i < gpus.size(); i++) {
+            r = checkGpu(gpus.get(i), "gpus[" + i + "]");
+            if (r.isPresent()) {
+                return r;
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static Optional<Rejection> checkLoad(Load load) {
+        if (load.inFlight() != null && load.inFlight() < 0) {
+            return reject(Rule.OUT_OF_RANGE, "load.inFlight", "must not be negative");
+        }
+        if (load.queued() != null && load.queued() < 0) {
+            return reject(Rule.OUT_OF_RANGE, "load.queued", "must not be negative");
+        }
+        if (load.kvCacheUsage() != null && !isFraction(load.kvCacheUsage())) {
+            return reject(Rule.OUT_OF_RANGE, "load.kvCacheUsage", "must be 0 to 1");
+        }
+        return Optional.empty();
+    }
+
+    private static Optional<Rejection> checkGpu(Gpu gpu, String field) {
+        if (gpu == null) {
+            return reject(Rule.WRONG_TYPE, field, "must be an object");
+        }
+        if (gpu.name() != null && gpu.name().length() > MAX_TEXT_LENGTH) {
+            return reject(Rule.VALUE_TOO_LONG, field + ".name", "longer than " + MAX_TEXT_LENGTH + " characters");
+        }
+        if (gpu.utilization() != null && !isFraction(gpu.utilization())) {
+            return reject(Rule.OUT_OF_RANGE, field + ".utilization", "must be 0 to 1");
+        }
+        if (gpu.memoryUsedMiB() != null && gpu.memoryUsedMiB() < 0) {
+            return reject(Rule.OUT_OF_RANGE, field + ".memoryUsedMiB", "must not be negative");
+        }
+        if (gpu.memoryTotalMiB() != null && gpu.memoryTotalMiB() < 0) {
+            return reject(Rule.OUT_OF_RANGE, field + ".memoryTotalMiB", "must not be negative");
+        }
+        return Optional.empty();
+    }
+
+    private static boolean isFraction(double value) {
+        return value >= 0.0 && value <= 1.0;
+    }
+
+    private static Optional<Rejection> reject(Rule rule, String field, String detail) {
+        return Optional.of(new Rejection(rule, field, detail));
+    }
+
+    /** Returns at most the first 40 characters of a value, for error messages. */
+    static String excerpt(String value) {
+        return value.length() <= 40 ? value : value.substring(0, 40) + "...";
+    }
+}

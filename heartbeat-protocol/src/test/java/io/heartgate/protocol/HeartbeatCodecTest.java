@@ -1,0 +1,256 @@
+package io.heartgate.protocol;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class HeartbeatCodecTest {
+
+    private final HeartbeatCodec codec = new HeartbeatCodec();
+
+    @Test
+    void decodesTheMinimalMessageWithDefaults() {
+        Heartbeat hb = beat(codec.decode(Fixtures.read("valid/minimal.json")));
+
+        assertThat(hb.nodeId()).isEqualTo("gpu-a");
+        assertThat(hb.url()).isEqualTo("http://10.0.0.5:11434");
+        assertThat(hb.state()).isEqualTo(NodeState.UP);
+        assertThat(hb.intervalMs()).isEqualTo(1000);
+        assertThat(hb.weight()).isEqualTo(1);
+        assertThat(hb.instance()).isNull();
+        assertThat(hb.seq()).isNull();
+        assertThat(hb.sentAt()).isNull();
+        assertThat(hb.backend()).isNull();
+        assertThat(hb.models()).isEmpty();
+        assertThat(hb.load()).isEqualTo(Load.UNKNOWN);
+        assertThat(hb.gpus()).isEmpty();
+        assertThat(hb.serves("anything:7b")).isTrue();
+    }
+
+    @Test
+    void decodesEveryFieldOfTheFullMessage() {
+        Heartbeat hb = beat(codec.decode(Fixtures.read("valid/full.json")));
+
+        assertThat(hb.instance()).isEqualTo("6f1c0b1e-2a4d-4b8e-9f3a-0c5d7e9a1b2c");
+        assertThat(hb.seq()).isEqualTo(42L);
+        assertThat(hb.weight()).isEqualTo(5);
+        assertThat(hb.sentAt()).isEqualTo(Instant.parse("2026-11-30T16:00:00.123Z"));
+        assertThat(hb.backend()).isEqualTo("ollama");
+        assertThat(hb.models()).containsExactly("llama3:8b", "qwen2.5:7b");
+        assertThat(hb.load()).isEqualTo(new Load(2, 0, 0.31));
+        assertThat(hb.gpus()).containsExactly(new Gpu("NVIDIA H100", 0.80, 40000L, 81559L));
+        assertThat(hb.serves("llama3:8b")).isTrue();
+        assertThat(hb.serves("mistral:7b")).isFalse();
+    }
+
+    @Test
+    void ignoresUnknownFieldsAtEveryLevel() {
+        Heartbeat hb = beat(codec.decode(Fixtures.read("valid/unknown-fields.json")));
+
+        assertThat(hb.nodeId()).isEqualTo("gpu-b.rack2:0");
+        assertThat(hb.state()).isEqualTo(NodeState.DRAINING);
+        assertThat(hb.load()).isEqualTo(new Load(1, null, null));
+        assertThat(hb.gpus()).containsExactly(new Gpu("NVIDIA H200", null, 21619L, 143771L));
+    }
+
+    @Test
+    void readsAHigherVersionAsVersionOne() {
+        Heartbeat hb = beat(codec.decode(Fixtures.read("valid/v2-with-every-v1-field.json")));
+
+        assertThat(hb.nodeId()).isEqualTo("gpu-c");
+        assertThat(hb.url()).isEqualTo("http://gpu_c.internal:8000");
+        assertThat(hb.state()).isEqualTo(NodeState.DOWN);
+        assertThat(hb.weight()).isEqualTo(1000);
+        assertThat(hb.intervalMs()).isEqualTo(60000);
+        assertThat(hb.seq()).isEqualTo(7L);
+        assertThat(hb.load()).isEqualTo(new Load(0, 3, 1.0));
+        assertThat(hb.gpus()).containsExactly(new Gpu("NVIDIA H100 80GB HBM3", 0.0, 0L, 81559L));
+    }
+
+    @Test
+    void treatsJsonNullAsAbsentForOptionalFields() {
+        Heartbeat hb = beat(codec.decode(Fixtures.read("valid/null-optionals.json")));
+
+        assertThat(hb.weight()).isEqualTo(1);
+        assertThat(hb.models()).isEmpty();
+        assertThat(hb.load()).isEqualTo(Load.UNKNOWN);
+    }
+
+    @ParameterizedTest(name = "{0} -> {1} at {2}")
+    @CsvSource(nullValues = "-", value = {
+        "not-json.txt,               MALFORMED_JSON,      -",
+        "empty.json,                 MALFORMED_JSON,      -",
+        "bad-utf8.bin,               MALFORMED_JSON,      -",
+        "duplicate-key.json,         MALFORMED_JSON,      -",
+        "deep-nesting.json,          MALFORMED_JSON,      -",
+        "json-array.json,            NOT_AN_OBJECT,       -",
+        "trailing-text.json,         TRAILING_DATA,       -",
+        "two-objects.json,           TRAILING_DATA,       -",
+        "ten-mb-string.json.gz,      MESSAGE_TOO_LARGE,   -",
+        "missing-version.json,       MISSING_FIELD,       v",
+        "version-as-string.json,     WRONG_TYPE,          v",
+        "version-0.json,             UNSUPPORTED_VERSION, v",
+        "missing-node-id.json,       MISSING_FIELD,       nodeId",
+        "node-id-as-number.json,     WRONG_TYPE,          nodeId",
+        "bad-id-characters.json,     INVALID_NODE_ID,     nodeId",
+        "id-129-chars.json,          INVALID_NODE_ID,     nodeId",
+        "relative-url.json,          INVALID_URL,         url",
+        "ftp-url.json,               INVALID_URL,         url",
+        "url-without-host.json,      INVALID_URL,         url",
+        "v2-missing-url.json,        MISSING_FIELD,       url",
+        "unknown-state.json,         INVALID_STATE,       state",
+        "lowercase-state.json,       INVALID_STATE,       state",
+        "missing-interval.json,      MISSING_FIELD,       intervalMs",
+        "negative-interval.json,     OUT_OF_RANGE,        intervalMs",
+        "ten-minute-interval.json,   OUT_OF_RANGE,        intervalMs",
+        "weight-0.json,              OUT_OF_RANGE,        weight",
+        "weight-1001.json,           OUT_OF_RANGE,        weight",
+        "weight-as-string.json,      WRONG_TYPE,          weight",
+        "fractional-weight.json,     WRONG_TYPE,          weight",
+        "bad-sent-at.json,           INVALID_VALUE,       sentAt",
+        "2000-models.json,           TOO_MANY_ITEMS,      models",
+        "models-not-array.json,      WRONG_TYPE,          models",
+        "model-not-string.json,      WRONG_TYPE,          models[0]",
+        "model-too-long.json,        VALUE_TOO_LONG,      models[1]",
+        "negative-in-flight.json,    OUT_OF_RANGE,        load.inFlight",
+        "kv-cache-percent.json,      OUT_OF_RANGE,        load.kvCacheUsage",
+        "gpu-memory-as-string.json,  WRONG_TYPE,          gpus[0].memoryUsedMiB",
+    })
+    void rejectsInvalidFixtureWithItsReason(String file, Rule rule, String field) {
+        Decoded decoded = codec.decode(Fixtures.read("invalid/" + file));
+
+        assertThat(decoded).isInstanceOf(Decoded.Rejected.class);
+        Rejection rejection = ((Decoded.Rejected) decoded).rejection();
+        assertThat(rejection.rule()).as(rejection.toString()).isEqualTo(rule);
+        assertThat(rejection.field()).as(rejection.toString()).isEqualTo(field);
+        assertThat(rejection.detail()).isNotBlank().hasSizeLessThan(300);
+    }
+
+    @Test
+    void everyInvalidFixtureHasAnExpectation() throws IOException, URISyntaxException, NoSuchMethodException {
+        Path dir = Path.of(getClass().getResource("/heartbeats/invalid").toURI());
+        Set<String> files;
+        try (Stream<Path> s = Files.list(dir)) {
+            files = s.map(p -> p.getFileName().toString()).collect(Collectors.toSet());
+        }
+        CsvSource source = getClass()
+                .getDeclaredMethod("rejectsInvalidFixtureWithItsReason", String.class, Rule.class, String.class)
+                .getAnnotation(CsvSource.class);
+        Set<String> expected = Stream.of(source.value())
+                .map(row -> row.substring(0, row.indexOf(',')).trim())
+                .collect(Collectors.toSet());
+
+        assertThat(expected).isEqualTo(files);
+        assertThat(files).hasSizeGreaterThanOrEqualTo(15);
+    }
+
+    @Test
+    void roundTripsEveryField() {
+        Heartbeat original = Heartbeat.builder("gpu-z", "https://gpu-z.example:8443")
+                .instance("i-1")
+                .seq(9L)
+                .state(NodeState.DRAINING)
+                .weight(7)
+                .intervalMs(250)
+                .sentAt(Instant.parse("2026-11-30T16:00:00.5Z"))
+                .backend("vllm")
+                .models(List.of("a", "b"))
+                .load(new Load(1, 2, 0.5))
+                .gpus(List.of(new Gpu("NVIDIA H200", 1.0, 21619L, 143771L), new Gpu(null, null, null, null)))
+                .build();
+
+        assertThat(beat(codec.decode(codec.encode(original)))).isEqualTo(original);
+        assertThat(beat(codec.decode(codec.encodePretty(original).getBytes(StandardCharsets.UTF_8))))
+                .isEqualTo(original);
+    }
+
+    @Test
+    void encodesVersionOneAndLeavesOutAbsentFields() {
+        String json = new String(codec.encode(Heartbeat.builder("gpu-a", "http://h:1").build()),
+                StandardCharsets.UTF_8);
+
+        assertThat(json).isEqualTo(
+                "{\"v\":1,\"nodeId\":\"gpu-a\",\"url\":\"http://h:1\",\"state\":\"UP\",\"weight\":1,"
+                        + "\"intervalMs\":1000,\"models\":[]}");
+    }
+
+    @Test
+    void decodesARecordKeyedByNodeId() {
+        byte[] value = Fixtures.read("valid/minimal.json");
+
+        assertThat(codec.decodeRecord(utf8("gpu-a"), value)).isInstanceOf(Decoded.Beat.class);
+        assertThat(codec.decodeRecord(utf8("gpu-a"), null)).isEqualTo(new Decoded.Leave("gpu-a"));
+    }
+
+    @Test
+    void rejectsARecordWhoseKeyDiffersFromItsNodeId() {
+        Decoded decoded = codec.decodeRecord(utf8("gpu-b"), Fixtures.read("valid/minimal.json"));
+
+        assertThat(rejection(decoded).rule()).isEqualTo(Rule.KEY_MISMATCH);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"", "has space", "slash/no"})
+    void rejectsTombstonesWithInvalidKeys(String key) {
+        assertThat(rejection(codec.decodeRecord(utf8(key), null)).rule()).isEqualTo(Rule.INVALID_KEY);
+    }
+
+    @Test
+    void rejectsRecordsWithoutKeyOrWithBinaryKey() {
+        assertThat(rejection(codec.decodeRecord(null, null)).rule()).isEqualTo(Rule.INVALID_KEY);
+        assertThat(rejection(codec.decodeRecord(new byte[] {(byte) 0xff, 0x41}, null)).rule())
+                .isEqualTo(Rule.INVALID_KEY);
+    }
+
+    @Test
+    void neverThrowsOnArbitraryBytes() {
+        java.util.Random random = new java.util.Random(42);
+        byte[] valid = Fixtures.read("valid/full.json");
+        for (int i = 0; i < 5_000; i++) {
+            byte[] mutated = valid.clone();
+            int flips = 1 + random.nextInt(4);
+            for (int f = 0; f < flips; f++) {
+                mutated[random.nextInt(mutated.length)] = (byte) random.nextInt(256);
+            }
+            Decoded decoded = codec.decode(mutated);
+            assertThat(decoded).isNotNull();
+        }
+    }
+
+    @Test
+    void refusesToBuildAnInvalidHeartbeat() {
+        assertThatThrownBy(() -> Heartbeat.builder("gpu-a", "http://h:1").weight(0).build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("out_of_range at weight");
+        assertThatThrownBy(() -> Heartbeat.builder("bad id", "http://h:1").build())
+                .hasMessageContaining("invalid_node_id");
+    }
+
+    private static Heartbeat beat(Decoded decoded) {
+        assertThat(decoded).as(decoded.toString()).isInstanceOf(Decoded.Beat.class);
+        return ((Decoded.Beat) decoded).heartbeat();
+    }
+
+    private static Rejection rejection(Decoded decoded) {
+        assertThat(decoded).isInstanceOf(Decoded.Rejected.class);
+        return ((Decoded.Rejected) decoded).rejection();
+    }
+
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+}
