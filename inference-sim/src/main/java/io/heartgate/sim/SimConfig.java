@@ -1,0 +1,83 @@
+package io.heartgate.sim;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Configures one simulated inference node.
+ *
+ * @param name the node's name; it appears in every generated text so tests can tell nodes apart
+ * @param bindHost the address to listen on
+ * @param port the port; 0 picks a free one
+ * @param models the models served; the first is the default for OpenAI requests without a model
+ * @param tokens tokens generated per request unless the request asks for fewer
+ * @param tokenDelay time per generated token
+ * @param firstTokenDelay time before the first token (prompt processing)
+ * @param maxConcurrency requests generated at once; the rest wait in a queue
+ * @param maxQueue requests that may wait; beyond it the node answers 503 like a busy Ollama
+ * @param embeddingDim length of embedding vectors
+ * @param faults faults injected from the start
+ */
+public record SimConfig(String name, String bindHost, int port, List<String> models, int tokens,
+                        Duration tokenDelay, Duration firstTokenDelay, int maxConcurrency, int maxQueue,
+                        int embeddingDim, Faults faults) {
+
+    /** Checks every value. */
+    public SimConfig {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(bindHost, "bindHost");
+        models = List.copyOf(models);
+        Objects.requireNonNull(tokenDelay, "tokenDelay");
+        Objects.requireNonNull(firstTokenDelay, "firstTokenDelay");
+        Objects.requireNonNull(faults, "faults");
+        if (name.isBlank()) {
+            throw new IllegalArgumentException("--name must not be blank");
+        }
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException("--port must be 0 to 65535, was " + port);
+        }
+        if (models.isEmpty() || models.stream().anyMatch(String::isBlank)) {
+            throw new IllegalArgumentException("--models must name at least one model, none blank");
+        }
+        if (tokens < 1 || tokens > 100_000) {
+            throw new IllegalArgumentException("--tokens must be 1 to 100000, was " + tokens);
+        }
+        if (tokenDelay.isNegative() || firstTokenDelay.isNegative()) {
+            throw new IllegalArgumentException("delays must not be negative");
+        }
+        if (maxConcurrency < 1) {
+            throw new IllegalArgumentException("--max-concurrency must be at least 1, was " + maxConcurrency);
+        }
+        if (maxQueue < 0) {
+            throw new IllegalArgumentException("--max-queue must not be negative, was " + maxQueue);
+        }
+        if (embeddingDim < 1 || embeddingDim > 8192) {
+            throw new IllegalArgumentException("--embedding-dim must be 1 to 8192, was " + embeddingDim);
+        }
+    }
+
+    /** Returns a configuration with fast defaults for tests: free port, 1 ms tokens, 8 tokens. */
+    public static SimConfig forTests(String name, List<String> models) {
+        return new SimConfig(name, "127.0.0.1", 0, models, 8, Duration.ofMillis(1), Duration.ofMillis(1),
+                4, 64, 8, Faults.NONE);
+    }
+
+    /** Returns a copy with other faults. */
+    public SimConfig withFaults(Faults f) {
+        return new SimConfig(name, bindHost, port, models, tokens, tokenDelay, firstTokenDelay, maxConcurrency,
+                maxQueue, embeddingDim, f);
+    }
+
+    /** Returns a copy with another token count and delays. */
+    public SimConfig withTiming(int tokenCount, Duration perToken, Duration firstToken) {
+        return new SimConfig(name, bindHost, port, models, tokenCount, perToken, firstToken, maxConcurrency,
+                maxQueue, embeddingDim, faults);
+    }
+
+    /** Returns a copy with other concurrency limits. */
+    public SimConfig withConcurrency(int concurrency, int queue) {
+        return new SimConfig(name, bindHost, port, models, tokens, tokenDelay, firstTokenDelay, concurrency,
+                queue, embeddingDim, faults);
+    }
+}

@@ -1,0 +1,134 @@
+package io.heartgate.sim;
+
+import io.heartgate.protocol.Durations;
+import io.vertx.core.Vertx;
+import java.io.PrintWriter;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** Runs one simulated inference node from the command line. */
+@Command(name = "inference-sim", mixinStandardHelpOptions = true, version = "inference-sim 0.1.0",
+        sortOptions = false, usageHelpAutoWidth = true,
+        description = "A simulated GPU inference node speaking the Ollama and OpenAI-compatible APIs.")
+public final class SimMain implements Callable<Integer> {
+
+    private static final Logger log = LoggerFactory.getLogger(SimMain.class);
+
+    @Option(names = "--name", required = true, description = "node name; every generated text names it")
+    String name;
+
+    @Option(names = "--port", defaultValue = "11434", description = "port, 0 = any free port (default: ${DEFAULT-VALUE})")
+    int port;
+
+    @Option(names = "--bind", defaultValue = "127.0.0.1", description = "address to listen on (default: ${DEFAULT-VALUE})")
+    String bind;
+
+    @Option(names = "--models", split = ",", defaultValue = "llama3:8b",
+            description = "comma-separated models served (default: ${DEFAULT-VALUE})")
+    List<String> models;
+
+    @Option(names = "--tokens", defaultValue = "32", description = "tokens per answer (default: ${DEFAULT-VALUE})")
+    int tokens;
+
+    @Option(names = "--token-delay", defaultValue = "20ms", converter = DurationConverter.class,
+            description = "time per token (default: ${DEFAULT-VALUE})")
+    Duration tokenDelay;
+
+    @Option(names = "--first-token-delay", defaultValue = "100ms", converter = DurationConverter.class,
+            description = "time before the first token (default: ${DEFAULT-VALUE})")
+    Duration firstTokenDelay;
+
+    @Option(names = "--max-concurrency", defaultValue = "4",
+            description = "requests generated at once; more wait in a queue (default: ${DEFAULT-VALUE})")
+    int maxConcurrency;
+
+    @Option(names = "--max-queue", defaultValue = "256",
+            description = "requests that may wait; beyond: 503 server busy (default: ${DEFAULT-VALUE})")
+    int maxQueue;
+
+    @Option(names = "--embedding-dim", defaultValue = "16", description = "embedding length (default: ${DEFAULT-VALUE})")
+    int embeddingDim;
+
+    @Option(names = "--fail-health", description = "fault: health checks answer 503")
+    boolean failHealth;
+
+    @Option(names = "--error-status", defaultValue = "0",
+            description = "fault: answer inference requests with this status (429, 500, 502, 503)")
+    int errorStatus;
+
+    @Option(names = "--hang", description = "fault: never send a first byte")
+    boolean hang;
+
+    @Option(names = "--drop-after", defaultValue = "-1",
+            description = "fault: cut the connection after K tokens (-1 = off)")
+    int dropAfter;
+
+    /** Parses the command line and runs until the process is stopped. */
+    public static void main(String[] args) {
+        System.exit(commandLine().execute(args));
+    }
+
+    static CommandLine commandLine() {
+        CommandLine cmd = new CommandLine(new SimMain());
+        cmd.setParameterExceptionHandler((ex, args) -> {
+            PrintWriter err = ex.getCommandLine().getErr();
+            err.println("inference-sim: " + ex.getMessage() + " (see --help)");
+            return 2;
+        });
+        return cmd;
+    }
+
+    @Override
+    public Integer call() throws InterruptedException {
+        SimConfig config;
+        try {
+            Faults faults = new Faults(failHealth, errorStatus, hang, dropAfter, null, null);
+            config = new SimConfig(name, bind, port, models, tokens, tokenDelay, firstTokenDelay, maxConcurrency,
+                    maxQueue, embeddingDim, faults);
+        } catch (IllegalArgumentException e) {
+            System.err.println("inference-sim: " + e.getMessage() + " (see --help)");
+            return 2;
+        }
+        Vertx vertx = Vertx.vertx();
+        SimServer server = new SimServer(config, Clock.systemUTC(), System::nanoTime);
+        CountDownLatch stopped = new CountDownLatch(1);
+        try {
+            vertx.deployVerticle(server).await(30, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            log.error("inference-sim could not listen on {}:{}: {}", bind, port, e.getMessage());
+            vertx.close();
+            return 1;
+        }
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            try {
+                vertx.close().await(5, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                log.warn("inference-sim did not close cleanly: {}", e.toString());
+            }
+            stopped.countDown();
+        }, "inference-sim-shutdown"));
+        stopped.await();
+        return 0;
+    }
+
+    /** Converts {@code 250ms}, {@code 5s}, {@code 2m} for picocli. */
+    static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
+        @Override
+        public Duration convert(String value) {
+            try {
+                return Durations.parse(value);
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.TypeConversionException(e.getMessage());
+            }
+        }
+    }
+}

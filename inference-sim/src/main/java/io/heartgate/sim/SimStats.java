@@ -1,0 +1,47 @@
+package io.heartgate.sim;
+
+import io.vertx.core.json.JsonObject;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+
+/** Counts what the simulator did; thread-safe. Read by {@code GET /sim/stats} and {@code GET /metrics}. */
+final class SimStats {
+
+    private final Map<String, LongAdder> requestsByEndpoint = new ConcurrentHashMap<>();
+    final LongAdder cancelledStreams = new LongAdder();
+    final LongAdder droppedConnections = new LongAdder();
+    final LongAdder tokensSent = new LongAdder();
+    final LongAdder completed = new LongAdder();
+    final LongAdder injectedErrors = new LongAdder();
+    final LongAdder rejectedBusy = new LongAdder();
+    final LongAdder modelNotFound = new LongAdder();
+
+    void request(String endpoint) {
+        requestsByEndpoint.computeIfAbsent(endpoint, k -> new LongAdder()).increment();
+    }
+
+    Map<String, Long> requests() {
+        Map<String, Long> out = new TreeMap<>();
+        requestsByEndpoint.forEach((k, v) -> out.put(k, v.sum()));
+        return out;
+    }
+
+    JsonObject toJson(String name, int inFlight, int queued) {
+        JsonObject requests = new JsonObject();
+        requests().forEach(requests::put);
+        return new JsonObject()
+                .put("name", name)
+                .put("requests", requests)
+                .put("inFlight", inFlight)
+                .put("queued", queued)
+                .put("completed", completed.sum())
+                .put("cancelledStreams", cancelledStreams.sum())
+                .put("droppedConnections", droppedConnections.sum())
+                .put("tokensSent", tokensSent.sum())
+                .put("injectedErrors", injectedErrors.sum())
+                .put("rejectedBusy", rejectedBusy.sum())
+                .put("modelNotFound", modelNotFound.sum());
+    }
+}

@@ -1,0 +1,43 @@
+package io.heartgate.sim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+class SimMainTest {
+
+    @Test
+    void printsHelpWithEveryFlag() {
+        StringWriter out = new StringWriter();
+        CommandLine cmd = SimMain.commandLine();
+        cmd.setOut(new PrintWriter(out));
+
+        assertThat(cmd.execute("--help")).isZero();
+        assertThat(out.toString()).contains("--port", "--name", "--models", "--token-delay", "--first-token-delay",
+                "--max-concurrency", "--fail-health", "--error-status", "--hang", "--drop-after");
+    }
+
+    @Test
+    void rejectsABadDurationWithOneLineAndStatus2() {
+        StringWriter err = new StringWriter();
+        CommandLine cmd = SimMain.commandLine();
+        cmd.setErr(new PrintWriter(err));
+
+        assertThat(cmd.execute("--name", "x", "--token-delay", "fast")).isEqualTo(2);
+        assertThat(err.toString().strip()).doesNotContain("\n").contains("--token-delay").contains("250ms, 5s or 2m");
+    }
+
+    @Test
+    void rejectsAMissingNameAndUnknownFlags() {
+        StringWriter err = new StringWriter();
+        CommandLine cmd = SimMain.commandLine();
+        cmd.setErr(new PrintWriter(err));
+
+        assertThat(cmd.execute("--port", "0")).isEqualTo(2);
+        assertThat(cmd.execute("--name", "x", "--bogus")).isEqualTo(2);
+        assertThat(err.toString()).contains("--name").contains("--bogus");
+    }
+}

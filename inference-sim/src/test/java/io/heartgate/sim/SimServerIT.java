@@ -1,0 +1,332 @@
+package io.heartgate.sim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class SimServerIT {
+
+    private SimHarness sim;
+
+    private SimHarness start(SimConfig config) throws Exception {
+        sim = new SimHarness(config);
+        return sim;
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        if (sim != null) {
+            sim.close();
+        }
+    }
+
+    @Test
+    void streamsOllamaGenerateAsNdjsonShapedLikeTheRealServer() throws Exception {
+        start(SimConfig.forTests("gpu-a", List.of("llama3:8b")));
+
+        HttpResponse<String> r = sim.post("/api/generate", "{\"model\":\"llama3:8b\",\"prompt\":\"why is the sky blue\"}");
+
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(r.headers().firstValue("content-type")).hasValue("application/x-ndjson");
+        List<JsonObject> lines = r.body().lines().map(JsonObject::new).toList();
+        assertThat(lines).hasSize(9); // 8 tokens and the final object
+        StringBuilder text = new StringBuilder();
+        for (JsonObject line : lines.subList(0, 8)) {
+            assertThat(line.getBoolean("done")).isFalse();
+            assertThat(line.getString("model")).isEqualTo("llama3:8b");
+            text.append(line.getString("response"));
+        }
+        assertThat(text.toString()).startsWith("[gpu-a]");
+        JsonObject last = lines.get(8);
+        assertThat(last.getBoolean("done")).isTrue();
+        assertThat(last.getString("done_reason")).isEqualTo("stop");
+        assertThat(last.getInteger("eval_count")).isEqualTo(8);
+        assertThat(last.getInteger("prompt_eval_count")).isEqualTo(5);
+        assertSameFields(last, sampleLines("ollama-api-generate-stream.ndjson").get(36));
+        assertSameFields(lines.get(0), sampleLines("ollama-api-generate-stream.ndjson").get(0));
+    }
+
+    @Test
+    void answersOllamaChatWithOneObjectWhenStreamIsFalse() throws Exception {
+        start(SimConfig.forTests("gpu-b", List.of("qwen2.5:7b")));
+
+        HttpResponse<String> r = sim.post("/api/chat",
+                "{\"model\":\"qwen2.5:7b\",\"stream\":false,\"messages\":[{\"role\":\"user\",\"content\":\"hi there\"}]}");
+
+        JsonObject body = new JsonObject(r.body());
+        assertThat(body.getBoolean("done")).isTrue();
+        assertThat(body.getJsonObject("message").getString("content")).startsWith("[gpu-b]");
+        assertThat(body.getInteger("eval_count")).isEqualTo(8);
+        JsonObject sampleFinal = new JsonObject(
+                sampleLines("ollama-api-chat-stream.ndjson").get(14).encode());
+        assertSameFields(body, sampleFinal);
+    }
+
+    @Test
+    void streamsOpenAiChatAsServerSentEventsEndingWithDone() throws Exception {
+        start(SimConfig.forTests("gpu-c", List.of("TinyLlama/TinyLlama-1.1B-Chat-v1.0")));
+
+        HttpResponse<String> r = sim.post("/v1/chat/completions",
+                "{\"model\":\"TinyLlama/TinyLlama-1.1B-Chat-v1.0\",\"stream\":true,"
+                        + "\"stream_options\":{\"include_usage\":true},"
+                        + "\"messages\":[{\"role\":\"user\",\"content\":\"hello\"}]}");
+
+        assertThat(r.headers().firstValue("content-type")).hasValue("text/event-stream");
+        assertThat(r.body()).endsWith("data: [DONE]\n\n");
+        List<String> events = List.of(r.body().split("\n\n"));
+        assertThat(events).allMatch(e -> e.startsWith("data: "));
+        List<JsonObject> chunks = events.stream().filter(e -> !e.equals("data: [DONE]"))
+                .map(e -> new JsonObject(e.substring(6))).toList();
+        // role chunk, 8 tokens, the finish chunk, the usage chunk
+        assertThat(chunks).hasSize(11);
+        assertThat(delta(chunks.get(0)).getString("role")).isEqualTo("assistant");
+        StringBuilder text = new StringBuilder();
+        chunks.subList(1, 9).forEach(c -> text.append(delta(c).getString("content")));
+        assertThat(text.toString()).startsWith("[gpu-c]");
+        assertThat(chunks.get(9).getJsonArray("choices").getJsonObject(0).getString("finish_reason")).isEqualTo("stop");
+        assertThat(chunks.get(10).getJsonObject("usage").getInteger("completion_tokens")).isEqualTo(8);
+
+        List<JsonObject> sample = sampleEvents();
+        Set<String> sampleKeys = new HashSet<>(sample.get(0).fieldNames());
+        sampleKeys.remove("prompt_token_ids"); // vLLM-only debugging field
+        assertThat(chunks.get(1).fieldNames()).containsAll(sampleKeys);
+        assertThat(chunks.get(1).getJsonArray("choices").getJsonObject(0).fieldNames())
+                .contains("index", "delta", "logprobs", "finish_reason");
+    }
+
+    @Test
+    void answersOpenAiCompletionsWholeWithUsageAndHonoursMaxTokens() throws Exception {
+        start(SimConfig.forTests("gpu-d", List.of("m")));
+
+        JsonObject body = new JsonObject(sim.post("/v1/completions",
+                "{\"model\":\"m\",\"prompt\":\"one two three\",\"max_tokens\":3}").body());
+
+        assertThat(body.getString("object")).isEqualTo("text_completion");
+        JsonObject choice = body.getJsonArray("choices").getJsonObject(0);
+        assertThat(choice.getString("text")).isEqualTo("[gpu-d] the GPU");
+        assertThat(choice.getString("finish_reason")).isEqualTo("length");
+        assertThat(body.getJsonObject("usage").getMap())
+                .containsEntry("prompt_tokens", 3).containsEntry("completion_tokens", 3).containsEntry("total_tokens", 6);
+    }
+
+    @Test
+    void answersUnknownModelsWithTheRealServersNotFoundShapes() throws Exception {
+        start(SimConfig.forTests("gpu-e", List.of("llama3:8b")));
+
+        HttpResponse<String> ollama = sim.post("/api/generate", "{\"model\":\"custom-phi3-32k-Q4_K_M\",\"prompt\":\"x\"}");
+        HttpResponse<String> openai = sim.post("/v1/chat/completions",
+                "{\"model\":\"not-a-served-model\",\"messages\":[]}");
+
+        assertThat(ollama.statusCode()).isEqualTo(404);
+        assertThat(new JsonObject(ollama.body())).isEqualTo(new JsonObject(sample("ollama-404-model-not-found.json")));
+        assertThat(openai.statusCode()).isEqualTo(404);
+        assertThat(new JsonObject(openai.body())).isEqualTo(new JsonObject(sample("vllm-error-model-not-found.json")));
+        assertThat(sim.stats().getLong("modelNotFound")).isEqualTo(2);
+    }
+
+    @Test
+    void rejectsBadBodiesWithClearErrors() throws Exception {
+        start(SimConfig.forTests("gpu-e", List.of("llama3:8b")));
+
+        assertThat(sim.post("/api/generate", "not json").statusCode()).isEqualTo(400);
+        assertThat(sim.post("/api/generate", "{\"prompt\":\"no model\"}").body()).contains("model is required");
+        assertThat(sim.post("/v1/chat/completions", "[1,2]").statusCode()).isEqualTo(400);
+    }
+
+    @Test
+    void listsModelsLikeOllamaAndVllm() throws Exception {
+        start(SimConfig.forTests("gpu-f", List.of("llama3:8b", "qwen2.5:7b")));
+
+        JsonObject tags = new JsonObject(sim.get("/api/tags").body());
+        JsonObject ps = new JsonObject(sim.get("/api/ps").body());
+        JsonObject models = new JsonObject(sim.get("/v1/models").body());
+
+        assertThat(tags.getJsonArray("models")).hasSize(2);
+        assertSameFields(tags.getJsonArray("models").getJsonObject(0),
+                new JsonObject(sample("ollama-api-tags.json")).getJsonArray("models").getJsonObject(0));
+        assertSameFields(ps.getJsonArray("models").getJsonObject(1),
+                new JsonObject(sample("ollama-api-ps.json")).getJsonArray("models").getJsonObject(0));
+        assertThat(models.getJsonArray("data").stream().map(o -> ((JsonObject) o).getString("id")))
+                .containsExactly("llama3:8b", "qwen2.5:7b");
+        assertThat(new JsonObject(sim.get("/api/version").body()).getString("version")).isNotBlank();
+        assertThat(sim.get("/health").statusCode()).isEqualTo(200);
+        assertThat(sim.get("/").body()).isEqualTo("Ollama is running");
+    }
+
+    @Test
+    void returnsDeterministicUnitEmbeddings() throws Exception {
+        start(SimConfig.forTests("gpu-g", List.of("nomic-embed-text")));
+
+        JsonObject a = new JsonObject(sim.post("/api/embed", "{\"model\":\"nomic-embed-text\",\"input\":[\"a\",\"b\"]}").body());
+        JsonObject b = new JsonObject(sim.post("/v1/embeddings", "{\"model\":\"nomic-embed-text\",\"input\":\"a\"}").body());
+
+        JsonArray first = a.getJsonArray("embeddings").getJsonArray(0);
+        assertThat(first).hasSize(8);
+        assertThat(b.getJsonArray("data").getJsonObject(0).getJsonArray("embedding")).isEqualTo(first);
+        assertThat(a.getJsonArray("embeddings").getJsonArray(1)).isNotEqualTo(first);
+        double norm = first.stream().mapToDouble(d -> ((Number) d).doubleValue() * ((Number) d).doubleValue()).sum();
+        assertThat(norm).isCloseTo(1.0, org.assertj.core.data.Offset.offset(1e-9));
+    }
+
+    @Test
+    void queuesBeyondMaxConcurrencyAndShowsLoadInVllmMetrics() throws Exception {
+        start(SimConfig.forTests("gpu-h", List.of("m")).withConcurrency(1, 8)
+                .withTiming(1000, Duration.ofMillis(50), Duration.ofMillis(1)));
+        List<CompletableFuture<HttpResponse<InputStream>>> streams = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            streams.add(sim.http.sendAsync(sim.postRequest("/api/generate", "{\"model\":\"m\",\"prompt\":\"p\"}"),
+                    HttpResponse.BodyHandlers.ofInputStream()));
+        }
+
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            String metrics = sim.get("/metrics").body();
+            assertThat(metrics).contains("vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 1.0");
+            assertThat(metrics).contains("vllm:num_requests_waiting{engine=\"0\",model_name=\"m\"} 2.0");
+            assertThat(metrics).contains("vllm:kv_cache_usage_perc{engine=\"0\",model_name=\"m\"} 1.0");
+        });
+        for (CompletableFuture<HttpResponse<InputStream>> s : streams) {
+            s.cancel(true);
+            if (s.isDone() && !s.isCompletedExceptionally()) {
+                s.join().body().close();
+            }
+        }
+    }
+
+    @Test
+    void stopsGeneratingAtOnceWhenTheClientDisconnects() throws Exception {
+        start(SimConfig.forTests("gpu-i", List.of("m")).withTiming(10_000, Duration.ofMillis(20), Duration.ofMillis(1)));
+
+        HttpResponse<InputStream> r = sim.http.send(sim.postRequest("/v1/chat/completions",
+                "{\"model\":\"m\",\"stream\":true,\"messages\":[]}"), HttpResponse.BodyHandlers.ofInputStream());
+        BufferedReader reader = new BufferedReader(new InputStreamReader(r.body(), StandardCharsets.UTF_8));
+        assertThat(reader.readLine()).startsWith("data: ");
+        reader.close();
+
+        await().atMost(Duration.ofSeconds(5)).until(() -> sim.stats().getLong("cancelledStreams") == 1);
+        long tokens = sim.stats().getLong("tokensSent");
+        assertThat(sim.stats().getInteger("inFlight")).isZero();
+        // No token is generated once the cancel was seen: the count holds across many token periods.
+        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(2))
+                .until(() -> sim.stats().getLong("tokensSent") == tokens);
+        assertThat(sim.get("/metrics").body()).contains("sim_cancelled_streams_total 1");
+    }
+
+    @Test
+    void injectsFaultsAtRunTime() throws Exception {
+        start(SimConfig.forTests("gpu-j", List.of("m")));
+
+        assertThat(sim.post("/sim/faults", "{\"failHealth\":true,\"errorStatus\":503}").statusCode()).isEqualTo(200);
+        assertThat(sim.get("/health").statusCode()).isEqualTo(503);
+        assertThat(sim.get("/api/version").statusCode()).isEqualTo(503);
+        HttpResponse<String> busy = sim.post("/api/generate", "{\"model\":\"m\",\"prompt\":\"p\"}");
+        assertThat(busy.statusCode()).isEqualTo(503);
+        assertThat(busy.body()).isEqualTo(
+                "{\"error\":\"server busy, please try again.  maximum pending requests exceeded\"}");
+
+        assertThat(sim.post("/sim/faults", "{\"errorStatus\":500,\"failHealth\":false}").statusCode()).isEqualTo(200);
+        assertThat(sim.get("/health").statusCode()).isEqualTo(200);
+        assertThat(sim.post("/v1/completions", "{\"model\":\"m\",\"prompt\":\"p\"}").statusCode()).isEqualTo(500);
+
+        assertThat(sim.post("/sim/faults", "{\"bogus\":1}").statusCode()).isEqualTo(400);
+        assertThat(sim.post("/sim/faults", "{\"errorStatus\":418}").statusCode()).isEqualTo(400);
+        assertThat(sim.post("/sim/faults", "nope").statusCode()).isEqualTo(400);
+
+        sim.http.send(java.net.http.HttpRequest.newBuilder(sim.uri("/sim/faults")).DELETE().build(),
+                HttpResponse.BodyHandlers.discarding());
+        assertThat(sim.post("/api/generate", "{\"model\":\"m\",\"prompt\":\"p\",\"stream\":false}").statusCode())
+                .isEqualTo(200);
+        assertThat(sim.stats().getLong("injectedErrors")).isEqualTo(2);
+    }
+
+    @Test
+    void dropsTheConnectionAfterKTokens() throws Exception {
+        start(SimConfig.forTests("gpu-k", List.of("m")).withFaults(new Faults(false, 0, false, 3, null, null)));
+
+        HttpResponse<InputStream> r = sim.http.send(sim.postRequest("/api/generate", "{\"model\":\"m\",\"prompt\":\"p\"}"),
+                HttpResponse.BodyHandlers.ofInputStream());
+        List<String> lines = new ArrayList<>();
+        assertThatThrownBy(() -> {
+            try (BufferedReader reader = new BufferedReader(new InputStreamReader(r.body(), StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = reader.readLine()) != null && lines.size() < 100) {
+                    lines.add(line);
+                }
+            }
+        }).isInstanceOf(IOException.class);
+        assertThat(lines).hasSize(3).noneMatch(l -> l.contains("\"done\":true"));
+        assertThat(sim.stats().getLong("droppedConnections")).isEqualTo(1);
+    }
+
+    @Test
+    void hangsBeforeTheFirstByteUntilTheClientGivesUp() throws Exception {
+        start(SimConfig.forTests("gpu-l", List.of("m")).withFaults(new Faults(false, 0, true, -1, null, null)));
+
+        java.net.http.HttpRequest request = java.net.http.HttpRequest.newBuilder(sim.uri("/api/generate"))
+                .timeout(Duration.ofMillis(300))
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"model\":\"m\",\"prompt\":\"p\"}"))
+                .build();
+
+        assertThatThrownBy(() -> sim.http.send(request, HttpResponse.BodyHandlers.ofString()))
+                .isInstanceOf(HttpTimeoutException.class);
+        await().atMost(Duration.ofSeconds(5)).until(() -> sim.stats().getInteger("inFlight") == 0);
+    }
+
+    private static JsonObject delta(JsonObject chunk) {
+        return chunk.getJsonArray("choices").getJsonObject(0).getJsonObject("delta");
+    }
+
+    /** Asserts both objects have the same field names and each field the same JSON type. */
+    private static void assertSameFields(JsonObject ours, JsonObject real) {
+        assertThat(ours.fieldNames()).containsExactlyInAnyOrderElementsOf(real.fieldNames());
+        for (String field : real.fieldNames()) {
+            Object a = ours.getValue(field);
+            Object b = real.getValue(field);
+            assertThat(kind(a)).as(field).isEqualTo(kind(b));
+        }
+    }
+
+    private static String kind(Object v) {
+        if (v == null) {
+            return "null";
+        }
+        if (v instanceof Number) {
+            return "number";
+        }
+        return v.getClass().getSimpleName();
+    }
+
+    private static String sample(String name) throws IOException {
+        try (InputStream in = SimServerIT.class.getResourceAsStream("/samples/" + name)) {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+
+    private static List<JsonObject> sampleLines(String name) throws IOException {
+        return sample(name).lines().filter(l -> !l.isBlank()).map(JsonObject::new).toList();
+    }
+
+    private static List<JsonObject> sampleEvents() throws IOException {
+        return sample("vllm-chat-completions-stream.sse").lines()
+                .filter(l -> l.startsWith("data: {"))
+                .map(l -> new JsonObject(l.substring(6)))
+                .toList();
+    }
+}
