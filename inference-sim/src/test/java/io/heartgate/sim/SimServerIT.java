@@ -211,22 +211,48 @@ class SimServerIT {
     }
 
     @Test
-    void stopsGeneratingAtOnceWhenTheClientDisconnects() throws Exception {
-        start(SimConfig.forTests("gpu-i", List.of("m")).withTiming(10_000, Duration.ofMillis(20), Duration.ofMillis(1)));
+    void stopsGeneratingWithin100MillisecondsOfTheClientDisconnecting() throws Exception {
+        start(SimConfig.forTests("gpu-i", List.of("m")).withTiming(10_000, Duration.ofMillis(10), Duration.ofMillis(1)));
+        String body = "{\"model\":\"m\",\"stream\":true,\"messages\":[]}";
 
-        HttpResponse<InputStream> r = sim.http.send(sim.postRequest("/v1/chat/completions",
-                "{\"model\":\"m\",\"stream\":true,\"messages\":[]}"), HttpResponse.BodyHandlers.ofInputStream());
-        BufferedReader reader = new BufferedReader(new InputStreamReader(r.body(), StandardCharsets.UTF_8));
-        assertThat(reader.readLine()).startsWith("data: ");
-        reader.close();
+        // A raw socket, so the moment of the disconnect is exactly when we close it.
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", sim.server.port())) {
+            socket.getOutputStream().write(("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                    + "Content-Type: application/json\r\nContent-Length: " + body.length() + "\r\n\r\n" + body)
+                    .getBytes(StandardCharsets.UTF_8));
+            BufferedReader reader = new BufferedReader(
+                    new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
+            String line;
+            int read = 0;
+            while ((line = reader.readLine()) != null && !line.contains("[gpu-i]") && read++ < 1000) {
+                // headers, the role chunk, then the first token, which names the node
+            }
+            assertThat(line).contains("[gpu-i]");
+        }
+        long closedAt = System.nanoTime();
 
-        await().atMost(Duration.ofSeconds(5)).until(() -> sim.stats().getLong("cancelledStreams") == 1);
+        await().atMost(Duration.ofMillis(100)).pollInterval(Duration.ofMillis(5))
+                .until(() -> sim.stats().getLong("cancelledStreams") == 1);
         long tokens = sim.stats().getLong("tokensSent");
+        System.out.printf("[heartgate-test] sim saw the disconnect after %d ms%n",
+                (System.nanoTime() - closedAt) / 1_000_000);
         assertThat(sim.stats().getInteger("inFlight")).isZero();
-        // No token is generated once the cancel was seen: the count holds across many token periods.
-        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(2))
+        // No token is generated after the cancel: the count holds across many token periods.
+        await().during(Duration.ofMillis(200)).atMost(Duration.ofSeconds(2))
                 .until(() -> sim.stats().getLong("tokensSent") == tokens);
         assertThat(sim.get("/metrics").body()).contains("sim_cancelled_streams_total 1");
+    }
+
+    @Test
+    void generatesEverythingAtOnceWithZeroDelays() throws Exception {
+        start(SimConfig.forTests("gpu-z", List.of("m")).withTiming(32, Duration.ZERO, Duration.ZERO));
+
+        JsonObject body = new JsonObject(sim.post("/v1/chat/completions",
+                "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}").body());
+        HttpResponse<String> stream = sim.post("/api/chat", "{\"model\":\"m\",\"messages\":[]}");
+
+        assertThat(body.getJsonObject("usage").getInteger("completion_tokens")).isEqualTo(32);
+        assertThat(stream.body().lines().count()).isEqualTo(33);
     }
 
     @Test
