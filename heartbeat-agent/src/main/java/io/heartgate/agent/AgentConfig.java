@@ -1,0 +1,84 @@
+package io.heartgate.agent;
+
+import io.heartgate.agent.probe.Backend;
+import io.heartgate.protocol.HeartbeatRules;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Configures one agent; validated on construction so a bad value fails at start with one clear line.
+ *
+ * @param kafka bootstrap servers, or {@code null} (allowed only with {@code once})
+ * @param topic heartbeat topic
+ * @param nodeId the node's id
+ * @param url the inference server's URL as the scheduler must reach it
+ * @param probeUrl where the agent itself reaches the server
+ * @param backend how to read health, models and load
+ * @param weight relative capacity, 1 to 1000
+ * @param models advertised models overriding the probed ones, or {@code null} to probe
+ * @param interval heartbeat interval, 100 ms to 60 s
+ * @param probeTimeout per-request timeout of probes (the effective one is at most the interval)
+ * @param gpuInterval how often nvidia-smi runs
+ * @param nvidiaSmi the nvidia-smi executable
+ * @param drain start in DRAINING state
+ * @param once print one heartbeat and exit
+ */
+public record AgentConfig(String kafka, String topic, String nodeId, String url, String probeUrl, Backend backend,
+                          int weight, List<String> models, Duration interval, Duration probeTimeout,
+                          Duration gpuInterval, String nvidiaSmi, boolean drain, boolean once) {
+
+    /** Validates every field. */
+    public AgentConfig {
+        if (!once && (kafka == null || kafka.isBlank())) {
+            throw new IllegalArgumentException("--kafka is required (or set KAFKA_BOOTSTRAP_SERVERS)");
+        }
+        if (topic == null || !topic.matches("[A-Za-z0-9._-]{1,249}")) {
+            throw new IllegalArgumentException("--topic must be 1 to 249 of A-Za-z0-9._-, was '" + topic + "'");
+        }
+        if (!HeartbeatRules.isValidNodeId(nodeId)) {
+            throw new IllegalArgumentException("--node-id must be 1 to 128 of A-Za-z0-9._:-, was '" + nodeId + "'");
+        }
+        if (url == null) {
+            throw new IllegalArgumentException("--url is required (or set NODE_URL)");
+        }
+        HeartbeatRules.checkUrl(url).ifPresent(r -> {
+            throw new IllegalArgumentException("--url " + r.detail() + ": '" + url + "'");
+        });
+        if (probeUrl == null) {
+            probeUrl = url;
+        }
+        String probe = probeUrl;
+        HeartbeatRules.checkUrl(probe).ifPresent(r -> {
+            throw new IllegalArgumentException("--probe-url " + r.detail() + ": '" + probe + "'");
+        });
+        Objects.requireNonNull(backend, "backend");
+        if (weight < HeartbeatRules.MIN_WEIGHT || weight > HeartbeatRules.MAX_WEIGHT) {
+            throw new IllegalArgumentException("--weight must be 1 to 1000, was " + weight);
+        }
+        if (models != null) {
+            models = List.copyOf(models);
+            if (models.isEmpty() || models.size() > HeartbeatRules.MAX_MODELS
+                    || models.stream().anyMatch(m -> m.isBlank() || m.length() > HeartbeatRules.MAX_MODEL_LENGTH)) {
+                throw new IllegalArgumentException(
+                        "--models must list 1 to 1024 names of 1 to 256 characters, comma-separated");
+            }
+        }
+        Objects.requireNonNull(interval, "interval");
+        if (interval.toMillis() < HeartbeatRules.MIN_INTERVAL_MS || interval.toMillis() > HeartbeatRules.MAX_INTERVAL_MS) {
+            throw new IllegalArgumentException("--interval must be 100ms to 60s, was " + interval.toMillis() + "ms");
+        }
+        if (probeTimeout.toMillis() < 10 || probeTimeout.toSeconds() > 60) {
+            throw new IllegalArgumentException("--probe-timeout must be 10ms to 60s");
+        }
+        if (gpuInterval.toMillis() < 100 || gpuInterval.toMinutes() > 10) {
+            throw new IllegalArgumentException("--gpu-interval must be 100ms to 10m");
+        }
+        Objects.requireNonNull(nvidiaSmi, "nvidiaSmi");
+    }
+
+    /** Returns the probe timeout in force: the configured one, but never longer than the interval. */
+    public Duration effectiveProbeTimeout() {
+        return probeTimeout.compareTo(interval) < 0 ? probeTimeout : interval;
+    }
+}

@@ -1,0 +1,207 @@
+package io.heartgate.agent;
+
+import io.heartgate.agent.gpu.GpuSampler;
+import io.heartgate.agent.gpu.NvidiaSmi;
+import io.heartgate.agent.probe.Backend;
+import io.heartgate.agent.probe.JdkHttpGetter;
+import io.heartgate.agent.probe.Prober;
+import io.heartgate.agent.publish.HeartbeatPublisher;
+import io.heartgate.protocol.Durations;
+import io.heartgate.protocol.HeartbeatCodec;
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * Runs the heartbeat agent from the command line. Every flag has an environment variable; flags win.
+ * SIGTERM and SIGINT publish a tombstone and exit 0; SIGUSR2 switches the node to DRAINING.
+ */
+@Command(name = "heartbeat-agent", mixinStandardHelpOptions = true, version = "heartbeat-agent 0.1.0",
+        sortOptions = false, usageHelpAutoWidth = true,
+        description = {"Probes the local inference server and publishes its heartbeats to Kafka.",
+            "Every flag can also be set by the environment variable shown; flags win."})
+public final class AgentMain implements Callable<Integer> {
+
+    private static final Logger log = LoggerFactory.getLogger(AgentMain.class);
+    private static final Duration SHUTDOWN_BUDGET = Duration.ofMillis(1500);
+
+    @Option(names = "--kafka", defaultValue = "${env:KAFKA_BOOTSTRAP_SERVERS}", paramLabel = "HOST:PORT[,...]",
+            description = "Kafka to publish to [env KAFKA_BOOTSTRAP_SERVERS] (required)")
+    String kafka;
+
+    @Option(names = "--topic", defaultValue = "${env:HEARTBEAT_TOPIC:-gpu-heartbeats}",
+            description = "heartbeat topic [env HEARTBEAT_TOPIC] (default: gpu-heartbeats)")
+    String topic;
+
+    @Option(names = "--node-id", defaultValue = "${env:NODE_ID}",
+            description = "unique id of this inference server [env NODE_ID] (default: host name)")
+    String nodeId;
+
+    @Option(names = "--url", defaultValue = "${env:NODE_URL}",
+            description = "the server's base URL as the scheduler must reach it [env NODE_URL] (required)")
+    String url;
+
+    @Option(names = "--probe-url", defaultValue = "${env:NODE_PROBE_URL}",
+            description = "where the agent reaches the server [env NODE_PROBE_URL] (default: --url)")
+    String probeUrl;
+
+    @Option(names = "--backend", defaultValue = "${env:NODE_BACKEND:-auto}",
+            description = "auto, ollama, openai, vllm, tgi, llamacpp [env NODE_BACKEND] (default: auto)")
+    String backend;
+
+    @Option(names = "--weight", defaultValue = "${env:NODE_WEIGHT:-1}",
+            description = "relative capacity, 1 to 1000 [env NODE_WEIGHT] (default: 1)")
+    int weight;
+
+    @Option(names = "--models", defaultValue = "${env:NODE_MODELS}", split = ",",
+            description = "advertise these models instead of the probed ones [env NODE_MODELS]")
+    List<String> models;
+
+    @Option(names = "--interval", defaultValue = "${env:HEARTBEAT_INTERVAL:-1s}", converter = DurationConverter.class,
+            description = "heartbeat interval, 100ms to 60s [env HEARTBEAT_INTERVAL] (default: 1s)")
+    Duration interval;
+
+    @Option(names = "--probe-timeout", defaultValue = "${env:AGENT_PROBE_TIMEOUT:-2s}",
+            converter = DurationConverter.class,
+            description = "timeout of each probe request, capped at the interval [env AGENT_PROBE_TIMEOUT] (default: 2s)")
+    Duration probeTimeout;
+
+    @Option(names = "--gpu-interval", defaultValue = "${env:AGENT_GPU_INTERVAL:-5s}",
+            converter = DurationConverter.class,
+            description = "how often nvidia-smi runs [env AGENT_GPU_INTERVAL] (default: 5s)")
+    Duration gpuInterval;
+
+    @Option(names = "--nvidia-smi", defaultValue = "${env:AGENT_NVIDIA_SMI:-nvidia-smi}",
+            description = "nvidia-smi executable [env AGENT_NVIDIA_SMI] (default: nvidia-smi)")
+    String nvidiaSmi;
+
+    @Option(names = "--drain", defaultValue = "${env:AGENT_DRAIN:-false}",
+            description = "start in DRAINING state (also: send SIGUSR2) [env AGENT_DRAIN]")
+    boolean drain;
+
+    @Option(names = "--once", description = "probe once, print the heartbeat it would send as JSON, and exit")
+    boolean once;
+
+    /** Parses the command line and runs until SIGTERM or SIGINT. */
+    public static void main(String[] args) {
+        System.exit(commandLine().execute(args));
+    }
+
+    static CommandLine commandLine() {
+        CommandLine cmd = new CommandLine(new AgentMain());
+        cmd.setParameterExceptionHandler((ex, args) -> {
+            PrintWriter err = ex.getCommandLine().getErr();
+            err.println("heartbeat-agent: " + ex.getMessage() + " (see --help)");
+            return 2;
+        });
+        return cmd;
+    }
+
+    /** Builds the validated configuration; throws {@link IllegalArgumentException} naming the bad flag. */
+    AgentConfig config() {
+        String id = nodeId != null ? nodeId : hostName();
+        List<String> advertised = models == null || models.isEmpty() || (models.size() == 1 && models.get(0).isBlank())
+                ? null : models.stream().map(String::trim).toList();
+        return new AgentConfig(kafka, topic, id, url, probeUrl, Backend.parse(backend), weight, advertised, interval,
+                probeTimeout, gpuInterval, nvidiaSmi, drain, once);
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        AgentConfig config;
+        try {
+            config = config();
+        } catch (IllegalArgumentException e) {
+            System.err.println("heartbeat-agent: " + e.getMessage() + " (see --help)");
+            return 2;
+        }
+        Clock clock = Clock.systemUTC();
+        Prober prober = new Prober(config.backend(),
+                new JdkHttpGetter(config.probeUrl(), config.effectiveProbeTimeout()), config.nodeId());
+        NvidiaSmi smi = new NvidiaSmi(config.nvidiaSmi(), Duration.ofSeconds(5));
+        GpuSampler gpus = new GpuSampler(smi::read, config.gpuInterval(), clock, config.nodeId());
+
+        if (config.once()) {
+            Agent agent = new Agent(config, prober, gpus, null, clock);
+            gpus.refreshIfDue();
+            agent.probeNow();
+            System.out.println(new HeartbeatCodec().encodePretty(agent.compose()));
+            return 0;
+        }
+
+        HeartbeatPublisher publisher = new HeartbeatPublisher(
+                new KafkaProducer<>(HeartbeatPublisher.producerConfig(config.kafka(), config.nodeId(), config.interval())),
+                config.topic(), config.nodeId());
+        Agent agent = new Agent(config, prober, gpus, publisher, clock);
+        log.info("Agent for node {} advertising {} (probing {}, backend {}) every {} to Kafka {} topic {}{}",
+                config.nodeId(), config.url(), config.probeUrl(), config.backend().label(),
+                Durations.format(config.interval()), config.kafka(), config.topic(),
+                config.drain() ? ", draining" : "");
+
+        ScheduledExecutorService heartbeats = Executors.newSingleThreadScheduledExecutor(named("agent-heartbeat"));
+        ScheduledExecutorService probes = Executors.newSingleThreadScheduledExecutor(named("agent-probe"));
+        ScheduledExecutorService gpuReads = Executors.newSingleThreadScheduledExecutor(named("agent-gpu"));
+        CountDownLatch stop = new CountDownLatch(1);
+        Signals.onTerminate(stop::countDown);
+        Signals.onDrain(() -> agent.setDraining(true));
+
+        agent.start(heartbeats, probes, gpuReads);
+        stop.await();
+
+        log.info("Node {} agent stopping", config.nodeId());
+        heartbeats.shutdownNow();
+        probes.shutdownNow();
+        gpuReads.shutdownNow();
+        heartbeats.awaitTermination(SHUTDOWN_BUDGET.toMillis() / 3, TimeUnit.MILLISECONDS);
+        publisher.publishTombstone(SHUTDOWN_BUDGET);
+        publisher.close(Duration.ofMillis(200));
+        log.info("Node {} agent stopped", config.nodeId());
+        return 0;
+    }
+
+    private static String hostName() {
+        try {
+            String host = InetAddress.getLocalHost().getHostName();
+            int dot = host.indexOf('.');
+            return dot > 0 ? host.substring(0, dot) : host;
+        } catch (UnknownHostException e) {
+            String env = System.getenv("HOSTNAME");
+            return env != null ? env : "unknown-host";
+        }
+    }
+
+    private static ThreadFactory named(String name) {
+        return r -> {
+            Thread t = new Thread(r, name);
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    /** Converts {@code 250ms}, {@code 5s}, {@code 2m} for picocli. */
+    static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
+        @Override
+        public Duration convert(String value) {
+            try {
+                return Durations.parse(value);
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.TypeConversionException(e.getMessage());
+            }
+        }
+    }
+}

@@ -1,0 +1,152 @@
+package io.heartgate.agent.probe;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.heartgate.protocol.HeartbeatRules;
+import io.heartgate.protocol.Load;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.OptionalDouble;
+import java.util.Set;
+
+/**
+ * Reads models and load figures out of what each backend serves. Every method tolerates fields it
+ * does not know and returns empty results, not exceptions, for payloads of the wrong shape, because
+ * the servers change their payloads between versions. Stateless and thread-safe.
+ */
+public final class Payloads {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private Payloads() {
+    }
+
+    /** Returns the model names of an Ollama {@code /api/tags} or {@code /api/ps} answer. */
+    public static List<String> ollamaModels(String json) {
+        JsonNode models = read(json).path("models");
+        Set<String> names = new LinkedHashSet<>();
+        for (JsonNode m : models) {
+            String name = m.path("name").asText(m.path("model").asText(""));
+            addModel(names, name);
+        }
+        return List.copyOf(names);
+    }
+
+    /** Returns the model ids of an OpenAI-style {@code /v1/models} answer (vLLM, llama.cpp, SGLang, TGI). */
+    public static List<String> openAiModels(String json) {
+        Set<String> names = new LinkedHashSet<>();
+        for (JsonNode m : read(json).path("data")) {
+            addModel(names, m.path("id").asText(""));
+        }
+        return List.copyOf(names);
+    }
+
+    /** Returns the model of a TGI {@code /info} answer, as a one-element list, or empty. */
+    public static List<String> tgiModels(String json) {
+        Set<String> names = new LinkedHashSet<>();
+        addModel(names, read(json).path("model_id").asText(""));
+        return List.copyOf(names);
+    }
+
+    /** Returns whether an Ollama {@code /api/version} answer looks like Ollama's. */
+    public static boolean isOllamaVersion(String json) {
+        return read(json).path("version").isTextual();
+    }
+
+    /** Returns whether a {@code /info} answer looks like TGI's. */
+    public static boolean isTgiInfo(String json) {
+        return read(json).path("model_id").isTextual();
+    }
+
+    /** Returns whether a {@code /props} answer looks like llama.cpp's. */
+    public static boolean isLlamaCppProps(String json) {
+        return read(json).has("default_generation_settings");
+    }
+
+    /**
+     * Returns vLLM's load from {@code /metrics}: running and waiting requests summed over engines and
+     * models, and KV-cache usage from {@code kv_cache_usage_perc} (newer) or {@code gpu_cache_usage_perc}
+     * (older), the largest over engines.
+     */
+    public static Load vllmLoad(String metrics) {
+        PrometheusText p = PrometheusText.parse(metrics);
+        OptionalDouble kv = p.max("vllm:kv_cache_usage_perc");
+        if (kv.isEmpty()) {
+            kv = p.max("vllm:gpu_cache_usage_perc");
+        }
+        return new Load(count(p.sum("vllm:num_requests_running")), count(p.sum("vllm:num_requests_waiting")),
+                fraction(kv));
+    }
+
+    /** Returns TGI's load from {@code /metrics}: the current batch size and the queue size. */
+    public static Load tgiLoad(String metrics) {
+        PrometheusText p = PrometheusText.parse(metrics);
+        return new Load(count(p.sum("tgi_batch_current_size")), count(p.sum("tgi_queue_size")), null);
+    }
+
+    /** Returns llama.cpp's load from {@code /metrics} (started with {@code --metrics}). */
+    public static Load llamaCppLoad(String metrics) {
+        PrometheusText p = PrometheusText.parse(metrics);
+        return new Load(count(p.sum("llamacpp:requests_processing")), count(p.sum("llamacpp:requests_deferred")),
+                fraction(p.max("llamacpp:kv_cache_usage_ratio")));
+    }
+
+    /** Returns llama.cpp's load from {@code /slots}: the number of slots processing. */
+    public static Load llamaCppSlotsLoad(String json) {
+        JsonNode slots = read(json);
+        if (!slots.isArray()) {
+            return Load.UNKNOWN;
+        }
+        int busy = 0;
+        for (JsonNode slot : slots) {
+            if (slot.path("is_processing").asBoolean(false)) {
+                busy++;
+            }
+        }
+        return new Load(busy, null, null);
+    }
+
+    private static void addModel(Set<String> names, String name) {
+        // A name the heartbeat contract would reject is dropped rather than failing the whole heartbeat.
+        if (!name.isBlank() && name.length() <= HeartbeatRules.MAX_MODEL_LENGTH
+                && names.size() < HeartbeatRules.MAX_MODELS) {
+            names.add(name);
+        }
+    }
+
+    private static Integer count(OptionalDouble value) {
+        if (value.isEmpty() || value.getAsDouble() < 0) {
+            return null;
+        }
+        return (int) Math.min(Integer.MAX_VALUE, Math.round(value.getAsDouble()));
+    }
+
+    private static Double fraction(OptionalDouble value) {
+        if (value.isEmpty()) {
+            return null;
+        }
+        return Math.max(0.0, Math.min(1.0, value.getAsDouble()));
+    }
+
+    private static JsonNode read(String json) {
+        try {
+            JsonNode node = JSON.readTree(json);
+            return node == null ? JSON.missingNode() : node;
+        } catch (JsonProcessingException e) {
+            return JSON.missingNode();
+        }
+    }
+
+    /** Returns the list with {@code extra} names appended after the first list's, without duplicates. */
+    static List<String> union(List<String> first, List<String> extra) {
+        List<String> out = new ArrayList<>(first);
+        for (String e : extra) {
+            if (!out.contains(e) && out.size() < HeartbeatRules.MAX_MODELS) {
+                out.add(e);
+            }
+        }
+        return List.copyOf(out);
+    }
+}

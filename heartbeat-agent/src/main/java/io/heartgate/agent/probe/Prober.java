@@ -1,0 +1,177 @@
+package io.heartgate.agent.probe;
+
+import io.heartgate.protocol.Load;
+import java.io.IOException;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Probes one inference server: health first, then models and load as the backend exposes them.
+ *
+ * <p>With {@link Backend#AUTO} the backend is detected on the first successful contact and again
+ * each time the server comes back after failing (it may have been replaced by another kind on the
+ * same port). A model or load fetch that fails keeps the last models known and omits the load; only
+ * the health check decides UP or DOWN. Not thread-safe: one probe loop owns it.
+ */
+public final class Prober {
+
+    private static final Logger log = LoggerFactory.getLogger(Prober.class);
+
+    private final Backend configured;
+    private final HttpGetter http;
+    private final String nodeId;
+    private Backend detected;
+    private List<String> lastModels = List.of();
+
+    /** Creates a prober; {@code nodeId} only labels log lines. */
+    public Prober(Backend configured, HttpGetter http, String nodeId) {
+        this.configured = configured;
+        this.http = http;
+        this.nodeId = nodeId;
+        this.detected = configured == Backend.AUTO ? null : configured;
+    }
+
+    /** Probes the server once; never throws. */
+    public ProbeResult probe() {
+        if (detected == null) {
+            try {
+                detected = detect();
+            } catch (IOException e) {
+                return ProbeResult.down(null, lastModels, "unreachable: " + describe(e));
+            }
+            if (detected == null) {
+                return ProbeResult.down(null, lastModels, "no known inference API answered");
+            }
+            log.info("Node {} backend detected: {}", nodeId, detected.label());
+        }
+        Backend backend = detected;
+        String unhealthy = health(backend);
+        if (unhealthy != null) {
+            if (configured == Backend.AUTO) {
+                detected = null; // detect again when it comes back: it may be another server
+            }
+            return ProbeResult.down(backend, lastModels, unhealthy);
+        }
+        List<String> models = models(backend);
+        if (models != null) {
+            lastModels = models;
+        }
+        return new ProbeResult(true, backend, lastModels, load(backend), "ok");
+    }
+
+    /** Returns the backend detected, or {@code null} before detection. */
+    public Backend detected() {
+        return detected;
+    }
+
+    /**
+     * Finds which API the server speaks; returns {@code null} when it answers but speaks none we know.
+     *
+     * @throws IOException when it cannot be reached at all
+     */
+    Backend detect() throws IOException {
+        HttpGetter.Response r = http.get("/api/version");
+        if (r.ok() && Payloads.isOllamaVersion(r.body())) {
+            return Backend.OLLAMA;
+        }
+        r = quietly("/info");
+        if (r != null && r.ok() && Payloads.isTgiInfo(r.body())) {
+            return Backend.TGI;
+        }
+        r = quietly("/metrics");
+        if (r != null && r.ok() && r.body().contains("vllm:")) {
+            return Backend.VLLM;
+        }
+        if (r != null && r.ok() && r.body().contains("llamacpp:")) {
+            return Backend.LLAMACPP;
+        }
+        r = quietly("/props");
+        if (r != null && r.ok() && Payloads.isLlamaCppProps(r.body())) {
+            return Backend.LLAMACPP;
+        }
+        r = quietly("/v1/models");
+        if (r != null && r.ok() && r.body().contains("\"data\"")) {
+            return Backend.OPENAI;
+        }
+        return null;
+    }
+
+    /** Returns why the server is unhealthy, or {@code null} when it is healthy. */
+    private String health(Backend backend) {
+        String path = switch (backend) {
+            case OLLAMA -> "/api/version";
+            case OPENAI -> "/v1/models";
+            default -> "/health";
+        };
+        try {
+            HttpGetter.Response r = http.get(path);
+            return r.ok() ? null : "GET " + path + " answered " + r.status();
+        } catch (IOException e) {
+            return "GET " + path + " failed: " + describe(e);
+        }
+    }
+
+    /** Returns the models, or {@code null} when they could not be read this time. */
+    private List<String> models(Backend backend) {
+        switch (backend) {
+            case OLLAMA -> {
+                HttpGetter.Response tags = quietly("/api/tags");
+                HttpGetter.Response ps = quietly("/api/ps");
+                if ((tags == null || !tags.ok()) && (ps == null || !ps.ok())) {
+                    return null;
+                }
+                // Tags are what the node can serve; loaded models (ps) are added in case tags failed.
+                List<String> installed = tags != null && tags.ok() ? Payloads.ollamaModels(tags.body()) : List.of();
+                List<String> loaded = ps != null && ps.ok() ? Payloads.ollamaModels(ps.body()) : List.of();
+                return Payloads.union(installed, loaded);
+            }
+            case TGI -> {
+                HttpGetter.Response info = quietly("/info");
+                return info != null && info.ok() ? Payloads.tgiModels(info.body()) : null;
+            }
+            default -> {
+                HttpGetter.Response r = quietly("/v1/models");
+                return r != null && r.ok() ? Payloads.openAiModels(r.body()) : null;
+            }
+        }
+    }
+
+    private Load load(Backend backend) {
+        switch (backend) {
+            case VLLM -> {
+                HttpGetter.Response r = quietly("/metrics");
+                return r != null && r.ok() ? Payloads.vllmLoad(r.body()) : Load.UNKNOWN;
+            }
+            case TGI -> {
+                HttpGetter.Response r = quietly("/metrics");
+                return r != null && r.ok() ? Payloads.tgiLoad(r.body()) : Load.UNKNOWN;
+            }
+            case LLAMACPP -> {
+                HttpGetter.Response r = quietly("/metrics");
+                if (r != null && r.ok() && r.body().contains("llamacpp:")) {
+                    return Payloads.llamaCppLoad(r.body());
+                }
+                HttpGetter.Response slots = quietly("/slots");
+                return slots != null && slots.ok() ? Payloads.llamaCppSlotsLoad(slots.body()) : Load.UNKNOWN;
+            }
+            default -> {
+                return Load.UNKNOWN; // Ollama and plain OpenAI servers expose no load figures
+            }
+        }
+    }
+
+    private HttpGetter.Response quietly(String path) {
+        try {
+            return http.get(path);
+        } catch (IOException e) {
+            log.debug("Node {} GET {} failed: {}", nodeId, path, describe(e));
+            return null;
+        }
+    }
+
+    private static String describe(IOException e) {
+        String m = e.getMessage();
+        return e.getClass().getSimpleName() + (m == null || m.isBlank() ? "" : " " + m);
+    }
+}

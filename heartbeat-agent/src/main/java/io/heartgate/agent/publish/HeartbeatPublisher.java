@@ -1,0 +1,182 @@
+package io.heartgate.agent.publish;
+
+import io.heartgate.protocol.Heartbeat;
+import io.heartgate.protocol.HeartbeatCodec;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Publishes one node's heartbeats to Kafka, keyed by node id, latest-only: at most one heartbeat is
+ * in flight, and a heartbeat due while the previous one is still unacknowledged (Kafka down) is
+ * dropped instead of queued, so a Kafka outage never leaves a backlog of stale heartbeats to flush
+ * in a burst when it ends. Logs the outage once and the recovery once. Thread-safe.
+ */
+public final class HeartbeatPublisher implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(HeartbeatPublisher.class);
+
+    private final Producer<byte[], byte[]> producer;
+    private final String topic;
+    private final String nodeId;
+    private final byte[] key;
+    private final HeartbeatCodec codec = new HeartbeatCodec();
+    private final AtomicBoolean inFlight = new AtomicBoolean();
+    private final AtomicBoolean reachable = new AtomicBoolean(true);
+    private final AtomicLong sent = new AtomicLong();
+    private final AtomicLong failed = new AtomicLong();
+    private final AtomicLong skipped = new AtomicLong();
+
+    /** Creates a publisher over a producer it then owns (and closes). */
+    public HeartbeatPublisher(Producer<byte[], byte[]> producer, String topic, String nodeId) {
+        this.producer = producer;
+        this.topic = topic;
+        this.nodeId = nodeId;
+        this.key = nodeId.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Returns the producer settings for heartbeats sent every {@code interval}, each with a one-line why.
+     */
+    public static Map<String, Object> producerConfig(String bootstrapServers, String nodeId, Duration interval) {
+        long intervalMs = interval.toMillis();
+        long requestTimeoutMs = clamp(intervalMs, 1_000, 30_000);
+        long lingerMs = 5;
+        Map<String, Object> c = new HashMap<>();
+        c.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        c.put(ProducerConfig.CLIENT_ID_CONFIG, "heartgate-agent-" + nodeId);
+        c.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        c.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        // The leader's ack is enough for a message that the next heartbeat supersedes anyway.
+        c.put(ProducerConfig.ACKS_CONFIG, "1");
+        // Idempotence needs acks=all; a duplicate heartbeat is harmless (the scheduler orders by seq).
+        c.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false);
+        // Small and uncompressed: one message of a few hundred bytes per interval.
+        c.put(ProducerConfig.LINGER_MS_CONFIG, lingerMs);
+        c.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "none");
+        // A bounded buffer: a heartbeat never waits behind old ones.
+        c.put(ProducerConfig.BUFFER_MEMORY_CONFIG, 1024L * 1024);
+        // send() must not stall the heartbeat schedule when metadata is missing (Kafka down at start).
+        c.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, clamp(intervalMs / 2, 100, 5_000));
+        c.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) requestTimeoutMs);
+        // Give up on a heartbeat within a few intervals: by then it is stale and a newer one is due.
+        c.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG,
+                (int) Math.max(2 * intervalMs, requestTimeoutMs + lingerMs));
+        // Reconnect quickly once Kafka is back, so heartbeats resume within an interval or two.
+        c.put(ProducerConfig.RECONNECT_BACKOFF_MS_CONFIG, 50L);
+        c.put(ProducerConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, clamp(intervalMs / 2, 100, 1_000));
+        c.put(ProducerConfig.RETRY_BACKOFF_MS_CONFIG, 50L);
+        c.put(ProducerConfig.RETRY_BACKOFF_MAX_MS_CONFIG, clamp(intervalMs / 2, 100, 1_000));
+        return c;
+    }
+
+    /**
+     * Sends a heartbeat unless the previous one is still in flight; returns whether it was handed to
+     * the producer. Never throws.
+     */
+    public boolean publish(Heartbeat heartbeat) {
+        if (!inFlight.compareAndSet(false, true)) {
+            skipped.incrementAndGet();
+            log.debug("Node {} heartbeat {} dropped: the previous one is still unacknowledged",
+                    nodeId, heartbeat.seq());
+            return false;
+        }
+        try {
+            producer.send(new ProducerRecord<>(topic, key, codec.encode(heartbeat)), (metadata, error) -> {
+                inFlight.set(false);
+                if (error == null) {
+                    delivered();
+                } else {
+                    failed(error);
+                }
+            });
+            return true;
+        } catch (KafkaException | IllegalStateException e) {
+            // IllegalStateException: the producer was closed under us during shutdown.
+            inFlight.set(false);
+            failed(e);
+            return false;
+        }
+    }
+
+    /**
+     * Publishes a tombstone (null value) so the node leaves every scheduler's table at once, and waits
+     * up to {@code timeout} for Kafka to acknowledge it. Returns whether it was acknowledged.
+     */
+    public boolean publishTombstone(Duration timeout) {
+        try {
+            producer.send(new ProducerRecord<>(topic, key, null)).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            log.info("Node {} tombstone published: it leaves the schedulers' tables now", nodeId);
+            return true;
+        } catch (ExecutionException | TimeoutException | KafkaException e) {
+            log.warn("Node {} tombstone not acknowledged within {} ms: {}; schedulers will expire it instead",
+                    nodeId, timeout.toMillis(), e.toString());
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /** Returns heartbeats acknowledged by Kafka. */
+    public long sentCount() {
+        return sent.get();
+    }
+
+    /** Returns heartbeats Kafka did not acknowledge in time. */
+    public long failedCount() {
+        return failed.get();
+    }
+
+    /** Returns heartbeats dropped because the previous one was still in flight. */
+    public long skippedCount() {
+        return skipped.get();
+    }
+
+    /** Returns whether the last send succeeded. */
+    public boolean kafkaReachable() {
+        return reachable.get();
+    }
+
+    /** Closes the producer, waiting at most {@code timeout} for anything still in flight. */
+    public void close(Duration timeout) {
+        producer.close(timeout);
+    }
+
+    @Override
+    public void close() {
+        close(Duration.ofSeconds(1));
+    }
+
+    private void delivered() {
+        sent.incrementAndGet();
+        if (reachable.compareAndSet(false, true)) {
+            log.info("Node {} reaches Kafka again; heartbeats resumed", nodeId);
+        }
+    }
+
+    private void failed(Exception error) {
+        failed.incrementAndGet();
+        if (reachable.compareAndSet(true, false)) {
+            log.warn("Node {} cannot reach Kafka ({}); heartbeats are dropped, not queued, until it is back",
+                    nodeId, error.toString());
+        }
+    }
+
+    private static long clamp(long value, long min, long max) {
+        return Math.max(min, Math.min(max, value));
+    }
+}

@@ -1,0 +1,178 @@
+package io.heartgate.agent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.heartgate.agent.gpu.GpuSampler;
+import io.heartgate.agent.probe.Backend;
+import io.heartgate.agent.probe.HttpGetter;
+import io.heartgate.agent.probe.Prober;
+import io.heartgate.agent.publish.HeartbeatPublisher;
+import io.heartgate.protocol.Gpu;
+import io.heartgate.protocol.Heartbeat;
+import io.heartgate.protocol.HeartbeatCodec;
+import io.heartgate.protocol.Load;
+import io.heartgate.protocol.NodeState;
+import io.heartgate.testkit.MutableClock;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.kafka.clients.producer.MockProducer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class AgentTest {
+
+    private final MutableClock clock = new MutableClock();
+    private final AtomicBoolean healthy = new AtomicBoolean(true);
+    private final HttpGetter server = path -> {
+        if (!healthy.get()) {
+            throw new ConnectException("Connection refused");
+        }
+        return switch (path) {
+            case "/health" -> new HttpGetter.Response(200, "");
+            case "/v1/models" -> new HttpGetter.Response(200, Samples.read("vllm-v1-models.json"));
+            case "/metrics" -> new HttpGetter.Response(200, "vllm:num_requests_running{model_name=\"m\"} 3.0\n"
+                    + "vllm:num_requests_waiting{model_name=\"m\"} 1.0\nvllm:kv_cache_usage_perc{model_name=\"m\"} 0.5\n");
+            default -> new HttpGetter.Response(404, "");
+        };
+    };
+    private final GpuSampler gpus = new GpuSampler(() -> List.of(new Gpu("NVIDIA H200", 0.0, 0L, 143771L)),
+            Duration.ofSeconds(5), clock, "gpu-a");
+    private final ExecutorService probeExec = Executors.newSingleThreadExecutor();
+
+    @AfterEach
+    void stop() {
+        probeExec.shutdownNow();
+    }
+
+    private AgentConfig config(List<String> models, boolean drain) {
+        return new AgentConfig("127.0.0.1:9092", "gpu-heartbeats", "gpu-a", "http://10.0.0.5:8000",
+                "http://127.0.0.1:8000", Backend.VLLM, 4, models, Duration.ofSeconds(1), Duration.ofSeconds(2),
+                Duration.ofSeconds(5), "nvidia-smi", drain, false);
+    }
+
+    private Agent agent(AgentConfig config) {
+        return new Agent(config, new Prober(config.backend(), server, "gpu-a"), gpus, null, clock);
+    }
+
+    @Test
+    void buildsHeartbeatsFromTheLatestProbeWithIncreasingSeqAndTheAgentsClock() {
+        Agent agent = agent(config(null, false));
+        gpus.refreshIfDue();
+        agent.probeNow();
+
+        Heartbeat first = agent.compose();
+        clock.advance(Duration.ofSeconds(1));
+        Heartbeat second = agent.compose();
+
+        assertThat(first.state()).isEqualTo(NodeState.UP);
+        assertThat(first.seq()).isEqualTo(1L);
+        assertThat(second.seq()).isEqualTo(2L);
+        assertThat(first.instance()).isEqualTo(second.instance()).isEqualTo(agent.instance());
+        assertThat(second.sentAt()).isEqualTo(clock.instant());
+        assertThat(first.url()).isEqualTo("http://10.0.0.5:8000");
+        assertThat(first.weight()).isEqualTo(4);
+        assertThat(first.intervalMs()).isEqualTo(1000);
+        assertThat(first.backend()).isEqualTo("vllm");
+        assertThat(first.models()).containsExactly("TinyLlama/TinyLlama-1.1B-Chat-v1.0");
+        assertThat(first.load()).isEqualTo(new Load(3, 1, 0.5));
+        assertThat(first.gpus()).containsExactly(new Gpu("NVIDIA H200", 0.0, 0L, 143771L));
+    }
+
+    @Test
+    void isDownWhenTheHealthProbeFailsAndOmitsLoad() {
+        Agent agent = agent(config(null, false));
+        agent.probeNow();
+        healthy.set(false);
+        agent.probeNow();
+
+        Heartbeat hb = agent.compose();
+
+        assertThat(hb.state()).isEqualTo(NodeState.DOWN);
+        assertThat(hb.load()).isEqualTo(Load.UNKNOWN);
+        assertThat(hb.models()).as("last known models stay advertised").hasSize(1);
+    }
+
+    @Test
+    void isDownWhenTheProbeResultIsStale() {
+        Agent agent = agent(config(null, false));
+        agent.probeNow();
+
+        clock.advance(agent.staleAfter());
+        assertThat(agent.compose().state()).isEqualTo(NodeState.UP);
+        clock.advance(Duration.ofMillis(1));
+        assertThat(agent.compose().state()).isEqualTo(NodeState.DOWN);
+    }
+
+    @Test
+    void drainsOnRequestButDownWins() {
+        Agent agent = agent(config(null, true));
+        agent.probeNow();
+        assertThat(agent.compose().state()).isEqualTo(NodeState.DRAINING);
+
+        agent.setDraining(false);
+        assertThat(agent.compose().state()).isEqualTo(NodeState.UP);
+
+        agent.setDraining(true);
+        healthy.set(false);
+        agent.probeNow();
+        assertThat(agent.compose().state()).isEqualTo(NodeState.DOWN);
+    }
+
+    @Test
+    void advertisesConfiguredModelsInsteadOfProbedOnes() {
+        Agent agent = agent(config(List.of("a", "b"), false));
+        agent.probeNow();
+
+        assertThat(agent.compose().models()).containsExactly("a", "b");
+    }
+
+    @Test
+    void publishesOnTickAfterProbing() {
+        MockProducer<byte[], byte[]> producer =
+                new MockProducer<>(true, null, new ByteArraySerializer(), new ByteArraySerializer());
+        AgentConfig config = config(null, false);
+        Agent agent = new Agent(config, new Prober(config.backend(), server, "gpu-a"), gpus,
+                new HeartbeatPublisher(producer, "gpu-heartbeats", "gpu-a"), clock);
+
+        agent.tick(probeExec);
+        agent.tick(probeExec);
+
+        assertThat(producer.history()).hasSize(2);
+        Heartbeat hb = ((io.heartgate.protocol.Decoded.Beat) new HeartbeatCodec()
+                .decodeRecord(producer.history().get(1).key(), producer.history().get(1).value())).heartbeat();
+        assertThat(hb.seq()).isEqualTo(2L);
+        assertThat(hb.state()).isEqualTo(NodeState.UP);
+    }
+
+    @Test
+    void tickNeverWaitsLongerThanHalfAnIntervalForAWedgedProbe() throws IOException {
+        java.util.concurrent.CountDownLatch never = new java.util.concurrent.CountDownLatch(1);
+        HttpGetter wedged = path -> {
+            try {
+                // Stands in for a server that accepted the connection and went silent.
+                never.await(60, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            throw new IOException("no answer");
+        };
+        MockProducer<byte[], byte[]> producer =
+                new MockProducer<>(true, null, new ByteArraySerializer(), new ByteArraySerializer());
+        AgentConfig config = config(null, false);
+        Agent agent = new Agent(config, new Prober(Backend.VLLM, wedged, "gpu-a"), gpus,
+                new HeartbeatPublisher(producer, "gpu-heartbeats", "gpu-a"), clock);
+
+        long start = System.nanoTime();
+        agent.tick(probeExec);
+        long tookMs = (System.nanoTime() - start) / 1_000_000;
+
+        assertThat(tookMs).isLessThan(2_000); // budget is 500 ms; generous margin for a loaded CI
+        assertThat(producer.history()).hasSize(1);
+    }
+}

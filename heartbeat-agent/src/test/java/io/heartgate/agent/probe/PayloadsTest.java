@@ -1,0 +1,106 @@
+package io.heartgate.agent.probe;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.heartgate.agent.Samples;
+import io.heartgate.protocol.Load;
+import org.junit.jupiter.api.Test;
+
+class PayloadsTest {
+
+    @Test
+    void readsEveryModelOfOllamaTags() {
+        assertThat(Payloads.ollamaModels(Samples.read("ollama-api-tags.json")))
+                .hasSize(7)
+                .contains("smollm2:1.7b", "mistral:7b", "granite3.3:2b")
+                .anyMatch(m -> m.startsWith("hf.co/"));
+    }
+
+    @Test
+    void readsLoadedModelsOfOllamaPs() {
+        assertThat(Payloads.ollamaModels(Samples.read("ollama-api-ps.json")))
+                .containsExactly("granite3.3:2b", "smollm2:1.7b");
+        assertThat(Payloads.ollamaModels(Samples.read("ollama-api-ps-partial-offload.json")))
+                .containsExactly("mistral:7b");
+        assertThat(Payloads.isOllamaVersion(Samples.read("ollama-api-version.json"))).isTrue();
+    }
+
+    @Test
+    void readsOpenAiStyleModelLists() {
+        assertThat(Payloads.openAiModels(Samples.read("vllm-v1-models.json")))
+                .containsExactly("TinyLlama/TinyLlama-1.1B-Chat-v1.0");
+        assertThat(Payloads.openAiModels(Samples.read("llamacpp-v1-models.json")))
+                .containsExactly("../models/Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf");
+    }
+
+    @Test
+    void readsTgiInfo() {
+        String info = Samples.read("tgi-info.json");
+        assertThat(Payloads.isTgiInfo(info)).isTrue();
+        assertThat(Payloads.tgiModels(info)).containsExactly("mistralai/Mistral-7B-Instruct-v0.1");
+    }
+
+    @Test
+    void readsVllmLoadWithTheOlderCacheMetricName() {
+        assertThat(Payloads.vllmLoad(Samples.read("vllm-metrics-v0.5.txt"))).isEqualTo(new Load(0, 0, 0.0));
+        assertThat(Payloads.vllmLoad(Samples.read("vllm-metrics-v0.8-excerpt.txt"))).isEqualTo(new Load(0, 0, 0.0));
+    }
+
+    @Test
+    void readsVllmLoadWithTheNewerCacheMetricNameAndEngineLabels() {
+        assertThat(Payloads.vllmLoad(Samples.read("vllm-metrics-v1-engine-label-excerpt.txt")))
+                .isEqualTo(new Load(0, 0, 0.0));
+    }
+
+    @Test
+    void omitsVllmFiguresTheExpositionLacks() {
+        // 0.10's excerpt has the newer cache metric (in scientific notation) but no request counts.
+        assertThat(Payloads.vllmLoad(Samples.read("vllm-metrics-v0.10-excerpt.txt")))
+                .isEqualTo(new Load(null, null, 9.75010481363281e-06));
+    }
+
+    @Test
+    void sumsVllmFiguresOverEngines() {
+        String metrics = """
+                vllm:num_requests_running{engine="0",model_name="m"} 3.0
+                vllm:num_requests_running{engine="1",model_name="m"} 2.0
+                vllm:num_requests_waiting{engine="0",model_name="m"} 7.0
+                vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.25
+                vllm:kv_cache_usage_perc{engine="1",model_name="m"} 0.75
+                vllm:gpu_cache_usage_perc{model_name="m"} 0.1
+                """;
+        assertThat(Payloads.vllmLoad(metrics)).isEqualTo(new Load(5, 7, 0.75));
+    }
+
+    @Test
+    void readsTgiLoad() {
+        assertThat(Payloads.tgiLoad(Samples.read("tgi-metrics-excerpt.txt"))).isEqualTo(new Load(0, 0, null));
+    }
+
+    @Test
+    void readsLlamaCppLoadFromMetricsOrSlots() {
+        assertThat(Payloads.llamaCppLoad(Samples.read("llamacpp-metrics-requests-excerpt.txt")))
+                .isEqualTo(new Load(0, 0, null));
+        assertThat(Payloads.llamaCppLoad(Samples.read("llamacpp-metrics-full-unattributed.txt")))
+                .isEqualTo(new Load(0, 0, null));
+        // The README's two-slot example has both slots processing.
+        assertThat(Payloads.llamaCppSlotsLoad(Samples.read("llamacpp-slots.json"))).isEqualTo(new Load(2, null, null));
+    }
+
+    @Test
+    void toleratesGarbage() {
+        assertThat(Payloads.ollamaModels("not json")).isEmpty();
+        assertThat(Payloads.openAiModels("{\"data\": 5}")).isEmpty();
+        assertThat(Payloads.tgiModels("[]")).isEmpty();
+        assertThat(Payloads.vllmLoad("<html>oops</html>")).isEqualTo(Load.UNKNOWN);
+        assertThat(Payloads.llamaCppSlotsLoad("{}")).isEqualTo(Load.UNKNOWN);
+        assertThat(Payloads.isOllamaVersion("")).isFalse();
+    }
+
+    @Test
+    void dropsModelNamesTheContractWouldReject() {
+        String tooLong = "m".repeat(300);
+        assertThat(Payloads.openAiModels("{\"data\":[{\"id\":\"ok\"},{\"id\":\"" + tooLong + "\"},{\"id\":\"\"}]}"))
+                .containsExactly("ok");
+    }
+}

@@ -1,0 +1,153 @@
+package io.heartgate.agent.probe;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.heartgate.agent.Samples;
+import io.heartgate.protocol.Load;
+import org.junit.jupiter.api.Test;
+
+class ProberTest {
+
+    private final FakeServer server = new FakeServer();
+
+    private FakeServer ollama() {
+        return server.route("/api/version", 200, Samples.read("ollama-api-version.json"))
+                .route("/api/tags", 200, Samples.read("ollama-api-tags.json"))
+                .route("/api/ps", 200, Samples.read("ollama-api-ps.json"));
+    }
+
+    private FakeServer vllm() {
+        return server.route("/health", 200, "")
+                .route("/v1/models", 200, Samples.read("vllm-v1-models.json"))
+                .route("/metrics", 200, Samples.read("vllm-metrics-v0.5.txt"));
+    }
+
+    private FakeServer tgi() {
+        return server.route("/health", 200, "")
+                .route("/info", 200, Samples.read("tgi-info.json"))
+                .route("/metrics", 200, Samples.read("tgi-metrics-excerpt.txt"));
+    }
+
+    private FakeServer llamaCpp() {
+        return server.route("/health", 200, Samples.read("llamacpp-health-ok.json"))
+                .route("/v1/models", 200, Samples.read("llamacpp-v1-models.json"))
+                .route("/metrics", 200, Samples.read("llamacpp-metrics-full-unattributed.txt"));
+    }
+
+    @Test
+    void detectsAndProbesOllama() {
+        ProbeResult r = new Prober(Backend.AUTO, ollama(), "n").probe();
+
+        assertThat(r.healthy()).isTrue();
+        assertThat(r.backend()).isEqualTo(Backend.OLLAMA);
+        assertThat(r.models()).hasSize(7).contains("granite3.3:2b", "smollm2:1.7b");
+        assertThat(r.load()).isEqualTo(Load.UNKNOWN);
+    }
+
+    @Test
+    void detectsAndProbesVllm() {
+        ProbeResult r = new Prober(Backend.AUTO, vllm(), "n").probe();
+
+        assertThat(r.backend()).isEqualTo(Backend.VLLM);
+        assertThat(r.models()).containsExactly("TinyLlama/TinyLlama-1.1B-Chat-v1.0");
+        assertThat(r.load()).isEqualTo(new Load(0, 0, 0.0));
+    }
+
+    @Test
+    void detectsAndProbesTgi() {
+        ProbeResult r = new Prober(Backend.AUTO, tgi(), "n").probe();
+
+        assertThat(r.backend()).isEqualTo(Backend.TGI);
+        assertThat(r.models()).containsExactly("mistralai/Mistral-7B-Instruct-v0.1");
+        assertThat(r.load()).isEqualTo(new Load(0, 0, null));
+    }
+
+    @Test
+    void detectsAndProbesLlamaCpp() {
+        ProbeResult r = new Prober(Backend.AUTO, llamaCpp(), "n").probe();
+
+        assertThat(r.backend()).isEqualTo(Backend.LLAMACPP);
+        assertThat(r.load()).isEqualTo(new Load(0, 0, null));
+    }
+
+    @Test
+    void fallsBackToLlamaCppSlotsWithoutMetrics() {
+        server.route("/health", 200, "{\"status\":\"ok\"}")
+                .route("/v1/models", 200, Samples.read("llamacpp-v1-models.json"))
+                .route("/slots", 200, Samples.read("llamacpp-slots.json"));
+
+        ProbeResult r = new Prober(Backend.LLAMACPP, server, "n").probe();
+
+        assertThat(r.load()).isEqualTo(new Load(2, null, null));
+    }
+
+    @Test
+    void treatsALoadingLlamaCppAsDown() {
+        llamaCpp().route("/health", 503, Samples.read("llamacpp-health-loading-503.json"));
+
+        ProbeResult r = new Prober(Backend.LLAMACPP, server, "n").probe();
+
+        assertThat(r.healthy()).isFalse();
+        assertThat(r.detail()).contains("503");
+    }
+
+    @Test
+    void detectsAPlainOpenAiServer() {
+        server.route("/v1/models", 200, Samples.read("vllm-v1-models.json"));
+
+        assertThat(new Prober(Backend.AUTO, server, "n").probe().backend()).isEqualTo(Backend.OPENAI);
+    }
+
+    @Test
+    void isDownWhileUnreachableAndDetectsWhenItComesUp() {
+        Prober prober = new Prober(Backend.AUTO, server.down(true), "n");
+
+        ProbeResult r = prober.probe();
+        assertThat(r.healthy()).isFalse();
+        assertThat(r.backend()).isNull();
+        assertThat(r.detail()).contains("unreachable");
+
+        server.down(false);
+        ollama();
+        assertThat(prober.probe().healthy()).isTrue();
+        assertThat(prober.detected()).isEqualTo(Backend.OLLAMA);
+    }
+
+    @Test
+    void detectsAgainAfterTheServerWasReplaced() {
+        Prober prober = new Prober(Backend.AUTO, ollama(), "n");
+        assertThat(prober.probe().backend()).isEqualTo(Backend.OLLAMA);
+
+        server.clear().down(true);
+        ProbeResult down = prober.probe();
+        assertThat(down.healthy()).isFalse();
+        assertThat(down.models()).as("last known models are kept").hasSize(7);
+
+        server.down(false);
+        vllm();
+        ProbeResult back = prober.probe();
+        assertThat(back.backend()).isEqualTo(Backend.VLLM);
+        assertThat(back.models()).containsExactly("TinyLlama/TinyLlama-1.1B-Chat-v1.0");
+    }
+
+    @Test
+    void keepsTheLastModelsWhenOnlyTheModelFetchFails() {
+        Prober prober = new Prober(Backend.VLLM, vllm(), "n");
+        prober.probe();
+
+        server.route("/v1/models", 500, "boom").route("/metrics", 500, "boom");
+        ProbeResult r = prober.probe();
+
+        assertThat(r.healthy()).isTrue();
+        assertThat(r.models()).containsExactly("TinyLlama/TinyLlama-1.1B-Chat-v1.0");
+        assertThat(r.load()).isEqualTo(Load.UNKNOWN);
+    }
+
+    @Test
+    void usesTheConfiguredBackendsHealthCheck() {
+        server.route("/api/version", 500, "").route("/health", 200, "");
+
+        assertThat(new Prober(Backend.OLLAMA, server, "n").probe().healthy()).isFalse();
+        assertThat(new Prober(Backend.TGI, server, "n").probe().healthy()).isTrue();
+    }
+}
