@@ -1,11 +1,7 @@
 package io.heartgate.agent;
 
 import io.heartgate.agent.gpu.GpuSampler;
-import io.heartgate.agent.gpu.NvidiaSmi;
 import io.heartgate.agent.probe.Backend;
-import io.heartgate.agent.probe.JdkHttpGetter;
-import io.heartgate.agent.probe.Prober;
-import io.heartgate.agent.publish.HeartbeatPublisher;
 import io.heartgate.protocol.Durations;
 import io.heartgate.protocol.HeartbeatCodec;
 import java.io.PrintWriter;
@@ -16,13 +12,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -37,8 +26,6 @@ import picocli.CommandLine.Option;
             "Every flag can also be set by the environment variable shown; flags win."})
 public final class AgentMain implements Callable<Integer> {
 
-    private static final Logger log = LoggerFactory.getLogger(AgentMain.class);
-    private static final Duration SHUTDOWN_BUDGET = Duration.ofMillis(1500);
 
     @Option(names = "--kafka", defaultValue = "${env:KAFKA_BOOTSTRAP_SERVERS}", paramLabel = "HOST:PORT[,...]",
             description = "Kafka to publish to [env KAFKA_BOOTSTRAP_SERVERS] (required)")
@@ -131,46 +118,20 @@ public final class AgentMain implements Callable<Integer> {
             return 2;
         }
         Clock clock = Clock.systemUTC();
-        Prober prober = new Prober(config.backend(),
-                new JdkHttpGetter(config.probeUrl(), config.effectiveProbeTimeout()), config.nodeId());
-        NvidiaSmi smi = new NvidiaSmi(config.nvidiaSmi(), Duration.ofSeconds(5));
-        GpuSampler gpus = new GpuSampler(smi::read, config.gpuInterval(), clock, config.nodeId());
-
         if (config.once()) {
-            Agent agent = new Agent(config, prober, gpus, null, clock);
+            GpuSampler gpus = AgentRuntime.gpuSampler(config, clock);
+            Agent agent = new Agent(config, AgentRuntime.prober(config), gpus, null, clock);
             gpus.refreshIfDue();
             agent.probeNow();
             System.out.println(new HeartbeatCodec().encodePretty(agent.compose()));
             return 0;
         }
-
-        HeartbeatPublisher publisher = new HeartbeatPublisher(
-                new KafkaProducer<>(HeartbeatPublisher.producerConfig(config.kafka(), config.nodeId(), config.interval())),
-                config.topic(), config.nodeId());
-        Agent agent = new Agent(config, prober, gpus, publisher, clock);
-        log.info("Agent for node {} advertising {} (probing {}, backend {}) every {} to Kafka {} topic {}{}",
-                config.nodeId(), config.url(), config.probeUrl(), config.backend().label(),
-                Durations.format(config.interval()), config.kafka(), config.topic(),
-                config.drain() ? ", draining" : "");
-
-        ScheduledExecutorService heartbeats = Executors.newSingleThreadScheduledExecutor(named("agent-heartbeat"));
-        ScheduledExecutorService probes = Executors.newSingleThreadScheduledExecutor(named("agent-probe"));
-        ScheduledExecutorService gpuReads = Executors.newSingleThreadScheduledExecutor(named("agent-gpu"));
         CountDownLatch stop = new CountDownLatch(1);
         Signals.onTerminate(stop::countDown);
-        Signals.onDrain(() -> agent.setDraining(true));
-
-        agent.start(heartbeats, probes, gpuReads);
+        AgentRuntime runtime = AgentRuntime.start(config, clock);
+        Signals.onDrain(() -> runtime.agent().setDraining(true));
         stop.await();
-
-        log.info("Node {} agent stopping", config.nodeId());
-        heartbeats.shutdownNow();
-        probes.shutdownNow();
-        gpuReads.shutdownNow();
-        heartbeats.awaitTermination(SHUTDOWN_BUDGET.toMillis() / 3, TimeUnit.MILLISECONDS);
-        publisher.publishTombstone(SHUTDOWN_BUDGET);
-        publisher.close(Duration.ofMillis(200));
-        log.info("Node {} agent stopped", config.nodeId());
+        runtime.close();
         return 0;
     }
 
@@ -183,14 +144,6 @@ public final class AgentMain implements Callable<Integer> {
             String env = System.getenv("HOSTNAME");
             return env != null ? env : "unknown-host";
         }
-    }
-
-    private static ThreadFactory named(String name) {
-        return r -> {
-            Thread t = new Thread(r, name);
-            t.setDaemon(true);
-            return t;
-        };
     }
 
     /** Converts {@code 250ms}, {@code 5s}, {@code 2m} for picocli. */
