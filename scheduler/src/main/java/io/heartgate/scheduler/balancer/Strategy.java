@@ -1,0 +1,59 @@
+package io.heartgate.scheduler.balancer;
+
+import java.util.Locale;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.random.RandomGenerator;
+
+/** Names the five balancing strategies and builds their balancers. */
+public enum Strategy {
+    /** Uniformly at random. */
+    RANDOM,
+    /** In turn, in node-id order. */
+    ROUND_ROBIN,
+    /** Smooth weighted round robin, as nginx does it. */
+    WEIGHTED,
+    /** Fewest of this scheduler's requests in flight, relative to weight; ties in rotation. */
+    LEAST_CONNECTIONS,
+    /** Power of two choices over a score of in-flight, reported load and KV-cache use, relative to weight. */
+    LEAST_LOADED;
+
+    /** Returns the command-line name, such as {@code least-connections}. */
+    public String label() {
+        return name().toLowerCase(Locale.ROOT).replace('_', '-');
+    }
+
+    /**
+     * Parses a command-line name.
+     *
+     * @throws IllegalArgumentException listing the accepted names
+     */
+    public static Strategy parse(String value) {
+        for (Strategy s : values()) {
+            if (s.label().equals(value == null ? "" : value.trim().toLowerCase(Locale.ROOT))) {
+                return s;
+            }
+        }
+        throw new IllegalArgumentException("'" + value
+                + "' is not a strategy; use random, round-robin, weighted, least-connections or least-loaded");
+    }
+
+    /** Returns a new balancer drawing randomness from each thread's {@link ThreadLocalRandom}. */
+    public Balancer create() {
+        return create(() -> ThreadLocalRandom.current().nextLong(), 0);
+    }
+
+    /**
+     * Returns a new balancer with the given randomness and starting counter (tests seed both).
+     *
+     * @param random must be thread-safe if the balancer is shared between threads
+     */
+    public Balancer create(RandomGenerator random, long counterStart) {
+        return switch (this) {
+            case RANDOM -> new RandomBalancer(random);
+            case ROUND_ROBIN -> new RoundRobinBalancer(counterStart);
+            case WEIGHTED -> new SmoothWeightedBalancer();
+            case LEAST_CONNECTIONS -> new LeastConnectionsBalancer(counterStart);
+            case LEAST_LOADED -> new LeastLoadedBalancer(random);
+        };
+    }
+}

@@ -1,0 +1,264 @@
+package io.heartgate.scheduler.balancer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.heartgate.protocol.Heartbeat;
+import io.heartgate.protocol.Load;
+import io.heartgate.scheduler.Beats;
+import io.heartgate.scheduler.table.InFlight;
+import io.heartgate.scheduler.table.Node;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+class BalancerTest {
+
+    private static Node node(Heartbeat hb) {
+        return Node.of(hb, Instant.parse("2026-11-30T16:00:00Z"), new InFlight());
+    }
+
+    private static Node node(String id, int weight) {
+        return node(Beats.weighted(id, weight));
+    }
+
+    private static Balancer seeded(Strategy s) {
+        return s.create(new Random(42), 0);
+    }
+
+    private static String picks(Balancer b, List<Node> nodes, int n) {
+        return IntStream.range(0, n).mapToObj(i -> b.pick(nodes).orElseThrow().id()).collect(Collectors.joining(" "));
+    }
+
+    // ---- contracts every strategy shares -------------------------------------------------------
+
+    @ParameterizedTest
+    @EnumSource(Strategy.class)
+    void emptyCandidatesGiveEmpty(Strategy s) {
+        assertThat(seeded(s).pick(List.of())).isEmpty();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Strategy.class)
+    void aSingleCandidateIsAlwaysPicked(Strategy s) {
+        Balancer b = seeded(s);
+        List<Node> one = List.of(node("only", 7));
+        assertThat(picks(b, one, 20)).isEqualTo(String.join(" ", java.util.Collections.nCopies(20, "only")));
+    }
+
+    @ParameterizedTest
+    @EnumSource(Strategy.class)
+    void neverPicksOutsideTheCandidates(Strategy s) {
+        Balancer b = seeded(s);
+        List<Node> nodes = List.of(node("a", 1), node("b", 3), node("c", 2));
+        for (int i = 0; i < 1000; i++) {
+            assertThat(nodes).contains(b.pick(nodes).orElseThrow());
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Strategy.class)
+    void survivesConcurrentPicksAndTableChanges(Strategy s) throws Exception {
+        Balancer b = s.create();
+        List<List<Node>> tables = List.of(
+                List.of(node("a", 1), node("b", 2), node("c", 3)),
+                List.of(node("a", 1), node("c", 3)),
+                List.of(node("b", 5), node("d", 1), node("e", 1), node("f", 2)));
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        CountDownLatch done = new CountDownLatch(4);
+        List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+        for (int t = 0; t < 4; t++) {
+            pool.execute(() -> {
+                try {
+                    for (int i = 0; i < 20_000; i++) {
+                        List<Node> nodes = tables.get(i % tables.size());
+                        Node picked = b.pick(nodes).orElseThrow();
+                        if (!nodes.contains(picked)) {
+                            throw new AssertionError(picked.id() + " is not a candidate");
+                        }
+                    }
+                } catch (Throwable e) {
+                    errors.add(e);
+                } finally {
+                    done.countDown();
+                }
+            });
+        }
+        assertThat(done.await(60, TimeUnit.SECONDS)).isTrue();
+        pool.shutdown();
+        assertThat(errors).isEmpty();
+    }
+
+    // ---- exact sequences -------------------------------------------------------------------------
+
+    @Test
+    void roundRobinGoesInNodeIdOrder() {
+        List<Node> nodes = List.of(node("a", 1), node("b", 9), node("c", 1));
+        assertThat(picks(seeded(Strategy.ROUND_ROBIN), nodes, 7)).isEqualTo("a b c a b c a");
+    }
+
+    @Test
+    void roundRobinSurvivesCounterOverflow() {
+        Balancer b = Strategy.ROUND_ROBIN.create(new Random(1), Long.MAX_VALUE - 1);
+        List<Node> nodes = List.of(node("a", 1), node("b", 1), node("c", 1));
+        assertThat(picks(b, nodes, 6).split(" ")).hasSize(6).doesNotContainNull();
+    }
+
+    @Test
+    void weightedFollowsNginxSmoothSequenceFor5_1_1() {
+        List<Node> nodes = List.of(node("a", 5), node("b", 1), node("c", 1));
+        Balancer b = seeded(Strategy.WEIGHTED);
+        for (int round = 0; round < 3; round++) {
+            assertThat(picks(b, nodes, 7)).isEqualTo("a a b a c a a");
+        }
+    }
+
+    @Test
+    void weightedFollowsNginxSmoothSequenceFor1_2_5() {
+        List<Node> nodes = List.of(node("a", 1), node("b", 2), node("c", 5));
+        Balancer b = seeded(Strategy.WEIGHTED);
+        for (int round = 0; round < 3; round++) {
+            assertThat(picks(b, nodes, 8)).isEqualTo("c b c a c c b c");
+        }
+    }
+
+    @Test
+    void weightedKeepsStateByNodeIdAcrossTableChanges() {
+        Balancer b = seeded(Strategy.WEIGHTED);
+        List<Node> first = List.of(node("a", 5), node("b", 1), node("c", 1));
+        assertThat(picks(b, first, 3)).isEqualTo("a a b");
+        // A new snapshot with equal content (new list, new node objects): the sequence continues.
+        List<Node> second = List.of(node("a", 5), node("b", 1), node("c", 1));
+        assertThat(picks(b, second, 4)).isEqualTo("a c a a");
+    }
+
+    @Test
+    void leastConnectionsPrefersFewestInFlightRelativeToWeight() {
+        Node a = node("a", 1);
+        Node b = node("b", 2);
+        Node c = node("c", 1);
+        a.inFlight().increment();
+        b.inFlight().increment();
+        b.inFlight().increment();
+        b.inFlight().increment(); // b: 3 of weight 2 = 1.5; a: 1; c: 0
+        Balancer lc = seeded(Strategy.LEAST_CONNECTIONS);
+
+        assertThat(lc.pick(List.of(a, b, c))).contains(c);
+        c.inFlight().increment();
+        c.inFlight().increment(); // c: 2
+        assertThat(lc.pick(List.of(a, b, c))).contains(a);
+    }
+
+    @Test
+    void leastConnectionsRotatesAmongTies() {
+        List<Node> nodes = List.of(node("a", 1), node("b", 1), node("c", 1));
+        assertThat(picks(seeded(Strategy.LEAST_CONNECTIONS), nodes, 6)).isEqualTo("a b c a b c");
+    }
+
+    @Test
+    void leastLoadedPicksTheLowerScoreOfTwo() {
+        Node idle = node(Beats.of("idle").weight(1).build());
+        Node busy = node(Beats.of("busy").weight(1).load(new Load(4, 10, 0.9)).build());
+        Balancer b = seeded(Strategy.LEAST_LOADED);
+
+        for (int i = 0; i < 100; i++) {
+            assertThat(b.pick(List.of(busy, idle))).contains(idle);
+        }
+    }
+
+    @Test
+    void leastLoadedScoresLocalAndReportedLoadRelativeToWeight() {
+        Node big = node(Beats.of("big").weight(4).load(new Load(4, 0, 0.0)).build());
+        Node small = node(Beats.of("small").weight(1).load(new Load(1, 0, 0.0)).build());
+        assertThat(LeastLoadedBalancer.score(big)).isEqualTo(5.0 / 4);
+        assertThat(LeastLoadedBalancer.score(small)).isEqualTo(2.0);
+
+        Node full = node(Beats.of("full").weight(1).load(new Load(0, 0, 1.0)).build());
+        assertThat(LeastLoadedBalancer.score(full)).isEqualTo(2.0);
+        full.inFlight().increment();
+        full.inFlight().increment();
+        assertThat(LeastLoadedBalancer.score(full)).isEqualTo(6.0);
+    }
+
+    // ---- shares over 10,000 picks ---------------------------------------------------------------
+
+    @ParameterizedTest
+    @EnumSource(value = Strategy.class, names = {"RANDOM", "ROUND_ROBIN", "WEIGHTED"})
+    void sharesOver10000PicksMatchTheDefinitionWithin2Percent(Strategy s) {
+        List<Node> nodes = List.of(node("a", 1), node("b", 2), node("c", 5), node("d", 2));
+        Map<String, Integer> counts = count(seeded(s), nodes, 10_000, 0);
+        int totalWeight = nodes.stream().mapToInt(Node::weight).sum();
+        for (Node n : nodes) {
+            // random: uniform; round-robin: equal; weighted: proportional to weight
+            double expected = s == Strategy.WEIGHTED ? (double) n.weight() / totalWeight : 1.0 / nodes.size();
+            assertShare(s, counts, n, expected);
+        }
+    }
+
+    @Test
+    void leastConnectionsSharesFollowWeightUnderSteadyLoad() {
+        // 64 requests always in flight, each finishing in the order it started: least-connections
+        // keeps in-flight counts proportional to weight, so picks are proportional to weight too.
+        List<Node> nodes = List.of(node("a", 1), node("b", 2), node("c", 5), node("d", 2));
+        Map<String, Integer> counts = count(seeded(Strategy.LEAST_CONNECTIONS), nodes, 10_000, 64);
+        for (Node n : nodes) {
+            assertShare(Strategy.LEAST_CONNECTIONS, counts, n, n.weight() / 10.0);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Strategy.class, names = {"LEAST_CONNECTIONS", "LEAST_LOADED"})
+    void loadAwareSharesAreEqualForEqualNodes(Strategy s) {
+        List<Node> nodes = List.of(node("a", 3), node("b", 3), node("c", 3), node("d", 3));
+        for (int inFlight : new int[] {0, 64}) {
+            Map<String, Integer> counts = count(seeded(s), List.copyOf(nodes), 10_000, inFlight);
+            for (Node n : nodes) {
+                assertShare(s, counts, n, 0.25);
+            }
+        }
+    }
+
+    /** Picks {@code picks} times keeping {@code concurrency} requests in flight (0: none), FIFO completion. */
+    private static Map<String, Integer> count(Balancer b, List<Node> nodes, int picks, int concurrency) {
+        Map<String, Integer> counts = new HashMap<>();
+        java.util.ArrayDeque<Node> inFlight = new java.util.ArrayDeque<>();
+        for (int i = 0; i < picks; i++) {
+            Node picked = b.pick(nodes).orElseThrow();
+            counts.merge(picked.id(), 1, Integer::sum);
+            if (concurrency > 0) {
+                picked.inFlight().increment();
+                inFlight.addLast(picked);
+                if (inFlight.size() >= concurrency) {
+                    inFlight.removeFirst().inFlight().decrement();
+                }
+            }
+        }
+        inFlight.forEach(n -> n.inFlight().decrement());
+        return counts;
+    }
+
+    private static void assertShare(Strategy s, Map<String, Integer> counts, Node n, double expected) {
+        double share = counts.getOrDefault(n.id(), 0) / 10_000.0;
+        assertThat(share).as("%s share of %s", s.label(), n.id())
+                .isCloseTo(expected, org.assertj.core.data.Offset.offset(0.02));
+    }
+
+    @Test
+    void parsesCommandLineNames() {
+        assertThat(Strategy.parse("least-connections")).isEqualTo(Strategy.LEAST_CONNECTIONS);
+        assertThat(Strategy.parse(" Weighted ")).isEqualTo(Strategy.WEIGHTED);
+        assertThatThrownBy(() -> Strategy.parse("fastest")).hasMessageContaining("round-robin");
+    }
+}

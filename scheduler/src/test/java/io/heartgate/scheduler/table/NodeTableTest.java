@@ -1,0 +1,213 @@
+package io.heartgate.scheduler.table;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.heartgate.protocol.Heartbeat;
+import io.heartgate.protocol.Load;
+import io.heartgate.protocol.NodeState;
+import io.heartgate.scheduler.Beats;
+import io.heartgate.testkit.MutableClock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class NodeTableTest {
+
+    private final MutableClock clock = new MutableClock();
+    private final NodeTable table = new NodeTable(clock, 3, Duration.ZERO);
+
+    private NodeTable.Outcome apply(Heartbeat hb) {
+        NodeTable.Outcome o = table.apply(hb, clock.instant());
+        table.publishIfDue();
+        return o;
+    }
+
+    private List<String> ids() {
+        return table.snapshot().nodes().stream().map(Node::id).toList();
+    }
+
+    @Test
+    void listsNodesInIdOrderAndPublishesImmutableSnapshots() {
+        apply(Beats.of("c").build());
+        apply(Beats.of("a").build());
+        TableSnapshot before = table.snapshot();
+        apply(Beats.of("b").build());
+
+        assertThat(ids()).containsExactly("a", "b", "c");
+        assertThat(before.nodes()).extracting(Node::id).containsExactly("a", "c");
+        assertThat(table.snapshot().version()).isGreaterThan(before.version());
+    }
+
+    @Test
+    void expiresEachNodeAfterItsOwnMissedIntervals() {
+        apply(Beats.of("fast").intervalMs(200).build());
+        apply(Beats.of("slow").intervalMs(2000).build());
+
+        clock.advance(Duration.ofMillis(599));
+        assertThat(table.expire()).isEmpty();
+        clock.advance(Duration.ofMillis(1));
+        assertThat(table.expire()).containsExactly("fast");
+        table.publishIfDue();
+        assertThat(ids()).containsExactly("slow");
+
+        clock.advance(Duration.ofMillis(5399));
+        assertThat(table.expire()).isEmpty();
+        clock.advance(Duration.ofMillis(1));
+        assertThat(table.expire()).containsExactly("slow");
+    }
+
+    @Test
+    void aRenewalPushesExpiryBack() {
+        apply(Beats.of("a").seq(1L).build());
+        clock.advance(Duration.ofMillis(2500));
+        assertThat(apply(Beats.of("a").seq(2L).build())).isEqualTo(NodeTable.Outcome.RENEWED);
+        clock.advance(Duration.ofMillis(2500));
+
+        assertThat(table.expire()).isEmpty();
+        assertThat(table.snapshot().node("a").lastSeen()).isEqualTo(clock.instant().minusMillis(2500));
+    }
+
+    @Test
+    void judgesLivenessByBrokerTimeCappedAtNow() {
+        Instant future = clock.instant().plusSeconds(3600);
+        table.apply(Beats.of("a").build(), future);
+        table.publishIfDue();
+
+        assertThat(table.snapshot().node("a").lastSeen()).isEqualTo(clock.instant());
+        clock.advance(Duration.ofSeconds(3));
+        assertThat(table.expire()).containsExactly("a");
+    }
+
+    @Test
+    void aReplayedOldRecordDoesNotReviveADeadNode() {
+        Instant old = clock.instant().minusSeconds(10);
+
+        assertThat(table.apply(Beats.of("dead").build(), old)).isEqualTo(NodeTable.Outcome.EXPIRED_ON_ARRIVAL);
+        table.publishIfDue();
+        assertThat(ids()).isEmpty();
+
+        Instant recent = clock.instant().minusMillis(2999);
+        assertThat(table.apply(Beats.of("alive").build(), recent)).isEqualTo(NodeTable.Outcome.JOINED);
+    }
+
+    @Test
+    void aTombstoneRemovesANodeAtOnceAndItsInstanceStaysGone() {
+        apply(Beats.of("a").instance("i1").seq(5L).build());
+
+        assertThat(table.remove("a")).isTrue();
+        table.publishIfDue();
+        assertThat(ids()).isEmpty();
+        assertThat(table.remove("a")).isFalse();
+
+        assertThat(apply(Beats.of("a").instance("i1").seq(6L).build())).isEqualTo(NodeTable.Outcome.STALE_INSTANCE);
+        assertThat(apply(Beats.of("a").instance("i2").seq(1L).build())).isEqualTo(NodeTable.Outcome.JOINED);
+    }
+
+    @Test
+    void ignoresSeqNotAboveTheLastOfTheSameInstance() {
+        apply(Beats.of("a").seq(5L).weight(1).build());
+
+        assertThat(apply(Beats.of("a").seq(5L).weight(9).build())).isEqualTo(NodeTable.Outcome.OLD_SEQ);
+        assertThat(apply(Beats.of("a").seq(4L).weight(9).build())).isEqualTo(NodeTable.Outcome.OLD_SEQ);
+        assertThat(table.snapshot().node("a").weight()).isEqualTo(1);
+        assertThat(apply(Beats.of("a").seq(6L).weight(9).build())).isEqualTo(NodeTable.Outcome.RENEWED);
+        assertThat(table.snapshot().node("a").weight()).isEqualTo(9);
+    }
+
+    @Test
+    void aNewInstanceReplacesTheOldOneWhichIsThenIgnored() {
+        apply(Beats.of("a").instance("old").seq(100L).build());
+
+        assertThat(apply(Beats.of("a").instance("new").seq(1L).build())).isEqualTo(NodeTable.Outcome.RENEWED);
+        assertThat(apply(Beats.of("a").instance("old").seq(101L).build())).isEqualTo(NodeTable.Outcome.STALE_INSTANCE);
+        assertThat(table.snapshot().node("a").heartbeat().instance()).isEqualTo("new");
+    }
+
+    @Test
+    void acceptsHeartbeatsWithoutInstanceOrSeqInKafkaOrder() {
+        apply(Heartbeat.builder("a", "http://a:1").weight(1).build());
+        assertThat(apply(Heartbeat.builder("a", "http://a:1").weight(2).build())).isEqualTo(NodeTable.Outcome.RENEWED);
+        assertThat(table.snapshot().node("a").weight()).isEqualTo(2);
+    }
+
+    @Test
+    void keepsDownAndDrainingNodesListedButNotRoutable() {
+        apply(Beats.of("a").build());
+        apply(Beats.of("b").state(NodeState.DOWN).build());
+        apply(Beats.of("c").state(NodeState.DRAINING).build());
+
+        TableSnapshot s = table.snapshot();
+        assertThat(s.nodes()).extracting(Node::id).containsExactly("a", "b", "c");
+        assertThat(s.routable()).extracting(Node::id).containsExactly("a");
+
+        apply(Beats.of("b").seq(2L).state(NodeState.UP).build());
+        assertThat(table.snapshot().routable()).extracting(Node::id).containsExactly("a", "b");
+    }
+
+    @Test
+    void freezesExpiryDuringSelfPreservationAndGivesAFullPeriodAfterThawing() {
+        apply(Beats.of("a").build());
+        table.setFrozen(true);
+        clock.advance(Duration.ofMinutes(10));
+        assertThat(table.expire()).isEmpty();
+        assertThat(table.frozen()).isTrue();
+
+        table.setFrozen(false);
+        clock.advance(Duration.ofMillis(2999));
+        assertThat(table.expire()).as("a full expiry from the thaw").isEmpty();
+        clock.advance(Duration.ofMillis(1));
+        assertThat(table.expire()).containsExactly("a");
+    }
+
+    @Test
+    void indexesCandidatesByNormalisedModel() {
+        apply(Beats.serving("a", "llama3"));
+        apply(Beats.serving("b", "llama3:latest", "qwen2.5:7b"));
+        apply(Beats.of("c").build()); // serves any model
+        apply(Beats.of("d").models(List.of("llama3")).state(NodeState.DOWN).build());
+
+        TableSnapshot s = table.snapshot();
+        assertThat(s.candidates(ModelNames.normalize("llama3:latest"))).extracting(Node::id).containsExactly("a", "b", "c");
+        assertThat(s.candidates(ModelNames.normalize("qwen2.5:7b"))).extracting(Node::id).containsExactly("b", "c");
+        assertThat(s.candidates(ModelNames.normalize("mistral"))).extracting(Node::id).containsExactly("c");
+        assertThat(s.candidates(null)).extracting(Node::id).containsExactly("a", "b", "c");
+    }
+
+    @Test
+    void publishesRenewalsAtMostEveryPeriodButMembershipAtOnce() {
+        NodeTable lazy = new NodeTable(clock, 3, Duration.ofMillis(50));
+        lazy.apply(Beats.of("a").seq(1L).build(), clock.instant());
+        assertThat(lazy.publishIfDue()).isTrue();
+
+        lazy.apply(Beats.of("a").seq(2L).load(new Load(3, 0, 0.5)).build(), clock.instant());
+        assertThat(lazy.publishIfDue()).isFalse();
+        assertThat(lazy.snapshot().node("a").heartbeat().load()).isEqualTo(Load.UNKNOWN);
+        clock.advance(Duration.ofMillis(50));
+        assertThat(lazy.publishIfDue()).isTrue();
+        assertThat(lazy.snapshot().node("a").heartbeat().load()).isEqualTo(new Load(3, 0, 0.5));
+
+        lazy.apply(Beats.of("b").build(), clock.instant());
+        assertThat(lazy.publishIfDue()).isTrue();
+    }
+
+    @Test
+    void keepsTheInFlightCounterAcrossSnapshots() {
+        apply(Beats.of("a").seq(1L).build());
+        InFlight counter = table.snapshot().node("a").inFlight();
+        counter.increment();
+
+        apply(Beats.of("a").seq(2L).weight(3).build());
+
+        assertThat(table.snapshot().node("a").inFlight()).isSameAs(counter);
+        assertThat(table.snapshot().node("a").inFlight().get()).isEqualTo(1);
+    }
+
+    @Test
+    void reportsTheShortestExpiry() {
+        assertThat(table.shortestExpiry(Duration.ofSeconds(9))).isEqualTo(Duration.ofSeconds(9));
+        apply(Beats.of("a").intervalMs(500).build());
+        apply(Beats.of("b").intervalMs(2000).build());
+        assertThat(table.shortestExpiry(Duration.ofSeconds(9))).isEqualTo(Duration.ofMillis(1500));
+    }
+}
