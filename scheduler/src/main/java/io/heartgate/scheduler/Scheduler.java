@@ -1,0 +1,169 @@
+package io.heartgate.scheduler;
+
+import io.heartgate.embedded.EmbeddedKafkaBroker;
+import io.heartgate.embedded.EmbeddedKafkaConfig;
+import io.heartgate.scheduler.admin.AdminServer;
+import io.heartgate.scheduler.config.SchedulerConfig;
+import io.heartgate.scheduler.discovery.DiscoveryStats;
+import io.heartgate.scheduler.discovery.DiscoveryStatus;
+import io.heartgate.scheduler.discovery.HeartbeatConsumer;
+import io.heartgate.scheduler.discovery.TopicSetup;
+import io.heartgate.scheduler.table.NodeTable;
+import io.vertx.core.Vertx;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Wires one scheduler replica: the embedded broker when no Kafka is given, the heartbeat topic,
+ * the table and its discovery thread, and the HTTP servers. Used by {@link SchedulerMain} and by
+ * tests, which start and stop whole schedulers.
+ */
+public final class Scheduler implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(Scheduler.class);
+    /** How soon after a renewal the request path sees new load figures. */
+    private static final Duration RENEWAL_PUBLISH_EVERY = Duration.ofMillis(50);
+
+    private final SchedulerConfig config;
+    private final EmbeddedKafkaBroker broker;
+    private final String bootstrap;
+    private final NodeTable table;
+    private final DiscoveryStats stats;
+    private final HeartbeatConsumer discovery;
+    private final Thread discoveryThread;
+    private final Vertx vertx;
+    private final AdminServer admin;
+
+    private Scheduler(SchedulerConfig config, EmbeddedKafkaBroker broker, String bootstrap, NodeTable table,
+                      DiscoveryStats stats, HeartbeatConsumer discovery, Thread discoveryThread, Vertx vertx,
+                      AdminServer admin) {
+        this.config = config;
+        this.broker = broker;
+        this.bootstrap = bootstrap;
+        this.table = table;
+        this.stats = stats;
+        this.discovery = discovery;
+        this.discoveryThread = discoveryThread;
+        this.vertx = vertx;
+        this.admin = admin;
+    }
+
+    /**
+     * Starts a replica and returns once its ports listen.
+     *
+     * @throws IllegalStateException when Kafka, the topic or a port cannot be set up; whatever was
+     *     started is stopped again
+     */
+    public static Scheduler start(SchedulerConfig config, Clock clock) {
+        EmbeddedKafkaBroker broker = null;
+        Vertx vertx = null;
+        HeartbeatConsumer discovery = null;
+        try {
+            String bootstrap = config.kafka();
+            if (bootstrap == null) {
+                EmbeddedKafkaConfig kc = new EmbeddedKafkaConfig(listenHost(config.embeddedKafkaHost()),
+                        config.embeddedKafkaHost(), config.embeddedKafkaPort(), config.dataDir(),
+                        Duration.ofSeconds(60), 512);
+                broker = EmbeddedKafkaBroker.start(kc);
+                bootstrap = broker.bootstrapServers();
+                log.info("kafka bootstrap {}", bootstrap);
+                log.info("Embedded Kafka keeps its log in {}; point agents at it with --kafka {}", broker.dataDir(),
+                        bootstrap);
+            }
+            try (Admin kafkaAdmin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                    AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30_000))) {
+                TopicSetup.ensure(kafkaAdmin, config.topic(), config.topicPartitions(), 30_000);
+            }
+            NodeTable table = new NodeTable(clock, config.missedHeartbeats(), RENEWAL_PUBLISH_EVERY);
+            DiscoveryStats stats = new DiscoveryStats();
+            String clientId = "heartgate-scheduler-" + UUID.randomUUID().toString().substring(0, 8);
+            discovery = new HeartbeatConsumer(
+                    new KafkaConsumer<>(HeartbeatConsumer.consumerConfig(bootstrap, clientId)),
+                    config.topic(), table, clock, config.lookBack(),
+                    Duration.ofSeconds(config.missedHeartbeats()), stats);
+            Thread thread = new Thread(discovery, "heartgate-discovery");
+            thread.setDaemon(true);
+            thread.start();
+
+            vertx = Vertx.vertx();
+            HeartbeatConsumer d = discovery;
+            AdminServer admin = new AdminServer(config.bind(), config.adminPort(), table, d::status,
+                    config.strategy(), clock);
+            vertx.deployVerticle(admin).await(30, TimeUnit.SECONDS);
+            return new Scheduler(config, broker, bootstrap, table, stats, discovery, thread, vertx, admin);
+        } catch (Exception e) {
+            if (discovery != null) {
+                discovery.close();
+            }
+            if (vertx != null) {
+                vertx.close();
+            }
+            if (broker != null) {
+                broker.close();
+            }
+            throw e instanceof IllegalStateException ise ? ise
+                    : new IllegalStateException("scheduler failed to start: " + e.getMessage(), e);
+        }
+    }
+
+    private static String listenHost(String advertised) {
+        return "127.0.0.1".equals(advertised) || "localhost".equals(advertised) ? "127.0.0.1" : "0.0.0.0";
+    }
+
+    /** Returns the Kafka bootstrap address in use (the embedded broker's when none was given). */
+    public String kafkaBootstrap() {
+        return bootstrap;
+    }
+
+    /** Returns the admin port. */
+    public int adminPort() {
+        return admin.port();
+    }
+
+    /** Returns the table. */
+    public NodeTable table() {
+        return table;
+    }
+
+    /** Returns discovery's counters. */
+    public DiscoveryStats stats() {
+        return stats;
+    }
+
+    /** Returns where discovery stands. */
+    public DiscoveryStatus discoveryStatus() {
+        return discovery.status();
+    }
+
+    /** Returns the configuration. */
+    public SchedulerConfig config() {
+        return config;
+    }
+
+    /** Stops the HTTP servers, discovery and the embedded broker, in that order. */
+    @Override
+    public void close() {
+        try {
+            vertx.close().await(10, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            log.warn("HTTP servers did not close cleanly: {}", e.toString());
+        }
+        discovery.close();
+        try {
+            discoveryThread.join(5_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (broker != null) {
+            broker.close();
+        }
+    }
+}

@@ -1,0 +1,145 @@
+package io.heartgate.scheduler;
+
+import io.heartgate.protocol.Durations;
+import io.heartgate.scheduler.balancer.Strategy;
+import io.heartgate.scheduler.config.SchedulerConfig;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** Runs a scheduler replica from the command line. Every flag has an environment variable; flags win. */
+@Command(name = "scheduler", mixinStandardHelpOptions = true, version = "scheduler 0.1.0", sortOptions = false,
+        usageHelpAutoWidth = true,
+        description = {"Reads GPU node heartbeats from Kafka and routes inference requests to live nodes.",
+            "Every flag can also be set by the environment variable shown; flags win."})
+public final class SchedulerMain implements Callable<Integer> {
+
+    private static final Logger log = LoggerFactory.getLogger(SchedulerMain.class);
+
+    @Option(names = "--kafka", defaultValue = "${env:KAFKA_BOOTSTRAP_SERVERS}", paramLabel = "HOST:PORT[,...]",
+            description = "Kafka to read heartbeats from [env KAFKA_BOOTSTRAP_SERVERS] (default: start an embedded broker)")
+    String kafka;
+
+    @Option(names = "--embedded-kafka-port", defaultValue = "${env:EMBEDDED_KAFKA_PORT:-9092}",
+            description = "port of the embedded broker, 0 = any free port [env EMBEDDED_KAFKA_PORT] (default: 9092)")
+    int embeddedKafkaPort;
+
+    @Option(names = "--embedded-kafka-host", defaultValue = "${env:EMBEDDED_KAFKA_HOST:-127.0.0.1}",
+            description = "address the embedded broker advertises; set it to this host's address for remote agents "
+                    + "[env EMBEDDED_KAFKA_HOST] (default: 127.0.0.1)")
+    String embeddedKafkaHost;
+
+    @Option(names = "--data-dir", defaultValue = "${env:SCHEDULER_DATA_DIR}",
+            description = "where the embedded broker keeps its log [env SCHEDULER_DATA_DIR] (default: a temp dir)")
+    Path dataDir;
+
+    @Option(names = "--topic", defaultValue = "${env:HEARTBEAT_TOPIC:-gpu-heartbeats}",
+            description = "heartbeat topic, created if missing [env HEARTBEAT_TOPIC] (default: gpu-heartbeats)")
+    String topic;
+
+    @Option(names = "--topic-partitions", defaultValue = "${env:HEARTBEAT_TOPIC_PARTITIONS:-3}",
+            description = "partitions when the topic is created [env HEARTBEAT_TOPIC_PARTITIONS] (default: 3)")
+    int topicPartitions;
+
+    @Option(names = "--bind", defaultValue = "${env:SCHEDULER_BIND:-0.0.0.0}",
+            description = "address for both HTTP ports [env SCHEDULER_BIND] (default: 0.0.0.0)")
+    String bind;
+
+    @Option(names = "--port", defaultValue = "${env:SCHEDULER_PORT:-8080}",
+            description = "proxy port, 0 = any free port [env SCHEDULER_PORT] (default: 8080)")
+    int port;
+
+    @Option(names = "--admin-port", defaultValue = "${env:SCHEDULER_ADMIN_PORT:-8081}",
+            description = "admin/dashboard/metrics port, 0 = any free port [env SCHEDULER_ADMIN_PORT] (default: 8081)")
+    int adminPort;
+
+    @Option(names = "--strategy", defaultValue = "${env:SCHEDULER_STRATEGY:-weighted}",
+            description = "random, round-robin, weighted, least-connections, least-loaded [env SCHEDULER_STRATEGY] "
+                    + "(default: weighted)")
+    String strategy;
+
+    @Option(names = "--missed-heartbeats", defaultValue = "${env:SCHEDULER_MISSED_HEARTBEATS:-3}",
+            description = "a node expires after N of its own intervals without a heartbeat "
+                    + "[env SCHEDULER_MISSED_HEARTBEATS] (default: 3)")
+    int missedHeartbeats;
+
+    @Option(names = "--retries", defaultValue = "${env:SCHEDULER_RETRIES:-2}",
+            description = "other nodes tried when a node cannot be reached [env SCHEDULER_RETRIES] (default: 2)")
+    int retries;
+
+    @Option(names = "--demo", defaultValue = "${env:SCHEDULER_DEMO_NODES:-0}",
+            description = "also start N simulated nodes with their agents [env SCHEDULER_DEMO_NODES] (default: 0)")
+    int demo;
+
+    @Option(names = "--look-back", defaultValue = "${env:SCHEDULER_LOOK_BACK:-3m}", converter = DurationConverter.class,
+            description = "how far back heartbeats are read at start; at least the longest expiry "
+                    + "[env SCHEDULER_LOOK_BACK] (default: 3m)")
+    Duration lookBack;
+
+    /** Parses the command line and runs until SIGTERM or SIGINT. */
+    public static void main(String[] args) {
+        System.exit(commandLine().execute(args));
+    }
+
+    static CommandLine commandLine() {
+        CommandLine cmd = new CommandLine(new SchedulerMain());
+        cmd.setParameterExceptionHandler((ex, args) -> {
+            PrintWriter err = ex.getCommandLine().getErr();
+            err.println("scheduler: " + ex.getMessage() + " (see --help)");
+            return 2;
+        });
+        return cmd;
+    }
+
+    /** Builds the validated configuration; throws {@link IllegalArgumentException} naming the bad flag. */
+    SchedulerConfig config() {
+        return new SchedulerConfig(kafka, embeddedKafkaPort, embeddedKafkaHost, dataDir, topic, topicPartitions, bind,
+                port, adminPort, Strategy.parse(strategy), missedHeartbeats, retries, demo, lookBack);
+    }
+
+    @Override
+    public Integer call() throws InterruptedException {
+        SchedulerConfig config;
+        try {
+            config = config();
+        } catch (IllegalArgumentException e) {
+            System.err.println("scheduler: " + e.getMessage() + " (see --help)");
+            return 2;
+        }
+        Scheduler scheduler;
+        try {
+            scheduler = Scheduler.start(config, Clock.systemUTC());
+        } catch (IllegalStateException e) {
+            log.error("Scheduler could not start: {}", e.getMessage());
+            return 1;
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            log.info("Scheduler stopping");
+            scheduler.close();
+            stopped.countDown();
+        }, "scheduler-shutdown"));
+        stopped.await();
+        return 0;
+    }
+
+    /** Converts {@code 250ms}, {@code 5s}, {@code 2m} for picocli. */
+    static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
+        @Override
+        public Duration convert(String value) {
+            try {
+                return Durations.parse(value);
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.TypeConversionException(e.getMessage());
+            }
+        }
+    }
+}

@@ -1,0 +1,82 @@
+package io.heartgate.scheduler.config;
+
+import io.heartgate.scheduler.balancer.Strategy;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Configures one scheduler replica; validated on construction so a bad value fails at start with
+ * one line naming the flag.
+ *
+ * @param kafka bootstrap servers, or {@code null} to start the embedded broker
+ * @param embeddedKafkaPort port of the embedded broker (0 = any free port)
+ * @param embeddedKafkaHost address the embedded broker listens on and advertises
+ * @param dataDir where the embedded broker keeps its log, or {@code null} for a temp dir
+ * @param topic heartbeat topic
+ * @param topicPartitions partitions of the topic when the scheduler creates it
+ * @param bind address for both HTTP ports
+ * @param port proxy port (0 = any free port)
+ * @param adminPort admin port (0 = any free port)
+ * @param strategy balancing strategy
+ * @param missedHeartbeats a node expires after this many of its own intervals without a heartbeat
+ * @param retries other nodes tried when a node cannot be reached
+ * @param demoNodes simulated nodes to start with their agents (0 = none)
+ * @param lookBack how far back discovery reads at start
+ */
+public record SchedulerConfig(String kafka, int embeddedKafkaPort, String embeddedKafkaHost, Path dataDir,
+                              String topic, int topicPartitions, String bind, int port, int adminPort,
+                              Strategy strategy, int missedHeartbeats, int retries, int demoNodes,
+                              Duration lookBack) {
+
+    /** Validates every field. */
+    public SchedulerConfig {
+        if (kafka != null && kafka.isBlank()) {
+            kafka = null;
+        }
+        port("--embedded-kafka-port", embeddedKafkaPort);
+        port("--port", port);
+        port("--admin-port", adminPort);
+        Objects.requireNonNull(embeddedKafkaHost, "embeddedKafkaHost");
+        if (topic == null || !topic.matches("[A-Za-z0-9._-]{1,249}")) {
+            throw new IllegalArgumentException("--topic must be 1 to 249 of A-Za-z0-9._-, was '" + topic + "'");
+        }
+        if (topicPartitions < 1 || topicPartitions > 1000) {
+            throw new IllegalArgumentException("--topic-partitions must be 1 to 1000, was " + topicPartitions);
+        }
+        if (bind == null || bind.isBlank()) {
+            throw new IllegalArgumentException("--bind must be an address, such as 0.0.0.0 or 127.0.0.1");
+        }
+        Objects.requireNonNull(strategy, "strategy");
+        if (missedHeartbeats < 1 || missedHeartbeats > 100) {
+            throw new IllegalArgumentException("--missed-heartbeats must be 1 to 100, was " + missedHeartbeats);
+        }
+        if (retries < 0 || retries > 10) {
+            throw new IllegalArgumentException("--retries must be 0 to 10, was " + retries);
+        }
+        if (demoNodes < 0 || demoNodes > 32) {
+            throw new IllegalArgumentException("--demo must be 0 to 32, was " + demoNodes);
+        }
+        if (lookBack == null || lookBack.isNegative() || lookBack.isZero()) {
+            throw new IllegalArgumentException("--look-back must be positive");
+        }
+    }
+
+    private static void port(String flag, int value) {
+        if (value < 0 || value > 65535) {
+            throw new IllegalArgumentException(flag + " must be 0 to 65535, was " + value);
+        }
+    }
+
+    /** Returns a configuration for tests: loopback, free ports, the given Kafka. */
+    public static SchedulerConfig forTests(String kafka, String topic) {
+        return new SchedulerConfig(kafka, 0, "127.0.0.1", null, topic, 1, "127.0.0.1", 0, 0, Strategy.WEIGHTED, 3, 2,
+                0, Duration.ofMinutes(3));
+    }
+
+    /** Returns a copy with another missed-heartbeat count. */
+    public SchedulerConfig withMissedHeartbeats(int n) {
+        return new SchedulerConfig(kafka, embeddedKafkaPort, embeddedKafkaHost, dataDir, topic, topicPartitions, bind,
+                port, adminPort, strategy, n, retries, demoNodes, lookBack);
+    }
+}

@@ -1,0 +1,343 @@
+package io.heartgate.scheduler.discovery;
+
+import io.heartgate.protocol.Decoded;
+import io.heartgate.protocol.HeartbeatCodec;
+import io.heartgate.protocol.Rule;
+import io.heartgate.scheduler.table.NodeTable;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.AuthenticationException;
+import org.apache.kafka.common.errors.AuthorizationException;
+import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.errors.UnsupportedVersionException;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Reads every heartbeat into the {@link NodeTable} on one dedicated thread: the table's only writer.
+ *
+ * <p>Every replica assigns itself all partitions (no consumer group, so replicas never split the
+ * heartbeats and never pause for a rebalance) and picks up partitions added later. At start it seeks
+ * each partition to "now minus the look-back" so the table is rebuilt from recent heartbeats at
+ * once; it is {@linkplain DiscoveryStatus#caughtUp() caught up} when it has read to the end offsets it
+ * saw at start. When Kafka stays silent for longer than the shortest node expiry, it freezes expiry
+ * (self-preservation) and thaws it once it has caught up again.
+ *
+ * <p>Errors come in three tiers: authorization, authentication, unsupported versions and invalid
+ * topics stop the loop (nothing will fix them without an operator); any other {@link KafkaException}
+ * is logged and the loop goes on; bad records are rejected, counted and logged at most once a minute
+ * per rule.
+ */
+public final class HeartbeatConsumer implements Runnable {
+
+    private static final Logger log = LoggerFactory.getLogger(HeartbeatConsumer.class);
+    private static final Duration POLL = Duration.ofMillis(100);
+    private static final Duration CONTACT_CHECK_EVERY = Duration.ofSeconds(1);
+    private static final Duration CONTACT_CHECK_TIMEOUT = Duration.ofMillis(500);
+    private static final Duration PARTITION_CHECK_EVERY = Duration.ofSeconds(10);
+    private static final Duration REJECTION_LOG_EVERY = Duration.ofMinutes(1);
+
+    private final Consumer<byte[], byte[]> consumer;
+    private final String topic;
+    private final NodeTable table;
+    private final Clock clock;
+    private final Duration lookBack;
+    private final Duration defaultExpiry;
+    private final DiscoveryStats stats;
+    private final HeartbeatCodec codec = new HeartbeatCodec();
+    private final Map<Rule, Instant> rejectionLoggedAt = new EnumMap<>(Rule.class);
+    private final Map<Rule, Long> rejectionsSinceLog = new EnumMap<>(Rule.class);
+    private volatile DiscoveryStatus status = DiscoveryStatus.STARTING;
+    private volatile boolean closing;
+    private Set<TopicPartition> assigned = Set.of();
+    private Map<TopicPartition, Long> catchUpTarget;
+    private Instant lastContact = Instant.MIN;
+    private Instant nextContactCheck = Instant.MIN;
+    private Instant nextPartitionCheck = Instant.MIN;
+    private long lag = -1;
+    private boolean caughtUp;
+
+    /**
+     * Creates the loop over a consumer it then owns.
+     *
+     * @param lookBack how far back to read at start; at least the longest node expiry
+     * @param defaultExpiry the silence that triggers self-preservation while the table is empty
+     */
+    public HeartbeatConsumer(Consumer<byte[], byte[]> consumer, String topic, NodeTable table, Clock clock,
+                             Duration lookBack, Duration defaultExpiry, DiscoveryStats stats) {
+        this.consumer = consumer;
+        this.topic = topic;
+        this.table = table;
+        this.clock = clock;
+        this.lookBack = lookBack;
+        this.defaultExpiry = defaultExpiry;
+        this.stats = stats;
+    }
+
+    /** Returns the consumer settings discovery uses, each with a one-line why. */
+    public static Map<String, Object> consumerConfig(String bootstrapServers, String clientId) {
+        Map<String, Object> c = new HashMap<>();
+        c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        c.put(ConsumerConfig.CLIENT_ID_CONFIG, clientId);
+        c.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        // No group: every replica reads every partition and keeps no offsets; it seeks by time at start.
+        c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        // A lost position (retention passed it) resumes at the newest heartbeats, which are what matter.
+        c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "latest");
+        // Heartbeats should reach the table within milliseconds, not wait for a full fetch.
+        c.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 50);
+        c.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5000);
+        // Bounded admin-style calls (partitionsFor, offsetsForTimes) so the loop never stalls for a minute.
+        c.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 5000);
+        c.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, 5000);
+        c.put(ConsumerConfig.RECONNECT_BACKOFF_MS_CONFIG, 50L);
+        c.put(ConsumerConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, 1000L);
+        return c;
+    }
+
+    /** Returns where discovery stands; any thread. */
+    public DiscoveryStatus status() {
+        return status;
+    }
+
+    /** Asks the loop to stop; it closes the consumer and returns from {@link #run()}. Any thread. */
+    public void close() {
+        closing = true;
+        consumer.wakeup();
+    }
+
+    @Override
+    public void run() {
+        try {
+            while (!closing) {
+                try {
+                    step();
+                } catch (WakeupException e) {
+                    if (!closing) {
+                        log.debug("Discovery woken up without closing; carrying on");
+                    }
+                } catch (AuthorizationException | AuthenticationException | UnsupportedVersionException
+                         | InvalidTopicException e) {
+                    log.error("Discovery stopped: Kafka refuses us for good ({}); the table keeps its nodes "
+                            + "but nothing new arrives", e.toString());
+                    table.setFrozen(true);
+                    status = new DiscoveryStatus(caughtUp, true, lastContact, lag, e.toString());
+                    return;
+                } catch (KafkaException e) {
+                    log.warn("Discovery: Kafka error, retrying: {}", e.toString());
+                } catch (RuntimeException e) {
+                    log.error("Discovery: unexpected error; the loop carries on", e);
+                }
+            }
+        } finally {
+            try {
+                consumer.close(Duration.ofSeconds(2));
+            } catch (RuntimeException e) {
+                log.debug("Closing the consumer failed: {}", e.toString());
+            }
+        }
+    }
+
+    /** Runs one iteration of the loop. */
+    void step() {
+        Instant now = clock.instant();
+        if (assigned.isEmpty() || !now.isBefore(nextPartitionCheck)) {
+            nextPartitionCheck = now.plus(PARTITION_CHECK_EVERY);
+            refreshPartitions();
+            if (assigned.isEmpty()) {
+                checkSelfPreservation(clock.instant());
+                table.publishIfDue();
+                return;
+            }
+        }
+        ConsumerRecords<byte[], byte[]> records = consumer.poll(POLL);
+        now = clock.instant();
+        if (!records.isEmpty()) {
+            lastContact = now;
+        }
+        for (ConsumerRecord<byte[], byte[]> r : records) {
+            handle(r, now);
+        }
+        if (!now.isBefore(nextContactCheck)) {
+            nextContactCheck = now.plus(CONTACT_CHECK_EVERY);
+            checkContact();
+        }
+        checkCaughtUp();
+        checkSelfPreservation(clock.instant());
+        List<String> expired = table.expire();
+        stats.expired(expired.size());
+        table.publishIfDue();
+        status = new DiscoveryStatus(caughtUp, table.frozen(), lastContact, lag, null);
+    }
+
+    private void handle(ConsumerRecord<byte[], byte[]> r, Instant now) {
+        stats.received();
+        Decoded decoded = codec.decodeRecord(r.key(), r.value());
+        if (decoded instanceof Decoded.Beat beat) {
+            Instant brokerTime = r.timestamp() >= 0 ? Instant.ofEpochMilli(r.timestamp()) : now;
+            NodeTable.Outcome outcome = table.apply(beat.heartbeat(), brokerTime);
+            stats.outcome(outcome);
+            if (outcome == NodeTable.Outcome.STALE_INSTANCE || outcome == NodeTable.Outcome.OLD_SEQ) {
+                log.debug("Node {} heartbeat ignored: {}", beat.heartbeat().nodeId(), outcome);
+            }
+        } else if (decoded instanceof Decoded.Leave leave) {
+            stats.tombstone();
+            table.remove(leave.nodeId());
+        } else if (decoded instanceof Decoded.Rejected rejected) {
+            Rule rule = rejected.rejection().rule();
+            stats.rejected(rule);
+            logRejection(rule, r, rejected, now);
+        }
+    }
+
+    private void logRejection(Rule rule, ConsumerRecord<byte[], byte[]> r, Decoded.Rejected rejected, Instant now) {
+        Instant last = rejectionLoggedAt.get(rule);
+        if (last != null && now.isBefore(last.plus(REJECTION_LOG_EVERY))) {
+            rejectionsSinceLog.merge(rule, 1L, Long::sum);
+            return;
+        }
+        long suppressed = rejectionsSinceLog.getOrDefault(rule, 0L);
+        rejectionLoggedAt.put(rule, now);
+        rejectionsSinceLog.put(rule, 0L);
+        String key = r.key() == null ? "(none)" : new String(r.key(), StandardCharsets.UTF_8);
+        if (key.length() > 128) {
+            key = key.substring(0, 128) + "...";
+        }
+        log.warn("Node {} heartbeat rejected ({}); partition {} offset {}{}", key, rejected.rejection(),
+                r.partition(), r.offset(), suppressed > 0 ? "; " + suppressed + " more like it in the last minute" : "");
+    }
+
+    private void refreshPartitions() {
+        List<PartitionInfo> infos;
+        try {
+            infos = consumer.partitionsFor(topic, CONTACT_CHECK_TIMEOUT.multipliedBy(4));
+        } catch (org.apache.kafka.common.errors.TimeoutException e) {
+            log.debug("Discovery: no partition metadata for {} yet: {}", topic, e.toString());
+            return;
+        }
+        if (infos == null || infos.isEmpty()) {
+            return;
+        }
+        // Not proof of contact: the client may answer partitionsFor from cached metadata.
+        Set<TopicPartition> all = new HashSet<>();
+        for (PartitionInfo p : infos) {
+            all.add(new TopicPartition(topic, p.partition()));
+        }
+        if (all.equals(assigned)) {
+            return;
+        }
+        Set<TopicPartition> added = new HashSet<>(all);
+        added.removeAll(assigned);
+        boolean first = assigned.isEmpty();
+        consumer.assign(all);
+        assigned = Set.copyOf(all);
+        if (first) {
+            seekToLookBack(added);
+            catchUpTarget = consumer.endOffsets(added);
+            log.info("Discovery reading {} partitions of {} from {} ago ({} records to catch up)", all.size(), topic,
+                    io.heartgate.protocol.Durations.format(lookBack), catchUpTarget.values().stream().mapToLong(Long::longValue).sum());
+        } else {
+            // Partitions added to a live topic hold only new heartbeats: read them from the start.
+            consumer.seekToBeginning(added);
+            log.info("Discovery picked up {} new partitions of {} (now {})", added.size(), topic, all.size());
+        }
+    }
+
+    private void seekToLookBack(Set<TopicPartition> partitions) {
+        long from = clock.instant().minus(lookBack).toEpochMilli();
+        Map<TopicPartition, Long> query = new HashMap<>();
+        partitions.forEach(tp -> query.put(tp, Math.max(0, from)));
+        Map<TopicPartition, OffsetAndTimestamp> offsets = consumer.offsetsForTimes(query);
+        List<TopicPartition> toEnd = new ArrayList<>();
+        for (TopicPartition tp : partitions) {
+            OffsetAndTimestamp o = offsets.get(tp);
+            if (o == null) {
+                toEnd.add(tp); // nothing that recent: start at the end
+            } else {
+                consumer.seek(tp, o.offset());
+            }
+        }
+        if (!toEnd.isEmpty()) {
+            consumer.seekToEnd(toEnd);
+        }
+    }
+
+    private void checkContact() {
+        try {
+            Map<TopicPartition, Long> ends = consumer.endOffsets(assigned, CONTACT_CHECK_TIMEOUT);
+            lastContact = clock.instant();
+            long behind = 0;
+            for (TopicPartition tp : assigned) {
+                Long end = ends.get(tp);
+                if (end != null) {
+                    behind += Math.max(0, end - consumer.position(tp, CONTACT_CHECK_TIMEOUT));
+                }
+            }
+            lag = behind;
+            if (table.frozen() && catchUpTarget == null) {
+                // Kafka answers again: catch up to where it stands now, then thaw.
+                catchUpTarget = ends;
+                log.info("Discovery reaches Kafka again; catching up {} records before expiry resumes", behind);
+            }
+        } catch (org.apache.kafka.common.errors.TimeoutException e) {
+            log.debug("Discovery: Kafka did not answer an offsets request: {}", e.toString());
+        }
+    }
+
+    private void checkCaughtUp() {
+        if (catchUpTarget == null) {
+            return;
+        }
+        for (Map.Entry<TopicPartition, Long> e : catchUpTarget.entrySet()) {
+            if (consumer.position(e.getKey()) < e.getValue()) {
+                return;
+            }
+        }
+        catchUpTarget = null;
+        if (!caughtUp) {
+            caughtUp = true;
+            table.publish();
+            log.info("Discovery caught up with {}: {} nodes listed, {} routable", topic,
+                    table.snapshot().nodes().size(), table.snapshot().routable().size());
+        }
+        if (table.frozen() && clock.instant().isBefore(lastContact.plus(CONTACT_CHECK_EVERY.multipliedBy(3)))) {
+            table.setFrozen(false);
+            log.info("Discovery caught up after the Kafka outage: self-preservation off, nodes expire normally "
+                    + "again (each has a full expiry period to be heard)");
+        }
+    }
+
+    private void checkSelfPreservation(Instant now) {
+        if (table.frozen() || lastContact.equals(Instant.MIN)) {
+            return;
+        }
+        Duration threshold = table.shortestExpiry(defaultExpiry);
+        if (now.isAfter(lastContact.plus(threshold))) {
+            table.setFrozen(true);
+            log.warn("Discovery has not reached Kafka for {} ms (longer than the shortest expiry, {} ms): "
+                    + "self-preservation on, expiry frozen, routing to the {} last known nodes",
+                    Duration.between(lastContact, now).toMillis(), threshold.toMillis(),
+                    table.snapshot().routable().size());
+        }
+    }
+}

@@ -1,0 +1,83 @@
+package io.heartgate.scheduler.discovery;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Creates the heartbeat topic if it is missing, with the settings discovery relies on, and warns
+ * about an existing topic that lacks them.
+ */
+public final class TopicSetup {
+
+    private static final Logger log = LoggerFactory.getLogger(TopicSetup.class);
+
+    private TopicSetup() {
+    }
+
+    /** Returns the configuration a new heartbeat topic gets, each setting with its reason. */
+    public static Map<String, String> topicConfig() {
+        return Map.of(
+                // Compaction keeps each node's latest record; deletion drops nodes gone for good.
+                TopicConfig.CLEANUP_POLICY_CONFIG, "compact,delete",
+                // Liveness is judged by the broker's clock, never by agents' clocks.
+                TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG, "LogAppendTime",
+                // A day of heartbeats is plenty for the look-back at start-up.
+                TopicConfig.RETENTION_MS_CONFIG, String.valueOf(TimeUnit.DAYS.toMillis(1)),
+                // Small segments so compaction and deletion can act on recent data.
+                TopicConfig.SEGMENT_MS_CONFIG, String.valueOf(TimeUnit.MINUTES.toMillis(10)),
+                TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG, String.valueOf(TimeUnit.MINUTES.toMillis(10)));
+    }
+
+    /**
+     * Creates {@code topic} with {@code partitions} partitions and the broker's default replication
+     * if it does not exist yet.
+     *
+     * @throws IllegalStateException when Kafka does not answer within {@code timeoutMs}
+     */
+    public static void ensure(Admin admin, String topic, int partitions, long timeoutMs) {
+        try {
+            admin.createTopics(List.of(new NewTopic(topic, Optional.of(partitions), Optional.empty())
+                    .configs(topicConfig()))).all().get(timeoutMs, TimeUnit.MILLISECONDS);
+            log.info("Created heartbeat topic {} with {} partitions", topic, partitions);
+        } catch (ExecutionException e) {
+            if (!(e.getCause() instanceof TopicExistsException)) {
+                throw new IllegalStateException("cannot create topic " + topic + ": " + e.getCause(), e.getCause());
+            }
+            checkExisting(admin, topic, timeoutMs);
+        } catch (TimeoutException e) {
+            throw new IllegalStateException("Kafka did not answer within " + timeoutMs + " ms", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while creating the topic", e);
+        }
+    }
+
+    private static void checkExisting(Admin admin, String topic, long timeoutMs) {
+        ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+        try {
+            Config config = admin.describeConfigs(List.of(resource)).all()
+                    .get(timeoutMs, TimeUnit.MILLISECONDS).get(resource);
+            String type = config.get(TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG).value();
+            if (!"LogAppendTime".equals(type)) {
+                log.warn("Heartbeat topic {} uses message.timestamp.type={}: liveness then follows the agents' "
+                        + "clocks (capped at the scheduler's); set it to LogAppendTime", topic, type);
+            }
+        } catch (ExecutionException | TimeoutException e) {
+            log.warn("Could not read the configuration of topic {}: {}", topic, e.toString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
