@@ -13,17 +13,45 @@ import java.util.Optional;
  * weight from the winner. Weights a=5, b=1, c=1 give {@code a a b a c a a} per seven picks; weights
  * a=1, b=2, c=5 give {@code c b c a c c b c} per eight.
  *
- * <p>Current weights are kept per node id, so they survive table changes. To keep a pick free of map
- * lookups, the cells for each candidate list seen recently are cached by list identity (the table
- * hands out the same list objects until it publishes a change). One lock guards the state: a pick is
- * a short loop over an array.
+ * <p>A pick is a loop over two flat arrays (weights and current weights) cached per candidate list,
+ * by identity: the table hands out the same list objects until it publishes a change. Current
+ * weights are keyed by node id, so they survive table changes: when a new list shows up, the cached
+ * states are written back to the by-id map and the new state is loaded from it, once per list. Each
+ * candidate list (each model's) rotates on its own, like an nginx upstream. One lock guards it all.
  */
 final class SmoothWeightedBalancer implements Balancer {
 
-    private static final int CACHED_LISTS = 64;
+    private static final int CACHED_LISTS = 16;
 
-    private final Map<String, long[]> currentById = new HashMap<>();
-    private final Map<List<Node>, long[][]> cellsByList = new IdentityHashMap<>();
+    private final Map<String, Long> currentById = new HashMap<>();
+    private final Map<List<Node>, State> states = new IdentityHashMap<>();
+
+    private static final class State {
+        final List<Node> nodes;
+        final int[] weights;
+        final long[] current;
+        final int total;
+
+        State(List<Node> nodes, Map<String, Long> currentById) {
+            this.nodes = nodes;
+            this.weights = new int[nodes.size()];
+            this.current = new long[nodes.size()];
+            int sum = 0;
+            for (int i = 0; i < weights.length; i++) {
+                Node n = nodes.get(i);
+                weights[i] = n.weight();
+                current[i] = currentById.getOrDefault(n.id(), 0L);
+                sum += weights[i];
+            }
+            this.total = sum;
+        }
+
+        void writeBack(Map<String, Long> currentById) {
+            for (int i = 0; i < current.length; i++) {
+                currentById.put(nodes.get(i).id(), current[i]);
+            }
+        }
+    }
 
     @Override
     public Optional<Node> pick(List<Node> candidates) {
@@ -35,50 +63,48 @@ final class SmoothWeightedBalancer implements Balancer {
             return Optional.of(candidates.get(0));
         }
         synchronized (this) {
-            long[][] cells = cellsByList.get(candidates);
-            if (cells == null) {
-                cells = cellsFor(candidates);
+            State s = states.get(candidates);
+            if (s == null) {
+                s = newState(candidates);
             }
-            long total = 0;
-            int best = -1;
+            int[] weights = s.weights;
+            long[] current = s.current;
+            int best = 0;
             long bestWeight = Long.MIN_VALUE;
-            for (int i = 0; i < n; i++) {
-                int w = candidates.get(i).weight();
-                long[] cell = cells[i];
-                cell[0] += w;
-                total += w;
-                if (cell[0] > bestWeight) {
-                    bestWeight = cell[0];
+            for (int i = 0; i < weights.length; i++) {
+                long c = current[i] + weights[i];
+                current[i] = c;
+                if (c > bestWeight) {
+                    bestWeight = c;
                     best = i;
                 }
             }
-            cells[best][0] -= total;
+            current[best] -= s.total;
             return Optional.of(candidates.get(best));
         }
     }
 
-    private long[][] cellsFor(List<Node> candidates) {
-        if (cellsByList.size() >= CACHED_LISTS) {
-            cellsByList.clear();
+    private State newState(List<Node> candidates) {
+        for (State old : states.values()) {
+            old.writeBack(currentById);
+        }
+        if (states.size() >= CACHED_LISTS) {
+            states.clear();
         }
         if (currentById.size() > 4 * candidates.size() + 1024) {
             // Forget nodes that left long ago; those in this list keep their state.
-            Map<String, long[]> keep = new HashMap<>();
+            Map<String, Long> keep = new HashMap<>();
             for (Node node : candidates) {
-                long[] cell = currentById.get(node.id());
-                if (cell != null) {
-                    keep.put(node.id(), cell);
+                Long c = currentById.get(node.id());
+                if (c != null) {
+                    keep.put(node.id(), c);
                 }
             }
             currentById.clear();
             currentById.putAll(keep);
-            cellsByList.clear();
         }
-        long[][] cells = new long[candidates.size()][];
-        for (int i = 0; i < cells.length; i++) {
-            cells[i] = currentById.computeIfAbsent(candidates.get(i).id(), id -> new long[1]);
-        }
-        cellsByList.put(candidates, cells);
-        return cells;
+        State s = new State(candidates, currentById);
+        states.put(candidates, s);
+        return s;
     }
 }

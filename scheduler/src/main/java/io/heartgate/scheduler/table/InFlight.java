@@ -1,28 +1,51 @@
 package io.heartgate.scheduler.table;
 
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 
 /**
- * Counts this scheduler's requests in flight to one node. It outlives table snapshots (the table
- * hands the same counter to every snapshot of the node), so a count taken on one snapshot is
- * released on the same counter even if the table changed meanwhile. Thread-safe.
+ * Counts this scheduler's requests in flight to one node. The count lives in a slot of a shared
+ * {@link AtomicIntegerArray} chunk that the table assigns per node id and never reuses, so every
+ * snapshot of a node shares one count, a request released after its node left cannot disturb
+ * another node, and balancers can scan thousands of counts in contiguous memory. Thread-safe.
  */
 public final class InFlight {
 
-    private final AtomicInteger count = new AtomicInteger();
+    private final AtomicIntegerArray chunk;
+    private final int index;
+
+    /** Creates a counter over {@code chunk[index]}. */
+    public InFlight(AtomicIntegerArray chunk, int index) {
+        this.chunk = chunk;
+        this.index = index;
+    }
+
+    /** Creates a stand-alone counter (tests, tools). */
+    public InFlight() {
+        this(new AtomicIntegerArray(1), 0);
+    }
 
     /** Returns the requests in flight now. */
     public int get() {
-        return count.get();
+        return chunk.get(index);
     }
 
     /** Counts one more request. */
     public void increment() {
-        count.incrementAndGet();
+        chunk.incrementAndGet(index);
     }
 
     /** Counts one request less; never goes below zero. */
     public void decrement() {
-        count.updateAndGet(c -> c > 0 ? c - 1 : 0);
+        chunk.getAndUpdate(index, c -> c > 0 ? c - 1 : 0);
+    }
+
+    /** Returns the chunk holding this count, for balancers that scan many counts. */
+    public AtomicIntegerArray chunk() {
+        return chunk;
+    }
+
+    /** Returns this count's index in {@link #chunk()}. */
+    public int index() {
+        return index;
     }
 }

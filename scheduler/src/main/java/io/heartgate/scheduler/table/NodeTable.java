@@ -67,6 +67,7 @@ public final class NodeTable {
         }
     };
     private final List<Consumer<TableSnapshot>> listeners = new CopyOnWriteArrayList<>();
+    private final InFlightSlots inFlightSlots = new InFlightSlots();
     private volatile TableSnapshot snapshot = TableSnapshot.EMPTY;
     private volatile boolean frozen;
     private Instant thawedAt = Instant.MIN;
@@ -140,7 +141,7 @@ public final class NodeTable {
             return Outcome.EXPIRED_ON_ARRIVAL;
         }
         if (entry == null) {
-            entries.put(id, new Entry(Node.of(hb, seen, new InFlight())));
+            entries.put(id, new Entry(Node.of(hb, seen, inFlightSlots.forNode(id))));
             structuralChange = true;
             log.info("Node {} joined at {} ({}, weight {}, models {})", id, hb.url(), hb.state(), hb.weight(),
                     hb.models().isEmpty() ? "any" : hb.models());
