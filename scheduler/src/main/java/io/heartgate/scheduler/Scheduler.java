@@ -3,6 +3,10 @@ package io.heartgate.scheduler;
 import io.heartgate.embedded.EmbeddedKafkaBroker;
 import io.heartgate.embedded.EmbeddedKafkaConfig;
 import io.heartgate.scheduler.admin.AdminServer;
+import io.heartgate.scheduler.balancer.Balancer;
+import io.heartgate.scheduler.health.PassiveHealth;
+import io.heartgate.scheduler.proxy.ProxyStats;
+import io.heartgate.scheduler.proxy.ProxyVerticle;
 import io.heartgate.scheduler.config.SchedulerConfig;
 import io.heartgate.scheduler.discovery.DiscoveryStats;
 import io.heartgate.scheduler.discovery.DiscoveryStatus;
@@ -10,6 +14,10 @@ import io.heartgate.scheduler.discovery.HeartbeatConsumer;
 import io.heartgate.scheduler.discovery.TopicSetup;
 import io.heartgate.scheduler.table.NodeTable;
 import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
@@ -41,10 +49,14 @@ public final class Scheduler implements AutoCloseable {
     private final Thread discoveryThread;
     private final Vertx vertx;
     private final AdminServer admin;
+    private final ProxyVerticle.Shared proxy;
+    private final List<String> proxyDeployments;
+    private final AtomicBoolean draining;
 
     private Scheduler(SchedulerConfig config, EmbeddedKafkaBroker broker, String bootstrap, NodeTable table,
                       DiscoveryStats stats, HeartbeatConsumer discovery, Thread discoveryThread, Vertx vertx,
-                      AdminServer admin) {
+                      AdminServer admin, ProxyVerticle.Shared proxy, List<String> proxyDeployments,
+                      AtomicBoolean draining) {
         this.config = config;
         this.broker = broker;
         this.bootstrap = bootstrap;
@@ -54,6 +66,9 @@ public final class Scheduler implements AutoCloseable {
         this.discoveryThread = discoveryThread;
         this.vertx = vertx;
         this.admin = admin;
+        this.proxy = proxy;
+        this.proxyDeployments = proxyDeployments;
+        this.draining = draining;
     }
 
     /**
@@ -93,12 +108,30 @@ public final class Scheduler implements AutoCloseable {
             thread.setDaemon(true);
             thread.start();
 
-            vertx = Vertx.vertx();
+            // Netty's native epoll transport when the platform has it: fewer copies and syscalls per request.
+            vertx = Vertx.vertx(new VertxOptions().setPreferNativeTransport(true));
+            if (!vertx.isNativeTransportEnabled()) {
+                log.info("Native transport unavailable ({}); using NIO", vertx.unavailableNativeTransportCause()
+                        == null ? "unknown" : vertx.unavailableNativeTransportCause().toString());
+            }
+            Balancer balancer = config.strategy().create();
+            PassiveHealth health = new PassiveHealth(clock, config.proxy().ejectAfter(), config.proxy().ejectFor(),
+                    Duration.ofMinutes(5));
+            ProxyVerticle.Shared shared = ProxyVerticle.Shared.of(config.proxy(), table, balancer, health,
+                    new ProxyStats());
+            AtomicBoolean draining = new AtomicBoolean();
             HeartbeatConsumer d = discovery;
             AdminServer admin = new AdminServer(config.bind(), config.adminPort(), table, d::status,
-                    config.strategy(), clock);
+                    config.strategy(), clock, health, draining::get);
             vertx.deployVerticle(admin).await(30, TimeUnit.SECONDS);
-            return new Scheduler(config, broker, bootstrap, table, stats, discovery, thread, vertx, admin);
+            // One instance per event loop, all listening on the same port (Vert.x shares the socket,
+            // port 0 included, among the instances of one deployment).
+            List<String> deployments = new ArrayList<>();
+            deployments.add(vertx.deployVerticle(() -> new ProxyVerticle(shared, config.proxy().port()),
+                    new io.vertx.core.DeploymentOptions().setInstances(config.proxy().eventLoops()))
+                    .await(30, TimeUnit.SECONDS));
+            return new Scheduler(config, broker, bootstrap, table, stats, discovery, thread, vertx, admin, shared,
+                    deployments, draining);
         } catch (Exception e) {
             if (discovery != null) {
                 discovery.close();
@@ -128,6 +161,21 @@ public final class Scheduler implements AutoCloseable {
         return admin.port();
     }
 
+    /** Returns the proxy port. */
+    public int proxyPort() {
+        return proxy.port().get();
+    }
+
+    /** Returns the proxy's counters. */
+    public ProxyStats proxyStats() {
+        return proxy.stats();
+    }
+
+    /** Returns the passive-health tracker. */
+    public PassiveHealth health() {
+        return proxy.health();
+    }
+
     /** Returns the table. */
     public NodeTable table() {
         return table;
@@ -146,6 +194,25 @@ public final class Scheduler implements AutoCloseable {
     /** Returns the configuration. */
     public SchedulerConfig config() {
         return config;
+    }
+
+    /**
+     * Drains: {@code /readyz} turns 503 and the proxy stops accepting connections, while requests in
+     * flight (streams included) finish, up to the drain timeout. Then {@link #close()}.
+     */
+    public void drain() {
+        if (!draining.compareAndSet(false, true)) {
+            return;
+        }
+        log.info("Scheduler draining: /readyz is 503, no new connections, in-flight requests get up to {} ms",
+                config.proxy().drainTimeout().toMillis());
+        for (String id : proxyDeployments) {
+            try {
+                vertx.undeploy(id).await(config.proxy().drainTimeout().toMillis() + 5_000, TimeUnit.MILLISECONDS);
+            } catch (Exception e) {
+                log.warn("Proxy did not drain cleanly: {}", e.toString());
+            }
+        }
     }
 
     /** Stops the HTTP servers, discovery and the embedded broker, in that order. */

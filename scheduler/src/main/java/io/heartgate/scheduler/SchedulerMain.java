@@ -3,6 +3,7 @@ package io.heartgate.scheduler;
 import io.heartgate.protocol.Durations;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.config.SchedulerConfig;
+import io.heartgate.scheduler.proxy.ProxyConfig;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -57,6 +58,39 @@ public final class SchedulerMain implements Callable<Integer> {
             description = "proxy port, 0 = any free port [env SCHEDULER_PORT] (default: 8080)")
     int port;
 
+    @Option(names = "--max-body", defaultValue = "${env:SCHEDULER_MAX_BODY:-16MiB}", converter = SizeConverter.class,
+            description = "largest request body; larger gets 413 [env SCHEDULER_MAX_BODY] (default: 16MiB)")
+    long maxBody;
+
+    @Option(names = "--connect-timeout", defaultValue = "${env:SCHEDULER_CONNECT_TIMEOUT:-2s}",
+            converter = DurationConverter.class,
+            description = "time to connect to a node [env SCHEDULER_CONNECT_TIMEOUT] (default: 2s)")
+    Duration connectTimeout;
+
+    @Option(names = "--first-byte-timeout", defaultValue = "${env:SCHEDULER_FIRST_BYTE_TIMEOUT:-5m}",
+            converter = DurationConverter.class,
+            description = "time for a node to start answering; long for LLM queues; then 504 "
+                    + "[env SCHEDULER_FIRST_BYTE_TIMEOUT] (default: 5m)")
+    Duration firstByteTimeout;
+
+    @Option(names = "--idle-timeout", defaultValue = "${env:SCHEDULER_IDLE_TIMEOUT:-2m}",
+            converter = DurationConverter.class,
+            description = "longest pause between two chunks of a response [env SCHEDULER_IDLE_TIMEOUT] (default: 2m)")
+    Duration idleTimeout;
+
+    @Option(names = "--drain-timeout", defaultValue = "${env:SCHEDULER_DRAIN_TIMEOUT:-30s}",
+            converter = DurationConverter.class,
+            description = "how long in-flight requests may finish on SIGTERM [env SCHEDULER_DRAIN_TIMEOUT] (default: 30s)")
+    Duration drainTimeout;
+
+    @Option(names = "--eject-after", defaultValue = "${env:SCHEDULER_EJECT_AFTER:-3}",
+            description = "consecutive connect failures that eject a node [env SCHEDULER_EJECT_AFTER] (default: 3)")
+    int ejectAfter;
+
+    @Option(names = "--eject-for", defaultValue = "${env:SCHEDULER_EJECT_FOR:-10s}", converter = DurationConverter.class,
+            description = "first ejection; doubles per ejection in a row, up to 5m [env SCHEDULER_EJECT_FOR] (default: 10s)")
+    Duration ejectFor;
+
     @Option(names = "--admin-port", defaultValue = "${env:SCHEDULER_ADMIN_PORT:-8081}",
             description = "admin/dashboard/metrics port, 0 = any free port [env SCHEDULER_ADMIN_PORT] (default: 8081)")
     int adminPort;
@@ -101,8 +135,10 @@ public final class SchedulerMain implements Callable<Integer> {
 
     /** Builds the validated configuration; throws {@link IllegalArgumentException} naming the bad flag. */
     SchedulerConfig config() {
+        ProxyConfig proxy = new ProxyConfig(bind, port, maxBody, retries, connectTimeout, firstByteTimeout, idleTimeout,
+                drainTimeout, ejectAfter, ejectFor, Math.max(1, Runtime.getRuntime().availableProcessors()));
         return new SchedulerConfig(kafka, embeddedKafkaPort, embeddedKafkaHost, dataDir, topic, topicPartitions, bind,
-                port, adminPort, Strategy.parse(strategy), missedHeartbeats, retries, demo, lookBack);
+                adminPort, Strategy.parse(strategy), missedHeartbeats, proxy, demo, lookBack);
     }
 
     @Override
@@ -121,14 +157,34 @@ public final class SchedulerMain implements Callable<Integer> {
             log.error("Scheduler could not start: {}", e.getMessage());
             return 1;
         }
-        CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            log.info("Scheduler stopping");
-            scheduler.close();
-            stopped.countDown();
-        }, "scheduler-shutdown"));
-        stopped.await();
+        CountDownLatch stop = new CountDownLatch(1);
+        // Our own SIGTERM/SIGINT handler (not a shutdown hook) so that a drained stop exits 0, not 143.
+        Signals.onTerminate(stop::countDown);
+        stop.await();
+        log.info("Scheduler stopping");
+        scheduler.drain();
+        scheduler.close();
+        log.info("Scheduler stopped");
         return 0;
+    }
+
+    /** Converts sizes such as {@code 16MiB}, {@code 512KiB} or a number of bytes for picocli. */
+    static final class SizeConverter implements CommandLine.ITypeConverter<Long> {
+        @Override
+        public Long convert(String value) {
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d{1,12})\\s*(|b|k|kb|kib|m|mb|mib|g|gb|gib)")
+                    .matcher(value.trim().toLowerCase(java.util.Locale.ROOT));
+            if (!m.matches()) {
+                throw new CommandLine.TypeConversionException("'" + value + "' is not a size; use e.g. 16MiB, 512KiB or 1048576");
+            }
+            long n = Long.parseLong(m.group(1));
+            return switch (m.group(2)) {
+                case "k", "kb", "kib" -> n * 1024;
+                case "m", "mb", "mib" -> n * 1024 * 1024;
+                case "g", "gb", "gib" -> n * 1024 * 1024 * 1024;
+                default -> n;
+            };
+        }
     }
 
     /** Converts {@code 250ms}, {@code 5s}, {@code 2m} for picocli. */

@@ -4,6 +4,7 @@ import io.heartgate.protocol.Gpu;
 import io.heartgate.protocol.Load;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.discovery.DiscoveryStatus;
+import io.heartgate.scheduler.health.PassiveHealth;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.NodeTable;
 import io.heartgate.scheduler.table.TableSnapshot;
@@ -35,12 +36,16 @@ public final class AdminServer extends VerticleBase {
     private final Supplier<DiscoveryStatus> discovery;
     private final Strategy strategy;
     private final Clock clock;
+    private final PassiveHealth health;
+    private final java.util.function.BooleanSupplier draining;
     private HttpServer server;
     private volatile int actualPort = -1;
 
     /** Creates the server; it listens once deployed. */
     public AdminServer(String bind, int port, NodeTable table, Supplier<DiscoveryStatus> discovery, Strategy strategy,
-                       Clock clock) {
+                       Clock clock, PassiveHealth health, java.util.function.BooleanSupplier draining) {
+        this.health = health;
+        this.draining = draining;
         this.bind = bind;
         this.port = port;
         this.table = table;
@@ -76,7 +81,9 @@ public final class AdminServer extends VerticleBase {
         DiscoveryStatus d = discovery.get();
         int routable = table.snapshot().routable().size();
         String reason = null;
-        if (d.fatal() != null) {
+        if (draining.getAsBoolean()) {
+            reason = "shutting down: draining in-flight requests";
+        } else if (d.fatal() != null) {
             reason = "discovery stopped: " + d.fatal();
         } else if (!d.caughtUp()) {
             reason = "catching up with the heartbeat topic";
@@ -111,7 +118,7 @@ public final class AdminServer extends VerticleBase {
                     .put("state", n.state().name())
                     .put("weight", n.weight())
                     .put("models", new JsonArray(hb.models()))
-                    .put("routable", n.routable())
+                    .put("routable", n.routable() && !health.isEjected(n.id()))
                     .put("lastHeartbeatAgeMs", Math.max(0, Duration.between(n.lastSeen(), now).toMillis()))
                     .put("inFlight", n.inFlight().get())
                     .put("load", load(hb.load()))
@@ -121,9 +128,15 @@ public final class AdminServer extends VerticleBase {
                     .put("instance", hb.instance())
                     .put("seq", hb.seq())
                     .put("gpus", gpus(hb.gpus()));
+            var ejection = health.ejection(n.id());
             if (!n.routable()) {
                 o.put("notRoutableReason", "state " + n.state().name());
+            } else if (ejection.isPresent()) {
+                o.put("notRoutableReason", "ejected: " + ejection.get().consecutiveFailures()
+                        + " consecutive connect failures (" + ejection.get().reason() + ")");
             }
+            o.put("ejected", ejection.isPresent());
+            ejection.ifPresent(e -> o.put("ejectedForMs", Duration.between(now, e.until()).toMillis()));
             nodes.add(o);
         }
         return new JsonObject().put("strategy", strategy.label()).put("nodes", nodes);

@@ -1,6 +1,7 @@
 package io.heartgate.scheduler.config;
 
 import io.heartgate.scheduler.balancer.Strategy;
+import io.heartgate.scheduler.proxy.ProxyConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
@@ -16,17 +17,16 @@ import java.util.Objects;
  * @param topic heartbeat topic
  * @param topicPartitions partitions of the topic when the scheduler creates it
  * @param bind address for both HTTP ports
- * @param port proxy port (0 = any free port)
  * @param adminPort admin port (0 = any free port)
  * @param strategy balancing strategy
  * @param missedHeartbeats a node expires after this many of its own intervals without a heartbeat
- * @param retries other nodes tried when a node cannot be reached
+ * @param proxy the proxy's port, retries, limits and timeouts
  * @param demoNodes simulated nodes to start with their agents (0 = none)
  * @param lookBack how far back discovery reads at start
  */
 public record SchedulerConfig(String kafka, int embeddedKafkaPort, String embeddedKafkaHost, Path dataDir,
-                              String topic, int topicPartitions, String bind, int port, int adminPort,
-                              Strategy strategy, int missedHeartbeats, int retries, int demoNodes,
+                              String topic, int topicPartitions, String bind, int adminPort,
+                              Strategy strategy, int missedHeartbeats, ProxyConfig proxy, int demoNodes,
                               Duration lookBack) {
 
     /** Validates every field. */
@@ -35,7 +35,6 @@ public record SchedulerConfig(String kafka, int embeddedKafkaPort, String embedd
             kafka = null;
         }
         port("--embedded-kafka-port", embeddedKafkaPort);
-        port("--port", port);
         port("--admin-port", adminPort);
         Objects.requireNonNull(embeddedKafkaHost, "embeddedKafkaHost");
         if (topic == null || !topic.matches("[A-Za-z0-9._-]{1,249}")) {
@@ -51,9 +50,7 @@ public record SchedulerConfig(String kafka, int embeddedKafkaPort, String embedd
         if (missedHeartbeats < 1 || missedHeartbeats > 100) {
             throw new IllegalArgumentException("--missed-heartbeats must be 1 to 100, was " + missedHeartbeats);
         }
-        if (retries < 0 || retries > 10) {
-            throw new IllegalArgumentException("--retries must be 0 to 10, was " + retries);
-        }
+        Objects.requireNonNull(proxy, "proxy");
         if (demoNodes < 0 || demoNodes > 32) {
             throw new IllegalArgumentException("--demo must be 0 to 32, was " + demoNodes);
         }
@@ -70,13 +67,31 @@ public record SchedulerConfig(String kafka, int embeddedKafkaPort, String embedd
 
     /** Returns a configuration for tests: loopback, free ports, the given Kafka. */
     public static SchedulerConfig forTests(String kafka, String topic) {
-        return new SchedulerConfig(kafka, 0, "127.0.0.1", null, topic, 1, "127.0.0.1", 0, 0, Strategy.WEIGHTED, 3, 2,
-                0, Duration.ofMinutes(3));
+        return new SchedulerConfig(kafka, 0, "127.0.0.1", null, topic, 1, "127.0.0.1", 0, Strategy.WEIGHTED, 3,
+                ProxyConfig.defaults("127.0.0.1", 0, 2), 0, Duration.ofMinutes(3));
     }
 
     /** Returns a copy with another missed-heartbeat count. */
     public SchedulerConfig withMissedHeartbeats(int n) {
         return new SchedulerConfig(kafka, embeddedKafkaPort, embeddedKafkaHost, dataDir, topic, topicPartitions, bind,
-                port, adminPort, strategy, n, retries, demoNodes, lookBack);
+                adminPort, strategy, n, proxy, demoNodes, lookBack);
+    }
+
+    /** Returns a copy with another strategy. */
+    public SchedulerConfig withStrategy(Strategy s) {
+        return new SchedulerConfig(kafka, embeddedKafkaPort, embeddedKafkaHost, dataDir, topic, topicPartitions, bind,
+                adminPort, s, missedHeartbeats, proxy, demoNodes, lookBack);
+    }
+
+    /** Returns a copy with other proxy settings. */
+    public SchedulerConfig withProxy(ProxyConfig p) {
+        return new SchedulerConfig(kafka, embeddedKafkaPort, embeddedKafkaHost, dataDir, topic, topicPartitions, bind,
+                adminPort, strategy, missedHeartbeats, p, demoNodes, lookBack);
+    }
+
+    /** Returns a copy with demo nodes. */
+    public SchedulerConfig withDemoNodes(int n) {
+        return new SchedulerConfig(kafka, embeddedKafkaPort, embeddedKafkaHost, dataDir, topic, topicPartitions, bind,
+                adminPort, strategy, missedHeartbeats, proxy, n, lookBack);
     }
 }

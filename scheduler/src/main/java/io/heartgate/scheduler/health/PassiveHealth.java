@@ -1,0 +1,135 @@
+package io.heartgate.scheduler.health;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Ejects nodes this scheduler cannot connect to, even while their heartbeats say {@code UP}: the agent
+ * sees its server, but the scheduler may not (wrong advertised URL, a firewall, a dead host whose
+ * last heartbeat is still fresh). After {@code failuresToEject} consecutive connect failures a node
+ * is ejected for a back-off that doubles with each ejection in a row (up to {@code maxEjection});
+ * when it runs out the node gets requests again, and one success clears its record.
+ *
+ * <p>Only connect failures count. A client hanging up, a timeout, or a node's own overload answer
+ * (503, 429) is never the node's death. Thread-safe; time comes from the injected clock.
+ */
+public final class PassiveHealth {
+
+    private static final Logger log = LoggerFactory.getLogger(PassiveHealth.class);
+
+    /**
+     * Describes an ejected node.
+     *
+     * @param until when it gets requests again
+     * @param consecutiveFailures connect failures in a row
+     * @param reason the last failure, for operators
+     */
+    public record Ejection(Instant until, int consecutiveFailures, String reason) {
+    }
+
+    private static final class Record {
+        int consecutiveFailures;
+        int ejectionsInARow;
+        Ejection ejection;
+    }
+
+    private final Clock clock;
+    private final int failuresToEject;
+    private final Duration baseEjection;
+    private final Duration maxEjection;
+    private final Map<String, Record> records = new ConcurrentHashMap<>();
+    private volatile int ejectedCount;
+
+    /** Creates the tracker. */
+    public PassiveHealth(Clock clock, int failuresToEject, Duration baseEjection, Duration maxEjection) {
+        if (failuresToEject < 1) {
+            throw new IllegalArgumentException("failuresToEject must be at least 1");
+        }
+        this.clock = clock;
+        this.failuresToEject = failuresToEject;
+        this.baseEjection = baseEjection;
+        this.maxEjection = maxEjection;
+    }
+
+    /** Records a failed connect to {@code nodeId}; returns whether this failure ejected it. */
+    public boolean connectFailed(String nodeId, String url, String reason) {
+        Record r = records.computeIfAbsent(nodeId, id -> new Record());
+        synchronized (r) {
+            r.consecutiveFailures++;
+            Instant now = clock.instant();
+            boolean ejectedNow = r.ejection != null && now.isBefore(r.ejection.until());
+            if (ejectedNow || r.consecutiveFailures < failuresToEject) {
+                return false;
+            }
+            Duration backoff = baseEjection.multipliedBy(1L << Math.min(r.ejectionsInARow, 16));
+            if (backoff.compareTo(maxEjection) > 0) {
+                backoff = maxEjection;
+            }
+            r.ejectionsInARow++;
+            r.ejection = new Ejection(now.plus(backoff), r.consecutiveFailures, reason);
+            recount();
+            log.warn("Node {} ejected for {} ms after {} consecutive connect failures to {} ({}); its heartbeats "
+                    + "still say it is up", nodeId, backoff.toMillis(), r.consecutiveFailures, url, reason);
+            return true;
+        }
+    }
+
+    /** Records a successful exchange with {@code nodeId}: its failures are forgotten. */
+    public void succeeded(String nodeId) {
+        Record r = records.get(nodeId);
+        if (r == null) {
+            return;
+        }
+        synchronized (r) {
+            if (r.ejectionsInARow > 0) {
+                log.info("Node {} answers again; back in rotation", nodeId);
+            }
+            records.remove(nodeId);
+        }
+        recount();
+    }
+
+    /** Returns whether {@code nodeId} is ejected now. */
+    public boolean isEjected(String nodeId) {
+        if (ejectedCount == 0) {
+            return false;
+        }
+        Record r = records.get(nodeId);
+        if (r == null) {
+            return false;
+        }
+        Ejection e = r.ejection;
+        return e != null && clock.instant().isBefore(e.until());
+    }
+
+    /** Returns the ejection of {@code nodeId} if it is ejected now. */
+    public Optional<Ejection> ejection(String nodeId) {
+        Record r = records.get(nodeId);
+        if (r == null) {
+            return Optional.empty();
+        }
+        Ejection e = r.ejection;
+        return e != null && clock.instant().isBefore(e.until()) ? Optional.of(e) : Optional.empty();
+    }
+
+    /** Returns whether any node may be ejected; a cheap check for the request path. */
+    public boolean anyEjected() {
+        return ejectedCount > 0;
+    }
+
+    private void recount() {
+        int n = 0;
+        for (Record r : records.values()) {
+            if (r.ejection != null) {
+                n++;
+            }
+        }
+        ejectedCount = n;
+    }
+}

@@ -1,0 +1,48 @@
+package io.heartgate.scheduler.proxy;
+
+import java.util.concurrent.atomic.LongAdder;
+
+/** Counts what the proxy did; thread-safe, read by the admin API and metrics. */
+public final class ProxyStats {
+
+    final LongAdder requests = new LongAdder();
+    final LongAdder retries = new LongAdder();
+    final LongAdder clientCancellations = new LongAdder();
+    final LongAdder connectFailures = new LongAdder();
+    final LongAdder upstreamResets = new LongAdder();
+    final LongAdder timeouts = new LongAdder();
+    final LongAdder overloadAnswers = new LongAdder();
+    final LongAdder errorsNoUpstream = new LongAdder();
+    final LongAdder errorsModelNotFound = new LongAdder();
+    final LongAdder errorsUnreachable = new LongAdder();
+    final LongAdder errorsTooLarge = new LongAdder();
+    final LongAdder activeStreams = new LongAdder();
+
+    public long requests() {
+        return requests.sum();
+    }
+
+    public long retries() {
+        return retries.sum();
+    }
+
+    public long clientCancellations() {
+        return clientCancellations.sum();
+    }
+
+    public long connectFailures() {
+        return connectFailures.sum();
+    }
+
+    public long timeouts() {
+        return timeouts.sum();
+    }
+
+    public long overloadAnswers() {
+        return overloadAnswers.sum();
+    }
+
+    public long activeStreams() {
+        return activeStreams.sum();
+    }
+}
