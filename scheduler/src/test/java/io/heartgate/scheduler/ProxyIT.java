@@ -265,6 +265,23 @@ class ProxyIT {
         assertError(cluster.get("/api/tags"), 503, "no_upstream", "no routable inference node");
     }
 
+    @Test
+    void officialNpmClientsStreamThroughTheProxy(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        io.heartgate.sim.NodeClients.install(dir);
+        threeNodes();
+        cluster.startScheduler(c -> c.withStrategy(Strategy.ROUND_ROBIN));
+        cluster.awaitRoutable(3);
+
+        io.heartgate.sim.NodeClients.Run run = io.heartgate.sim.NodeClients.chat(dir,
+                "http://127.0.0.1:" + cluster.scheduler.proxyPort(), "llama3:8b");
+
+        assertThat(run.status()).as(run.output()).isZero();
+        assertThat(run.output()).containsPattern("OPENAI \"\\[gpu-[abc]\\] the GPU streams tokens");
+        assertThat(run.output()).containsPattern("OLLAMA \"\\[gpu-[abc]\\] the GPU streams tokens");
+        assertThat(run.output()).contains("TAGS [\"llama3:8b\",\"qwen2.5:7b\"]");
+    }
+
     private static void assertError(HttpResponse<String> r, int status, String type, String message) {
         assertThat(r.statusCode()).isEqualTo(status);
         assertThat(r.headers().firstValue("content-type")).hasValueSatisfying(ct -> assertThat(ct).startsWith("application/json"));
