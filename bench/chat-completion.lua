@@ -1,9 +1,10 @@
--- wrk script: non-streaming OpenAI chat completion against the simulator or the scheduler.
--- usage: wrk -t2 -c64 -d20s -s bench/chat-completion.lua http://127.0.0.1:PORT
+-- wrk script: non-streaming OpenAI chat completion against a sim, nginx or the scheduler.
+-- usage: MODEL=llama3:8b wrk -t2 -c64 -d20s -s bench/chat-completion.lua http://127.0.0.1:PORT
+local model = os.getenv("MODEL") or "llama3:8b"
 wrk.method = "POST"
 wrk.path = "/v1/chat/completions"
 wrk.headers["Content-Type"] = "application/json"
-wrk.body = '{"model":"llama3:8b","messages":[{"role":"user","content":"Say hello"}]}'
+wrk.body = '{"model":"' .. model .. '","messages":[{"role":"user","content":"Say hello"}]}'
 
 function done(summary, latency, requests)
   io.write(string.format("non-2xx or socket errors: %d\n",

@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# Proxy benchmark, one command: three inference-sim nodes behind (a) the scheduler and (b) nginx as
+# the closest equivalent (round robin, keep-alive upstreams, proxy_buffering off), plus (c) one sim
+# directly as the limit. Small non-streaming requests at 32 and 256 connections (wrk), and 100
+# concurrent streams (time to first token, inter-token gap). Prints a Markdown report.
+#
+#   bench/proxy.sh                 # after: mvn -B -DskipTests package
+#   REPEATS=3 DURATION=15 WARMUP=60 bench/proxy.sh
+#
+# Needs: java, wrk, nginx, python3 (Debian: apt-get install wrk nginx-light python3).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+REPEATS=${REPEATS:-3}
+DURATION=${DURATION:-15}
+WARMUP=${WARMUP:-60}
+STREAMS=${STREAMS:-100}
+WORK=$(mktemp -d /tmp/heartgate-bench.XXXXXX)
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  [ -f "$WORK/nginx.pid" ] && kill "$(cat "$WORK/nginx.pid")" 2>/dev/null || true
+  sleep 1
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+for tool in java wrk nginx python3; do
+  command -v "$tool" >/dev/null || { echo "bench/proxy.sh: $tool is not installed" >&2; exit 2; }
+done
+for jar in scheduler/target/scheduler.jar heartbeat-agent/target/heartbeat-agent.jar inference-sim/target/inference-sim.jar; do
+  [ -f "$jar" ] || { echo "bench/proxy.sh: $jar missing; run mvn -B -DskipTests package" >&2; exit 2; }
+done
+
+wait_for() { # wait_for FILE PATTERN
+  for _ in $(seq 1 600); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
+  echo "timed out waiting for '$2' in $1" >&2; cat "$1" >&2; exit 1
+}
+
+# Fast sims (no token delay) for request throughput, slow sims (20 ms tokens) for streaming.
+for i in 1 2 3; do
+  java -Xmx256m -jar inference-sim/target/inference-sim.jar --port 1900$i --name fast-$i --models bench-fast \
+    --token-delay 0ms --first-token-delay 0ms --max-concurrency 512 > "$WORK/fast-$i.log" 2>&1 &
+  PIDS+=($!)
+  java -Xmx256m -jar inference-sim/target/inference-sim.jar --port 1901$i --name stream-$i --models bench-stream \
+    --tokens 50 --token-delay 20ms --first-token-delay 50ms --max-concurrency 512 > "$WORK/stream-$i.log" 2>&1 &
+  PIDS+=($!)
+done
+for i in 1 2 3; do wait_for "$WORK/fast-$i.log" "listening"; wait_for "$WORK/stream-$i.log" "listening"; done
+
+java ${SCHEDULER_JAVA_OPTS:-} -jar scheduler/target/scheduler.jar --embedded-kafka-port 0 --bind 127.0.0.1 --port 19080 --admin-port 19081 \
+  --strategy round-robin > "$WORK/scheduler.log" 2>&1 &
+SCHED=$!
+PIDS+=($SCHED)
+wait_for "$WORK/scheduler.log" "proxy listening"
+KAFKA=$(grep -o 'kafka bootstrap [0-9.:]*' "$WORK/scheduler.log" | awk '{print $3}')
+for i in 1 2 3; do
+  for kind in fast:1900 stream:1901; do
+    name=${kind%%:*}; port=${kind##*:}$i
+    java -Xmx96m -jar heartbeat-agent/target/heartbeat-agent.jar --kafka "$KAFKA" --node-id "$name-$i" \
+      --url "http://127.0.0.1:$port" --backend ollama --interval 1s --nvidia-smi /nonexistent \
+      > "$WORK/agent-$name-$i.log" 2>&1 &
+    PIDS+=($!)
+  done
+done
+for _ in $(seq 1 300); do
+  [ "$(curl -s 127.0.0.1:19081/admin/nodes | grep -o '"routable":true' | wc -l)" -eq 6 ] && break; sleep 0.1
+done
+
+cat > "$WORK/nginx.conf" <<NGINX
+worker_processes auto;
+pid $WORK/nginx.pid;
+error_log $WORK/nginx-error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  upstream fast { server 127.0.0.1:19001; server 127.0.0.1:19002; server 127.0.0.1:19003; keepalive 256; }
+  upstream stream { server 127.0.0.1:19011; server 127.0.0.1:19012; server 127.0.0.1:19013; keepalive 256; }
+  server {
+    listen 127.0.0.1:19090;
+    location / { proxy_pass http://fast; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_buffering off; }
+  }
+  server {
+    listen 127.0.0.1:19091;
+    location / { proxy_pass http://stream; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_buffering off; }
+  }
+}
+NGINX
+nginx -c "$WORK/nginx.conf"
+sleep 0.5
+
+cpu_ticks() { # total user+system clock ticks of the given pids
+  local sum=0
+  for p in "$@"; do
+    [ -r "/proc/$p/stat" ] || continue
+    read -r -a f < <(sed 's/^.*) //' "/proc/$p/stat")
+    sum=$((sum + f[11] + f[12]))
+  done
+  echo "$sum"
+}
+nginx_pids() { pgrep -f "nginx: (master|worker)" | tr '\n' ' '; }
+TICK=$(getconf CLK_TCK)
+
+echo "Warming up the scheduler's JIT for ${WARMUP}s..." >&2
+MODEL=bench-fast wrk -t2 -c64 -d"${WARMUP}s" -s bench/chat-completion.lua http://127.0.0.1:19080 > /dev/null
+MODEL=bench-fast wrk -t2 -c64 -d10s -s bench/chat-completion.lua http://127.0.0.1:19090 > /dev/null
+python3 bench/streams.py 127.0.0.1 19080 bench-stream 50 > /dev/null
+
+run_wrk() { # run_wrk NAME PORT CONNECTIONS PIDS...
+  local name=$1 port=$2 conns=$3; shift 3
+  local before after out rps p50 p99 reqs cpu
+  before=$(cpu_ticks "$@")
+  out=$(MODEL=bench-fast wrk -t2 -c"$conns" -d"${DURATION}s" --latency -s bench/chat-completion.lua "http://127.0.0.1:$port")
+  after=$(cpu_ticks "$@")
+  rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
+  p50=$(echo "$out" | awk '$1=="50%" {print $2}')
+  p99=$(echo "$out" | awk '$1=="99%" {print $2}')
+  reqs=$(echo "$out" | awk '/requests in/ {print $1}')
+  errs=$(echo "$out" | awk '/non-2xx or socket errors/ {print $NF}')
+  if [ $# -gt 0 ] && [ "$reqs" -gt 0 ]; then
+    cpu=$(python3 -c "print(f'{($after-$before)/$TICK/$reqs*1e6:.1f}')")
+  else
+    cpu="n/a"
+  fi
+  echo "| $name | $conns | $rps | $p50 | $p99 | $cpu | $errs |"
+}
+
+echo
+echo "## Proxy benchmark $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(java -version 2>&1 | head -1)"
+echo
+echo "Small non-streaming chat completions (32-token answer, no token delay); ${REPEATS} runs of ${DURATION}s each."
+echo "CPU is the proxy's own user+system time per request (scheduler JVM; nginx master and workers)."
+echo
+echo "| target | connections | requests/s | p50 | p99 | proxy CPU us/request | errors |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
+for conns in 32 256; do
+  for _ in $(seq 1 "$REPEATS"); do
+    run_wrk "direct (one sim)" 19001 "$conns"
+    run_wrk "nginx (3 sims)" 19090 "$conns" $(nginx_pids)
+    run_wrk "scheduler (3 sims)" 19080 "$conns" "$SCHED"
+  done
+done
+
+echo
+echo "${STREAMS} concurrent streaming chat completions (50 tokens, 20 ms apart, 50 ms to the first), ms:"
+echo
+echo "| target | TTFT p50 | TTFT p99 | inter-token p50 | inter-token p99 | errors |"
+echo "| --- | --- | --- | --- | --- | --- |"
+for _ in $(seq 1 "$REPEATS"); do
+  for t in "direct (one sim):19011" "nginx (3 sims):19091" "scheduler (3 sims):19080"; do
+    name=${t%%:*}; port=${t##*:}
+    python3 bench/streams.py 127.0.0.1 "$port" bench-stream "$STREAMS" | python3 -c "
+import json,sys; r=json.load(sys.stdin)
+print(f\"| $name | {r['ttft_ms_p50']} | {r['ttft_ms_p99']} | {r['gap_ms_p50']} | {r['gap_ms_p99']} | {r['errors']} |\")"
+  done
+done

@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Opens N concurrent streaming chat completions and reports time to first token and inter-token gaps.
+
+usage: streams.py HOST PORT MODEL STREAMS
+Prints one JSON object: ttft_ms_p50/p99, gap_ms_p50/p99, streams, tokens, errors.
+Standard library only (asyncio, raw HTTP/1.1), so the client adds as little as possible.
+"""
+import asyncio
+import json
+import sys
+import time
+
+
+async def one(host, port, model, results):
+    body = json.dumps({"model": model, "stream": True,
+                       "messages": [{"role": "user", "content": "Say hello"}]}).encode()
+    req = (f"POST /v1/chat/completions HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+           f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
+    try:
+        reader, writer = await asyncio.open_connection(host, port)
+        start = time.perf_counter()
+        writer.write(req)
+        await writer.drain()
+        stamps = []
+        while True:
+            line = await reader.readline()
+            if not line:
+                break
+            if line.startswith(b"data: {") and b'"content":"' in line and b'"content":""' not in line:
+                stamps.append(time.perf_counter())
+            elif line.startswith(b"data: [DONE]"):
+                break
+        writer.close()
+        if not stamps:
+            results["errors"] += 1
+            return
+        results["ttft"].append((stamps[0] - start) * 1000)
+        results["gaps"].extend((b - a) * 1000 for a, b in zip(stamps, stamps[1:]))
+        results["tokens"] += len(stamps)
+    except OSError:
+        results["errors"] += 1
+
+
+def pct(values, p):
+    if not values:
+        return None
+    values = sorted(values)
+    return round(values[min(len(values) - 1, int(p / 100 * len(values)))], 3)
+
+
+async def main():
+    host, port, model, n = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+    results = {"ttft": [], "gaps": [], "tokens": 0, "errors": 0}
+    await asyncio.gather(*(one(host, port, model, results) for _ in range(n)))
+    print(json.dumps({"streams": n, "tokens": results["tokens"], "errors": results["errors"],
+                      "ttft_ms_p50": pct(results["ttft"], 50), "ttft_ms_p99": pct(results["ttft"], 99),
+                      "gap_ms_p50": pct(results["gaps"], 50), "gap_ms_p99": pct(results["gaps"], 99)}))
+
+
+asyncio.run(main())
