@@ -118,7 +118,7 @@ public final class Scheduler implements AutoCloseable {
             PassiveHealth health = new PassiveHealth(clock, config.proxy().ejectAfter(), config.proxy().ejectFor(),
                     Duration.ofMinutes(5));
             ProxyVerticle.Shared shared = ProxyVerticle.Shared.of(config.proxy(), table, balancer, health,
-                    new ProxyStats());
+                    new ProxyStats(), System::nanoTime);
             AtomicBoolean draining = new AtomicBoolean();
             HeartbeatConsumer d = discovery;
             AdminServer admin = new AdminServer(config.bind(), config.adminPort(), table, d::status,

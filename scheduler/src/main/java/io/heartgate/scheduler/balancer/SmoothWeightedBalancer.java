@@ -16,21 +16,22 @@ import java.util.Optional;
  * <p>A pick is a loop over two flat arrays (weights and current weights) cached per candidate list,
  * by identity: the table hands out the same list objects until it publishes a change. Current
  * weights are keyed by node id, so they survive table changes: when a new list shows up, the cached
- * states are written back to the by-id map and the new state is loaded from it, once per list. Each
- * candidate list (each model's) rotates on its own, like an nginx upstream. One lock guards it all.
+ * states are written back to the by-id map (the most recently used last, so it wins) and the new
+ * state is loaded from it, once per list. A node's current weight is shared by every model's list it
+ * is in. One lock guards it all.
  */
 final class SmoothWeightedBalancer implements Balancer {
 
-    private static final int CACHED_LISTS = 16;
-
     private final Map<String, Long> currentById = new HashMap<>();
     private final Map<List<Node>, State> states = new IdentityHashMap<>();
+    private long picks;
 
     private static final class State {
         final List<Node> nodes;
         final int[] weights;
         final long[] current;
         final int total;
+        long lastUsed;
 
         State(List<Node> nodes, Map<String, Long> currentById) {
             this.nodes = nodes;
@@ -67,6 +68,7 @@ final class SmoothWeightedBalancer implements Balancer {
             if (s == null) {
                 s = newState(candidates);
             }
+            s.lastUsed = ++picks;
             int[] weights = s.weights;
             long[] current = s.current;
             int best = 0;
@@ -85,12 +87,12 @@ final class SmoothWeightedBalancer implements Balancer {
     }
 
     private State newState(List<Node> candidates) {
-        for (State old : states.values()) {
-            old.writeBack(currentById);
-        }
-        if (states.size() >= CACHED_LISTS) {
-            states.clear();
-        }
+        // Oldest first, so the most recently used state of a node wins. A new list usually means a
+        // new table snapshot, which makes every cached list obsolete: start the cache afresh.
+        states.values().stream()
+                .sorted(java.util.Comparator.comparingLong(st -> st.lastUsed))
+                .forEach(st -> st.writeBack(currentById));
+        states.clear();
         if (currentById.size() > 4 * candidates.size() + 1024) {
             // Forget nodes that left long ago; those in this list keep their state.
             Map<String, Long> keep = new HashMap<>();

@@ -3,7 +3,6 @@ package io.heartgate.scheduler.proxy;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TableSnapshot;
 import io.vertx.core.MultiMap;
-import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClient;
 import io.vertx.core.http.HttpClientRequest;
@@ -15,9 +14,6 @@ import io.vertx.core.http.RequestOptions;
 import io.vertx.core.net.SocketAddress;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
-import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,15 +37,17 @@ final class Exchange {
     private static final Logger log = LoggerFactory.getLogger(Exchange.class);
 
     /** Headers that describe one connection, not the message (RFC 9110 7.6.1), plus ones we set. */
-    private static final Set<String> HOP_BY_HOP = Set.of("connection", "keep-alive", "proxy-authenticate",
-            "proxy-authorization", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade", "host",
-            "content-length", "expect", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host");
-    private static final Set<String> HOP_BY_HOP_RESPONSE = Set.of("connection", "keep-alive", "proxy-authenticate",
-            "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade");
+    private static final List<CharSequence> HOP_BY_HOP = List.of(HttpHeaders.CONNECTION, HttpHeaders.KEEP_ALIVE,
+            HttpHeaders.PROXY_AUTHENTICATE, HttpHeaders.PROXY_AUTHORIZATION, HttpHeaders.createOptimized("proxy-connection"),
+            HttpHeaders.createOptimized("te"), HttpHeaders.createOptimized("trailer"), HttpHeaders.TRANSFER_ENCODING, HttpHeaders.UPGRADE,
+            HttpHeaders.CONTENT_LENGTH, HttpHeaders.EXPECT);
+    private static final List<CharSequence> HOP_BY_HOP_RESPONSE = List.of(HttpHeaders.CONNECTION,
+            HttpHeaders.KEEP_ALIVE, HttpHeaders.PROXY_AUTHENTICATE, HttpHeaders.createOptimized("proxy-connection"),
+            HttpHeaders.createOptimized("te"), HttpHeaders.createOptimized("trailer"), HttpHeaders.TRANSFER_ENCODING, HttpHeaders.UPGRADE);
 
     private final ProxyVerticle.Shared shared;
     private final HttpClient client;
-    private final Vertx vertx;
+    private final Timeouts timeouts;
     private final HttpServerRequest req;
     private final HttpServerResponse out;
     private Buffer body;
@@ -62,12 +60,15 @@ final class Exchange {
     private HttpClientRequest upstream;
     private boolean streaming;
     private boolean done;
+    private boolean headArrived;
+    private boolean timedOut;
+    private long lastChunkMs;
     private String lastFailure;
 
-    Exchange(ProxyVerticle.Shared shared, HttpClient client, Vertx vertx, HttpServerRequest req) {
+    Exchange(ProxyVerticle.Shared shared, HttpClient client, Timeouts timeouts, HttpServerRequest req) {
         this.shared = shared;
         this.client = client;
-        this.vertx = vertx;
+        this.timeouts = timeouts;
         this.req = req;
         this.out = req.response();
     }
@@ -214,9 +215,8 @@ final class Exchange {
                 .setSsl(t.ssl())
                 .setURI(t.basePath().isEmpty() ? req.uri() : t.basePath() + req.uri())
                 .setHeaders(upstreamHeaders(t))
-                .setConnectTimeout(shared.config().connectTimeout().toMillis())
-                // Until the head arrives this is the first-byte timeout; then it becomes the idle timeout.
-                .setIdleTimeout(shared.config().firstByteTimeout().toMillis());
+                .setConnectTimeout(shared.config().connectTimeout().toMillis());
+        headArrived = false;
         client.request(options).onComplete(ar -> {
             if (ar.failed()) {
                 connectFailed(target, ar.cause());
@@ -228,6 +228,7 @@ final class Exchange {
                 return;
             }
             upstream = up;
+            timeouts.awaitHead(this, attempts);
             up.send(body == null ? Buffer.buffer() : body).onComplete(rar -> {
                 if (rar.failed()) {
                     failedBeforeHead(target, rar.cause());
@@ -238,37 +239,33 @@ final class Exchange {
         });
     }
 
+    /**
+     * Turns the client's headers into the upstream request's, in place (the client's map is not needed
+     * afterwards): drops hop-by-hop headers and those the connection header names, sets Host and the
+     * X-Forwarded headers. No per-header allocation.
+     */
     private MultiMap upstreamHeaders(Target t) {
-        MultiMap in = req.headers();
-        MultiMap h = HttpHeaders.headers();
-        String connection = in.get(HttpHeaders.CONNECTION);
-        for (Map.Entry<String, String> e : in) {
-            String name = e.getKey().toLowerCase(Locale.ROOT);
-            if (HOP_BY_HOP.contains(name) || (connection != null && listsToken(connection, name))) {
-                continue;
+        MultiMap h = req.headers();
+        String originalHost = h.get(HttpHeaders.HOST);
+        String priorForwardedFor = h.get("x-forwarded-for");
+        String connection = h.get(HttpHeaders.CONNECTION);
+        if (connection != null) {
+            for (String token : connection.split(",")) {
+                h.remove(token.trim());
             }
-            h.add(e.getKey(), e.getValue());
+        }
+        for (CharSequence name : HOP_BY_HOP) {
+            h.remove(name);
         }
         h.set(HttpHeaders.HOST, t.hostHeader());
         SocketAddress remote = req.remoteAddress();
-        String prior = in.get("x-forwarded-for");
         String client = remote == null ? "unknown" : remote.hostAddress();
-        h.set("x-forwarded-for", prior == null ? client : prior + ", " + client);
+        h.set("x-forwarded-for", priorForwardedFor == null ? client : priorForwardedFor + ", " + client);
         h.set("x-forwarded-proto", req.scheme() == null ? "http" : req.scheme());
-        String host = in.get(HttpHeaders.HOST);
-        if (host != null) {
-            h.set("x-forwarded-host", host);
+        if (originalHost != null) {
+            h.set("x-forwarded-host", originalHost);
         }
         return h;
-    }
-
-    private static boolean listsToken(String connection, String name) {
-        for (String token : connection.split(",")) {
-            if (token.trim().equalsIgnoreCase(name)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private void connectFailed(Node target, Throwable cause) {
@@ -285,7 +282,7 @@ final class Exchange {
         if (done) {
             return; // the client left; the reset was ours
         }
-        if (cause instanceof TimeoutException) {
+        if (timedOut || cause instanceof TimeoutException) {
             finish();
             shared.stats().timeouts.increment();
             log.debug("Node {} did not answer within {} ms", target.id(), shared.config().firstByteTimeout().toMillis());
@@ -315,6 +312,7 @@ final class Exchange {
     }
 
     private void onHead(Node target, HttpClientRequest up, HttpClientResponse response) {
+        headArrived = true;
         shared.health().succeeded(target.id());
         if (done) {
             up.reset();
@@ -335,7 +333,6 @@ final class Exchange {
             });
             return;
         }
-        up.idleTimeout(shared.config().idleTimeout().toMillis());
         relay(target, response);
     }
 
@@ -346,10 +343,9 @@ final class Exchange {
             out.setStatusMessage(message);
         }
         MultiMap headers = out.headers();
-        for (Map.Entry<String, String> e : response.headers()) {
-            if (!HOP_BY_HOP_RESPONSE.contains(e.getKey().toLowerCase(Locale.ROOT))) {
-                headers.add(e.getKey(), e.getValue());
-            }
+        headers.addAll(response.headers());
+        for (CharSequence name : HOP_BY_HOP_RESPONSE) {
+            headers.remove(name);
         }
         headers.set("x-upstream-node", target.id());
         String type = response.getHeader(HttpHeaders.CONTENT_TYPE);
@@ -363,10 +359,13 @@ final class Exchange {
             headers.set("x-accel-buffering", "no");
             shared.stats().activeStreams.increment();
         }
+        lastChunkMs = timeouts.nowMs();
+        timeouts.relaying(this);
         response.handler(chunk -> {
             if (done || out.closed()) {
                 return;
             }
+            lastChunkMs = timeouts.nowMs();
             out.write(chunk);
             if (out.writeQueueFull()) {
                 response.pause();
@@ -412,9 +411,48 @@ final class Exchange {
         release();
     }
 
+    /** Returns whether attempt {@code attempt} is still waiting for its response head. */
+    boolean waitingForHead(int attempt) {
+        return !done && !headArrived && attempts == attempt && upstream != null;
+    }
+
+    /** Returns when the last chunk was relayed (the coarse clock of {@link Timeouts}). */
+    long lastChunkMs() {
+        return lastChunkMs;
+    }
+
+    /** Gives up on a node that sent no response head within the first-byte timeout. */
+    void firstByteTimedOut() {
+        timedOut = true;
+        HttpClientRequest up = upstream;
+        if (up != null) {
+            up.reset(); // fails the pending send; failedBeforeHead answers 504
+        }
+    }
+
+    /** Cuts a response whose node went silent for longer than the idle timeout. */
+    void idleTimedOut() {
+        if (done) {
+            return;
+        }
+        shared.stats().timeouts.increment();
+        log.debug("Node {} sent nothing for {} ms mid-response; cutting it", inFlightNode == null ? "?" : inFlightNode.id(),
+                shared.config().idleTimeout().toMillis());
+        finish();
+        release();
+        HttpClientRequest up = upstream;
+        if (up != null) {
+            up.reset();
+        }
+        if (!out.closed() && !out.ended()) {
+            out.reset();
+        }
+    }
+
     private void finish() {
         if (!done) {
             done = true;
+            timeouts.done(this);
             if (streaming) {
                 shared.stats().activeStreams.decrement();
             }

@@ -16,6 +16,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,16 +35,16 @@ public final class ProxyVerticle extends VerticleBase {
 
     private static final Logger log = LoggerFactory.getLogger(ProxyVerticle.class);
 
-    /** State all instances share. */
+    /** State all instances share; {@code nanoTicker} is the monotonic clock the timeouts use. */
     public record Shared(ProxyConfig config, NodeTable table, Balancer balancer, PassiveHealth health,
-                         ProxyStats stats, Map<String, Target> targets, AtomicBoolean announced,
-                         AtomicInteger port) {
+                         ProxyStats stats, LongSupplier nanoTicker, Map<String, Target> targets,
+                         AtomicBoolean announced, AtomicInteger port) {
 
         /** Creates the shared state for one proxy. */
         public static Shared of(ProxyConfig config, NodeTable table, Balancer balancer, PassiveHealth health,
-                                ProxyStats stats) {
-            return new Shared(config, table, balancer, health, stats, new ConcurrentHashMap<>(), new AtomicBoolean(),
-                    new AtomicInteger(-1));
+                                ProxyStats stats, LongSupplier nanoTicker) {
+            return new Shared(config, table, balancer, health, stats, nanoTicker, new ConcurrentHashMap<>(),
+                    new AtomicBoolean(), new AtomicInteger(-1));
         }
 
         /** Returns the parsed target of a node URL, parsing each URL once. */
@@ -91,7 +92,9 @@ public final class ProxyVerticle extends VerticleBase {
                 .setCompressionSupported(false)
                 .setHandle100ContinueAutomatically(true)
                 .setMaxHeaderSize(64 * 1024));
-        server.requestHandler(req -> new Exchange(shared, client, vertx, req).start());
+        Timeouts timeouts = new Timeouts(shared.nanoTicker(), c.firstByteTimeout().toMillis(), c.idleTimeout().toMillis());
+        vertx.setPeriodic(100, id -> timeouts.sweep());
+        server.requestHandler(req -> new Exchange(shared, client, timeouts, req).start());
         return server.listen(port, c.bind()).onSuccess(s -> {
             shared.port().set(s.actualPort());
             if (shared.announced().compareAndSet(false, true)) {

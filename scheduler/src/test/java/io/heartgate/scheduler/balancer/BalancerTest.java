@@ -145,6 +145,22 @@ class BalancerTest {
     }
 
     @Test
+    void weightedLosesNoStateWhenSnapshotsAlternate() {
+        // Regression: with several cached lists, writing back a stale one last rewound the rotation.
+        Balancer b = seeded(Strategy.WEIGHTED);
+        StringBuilder seq = new StringBuilder();
+        for (int round = 0; round < 15; round++) {
+            List<Node> snapshot = List.of(node("a", 1), node("b", 2), node("c", 3)); // a new list each "publish"
+            for (int i = 0; i < 4; i++) { // not a whole cycle of 6: state carries over between lists
+                seq.append(b.pick(snapshot).orElseThrow().id());
+            }
+        }
+        Map<Character, Long> counts = seq.chars().mapToObj(c -> (char) c)
+                .collect(Collectors.groupingBy(c -> c, Collectors.counting()));
+        assertThat(counts).containsEntry('a', 10L).containsEntry('b', 20L).containsEntry('c', 30L);
+    }
+
+    @Test
     void leastConnectionsPrefersFewestInFlightRelativeToWeight() {
         Node a = node("a", 1);
         Node b = node("b", 2);
