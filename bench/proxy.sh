@@ -104,7 +104,8 @@ TICK=$(getconf CLK_TCK)
 echo "Warming up the scheduler's JIT for ${WARMUP}s..." >&2
 MODEL=bench-fast wrk -t2 -c64 -d"${WARMUP}s" -s bench/chat-completion.lua http://127.0.0.1:19080 > /dev/null
 MODEL=bench-fast wrk -t2 -c64 -d10s -s bench/chat-completion.lua http://127.0.0.1:19090 > /dev/null
-python3 bench/streams.py 127.0.0.1 19080 bench-stream 50 > /dev/null
+python3 bench/streams.py 127.0.0.1 19080 bench-stream "$STREAMS" > /dev/null
+python3 bench/streams.py 127.0.0.1 19091 bench-stream "$STREAMS" > /dev/null
 
 run_wrk() { # run_wrk NAME PORT CONNECTIONS PIDS...
   local name=$1 port=$2 conns=$3; shift 3
