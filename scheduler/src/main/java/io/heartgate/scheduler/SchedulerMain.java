@@ -3,6 +3,7 @@ package io.heartgate.scheduler;
 import io.heartgate.protocol.Durations;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.config.SchedulerConfig;
+import io.heartgate.scheduler.demo.Demo;
 import io.heartgate.scheduler.proxy.ProxyConfig;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -150,22 +151,88 @@ public final class SchedulerMain implements Callable<Integer> {
             System.err.println("scheduler: " + e.getMessage() + " (see --help)");
             return 2;
         }
-        Scheduler scheduler;
-        try {
-            scheduler = Scheduler.start(config, Clock.systemUTC());
-        } catch (IllegalStateException e) {
-            log.error("Scheduler could not start: {}", e.getMessage());
-            return 1;
+        String busy = busyPort(config);
+        if (busy != null) {
+            System.err.println("scheduler: " + busy);
+            return 2;
         }
         CountDownLatch stop = new CountDownLatch(1);
         // Our own SIGTERM/SIGINT handler (not a shutdown hook) so that a drained stop exits 0, not 143.
         Signals.onTerminate(stop::countDown);
+        Scheduler scheduler;
+        try {
+            scheduler = Scheduler.start(config, Clock.systemUTC());
+        } catch (IllegalStateException e) {
+            System.err.println("scheduler: could not start: " + e.getMessage());
+            return 1;
+        }
+        Demo demo = null;
+        if (config.demoNodes() > 0) {
+            try {
+                demo = Demo.start(config.demoNodes(), scheduler.kafkaBootstrap(), config.topic(), Clock.systemUTC());
+            } catch (IllegalStateException e) {
+                System.err.println("scheduler: " + e.getMessage());
+                scheduler.close();
+                return 1;
+            }
+            printDemo(demo, config, scheduler);
+        }
         stop.await();
         log.info("Scheduler stopping");
+        if (demo != null) {
+            demo.close(); // agents first: their tombstones remove the demo nodes at once
+        }
         scheduler.drain();
         scheduler.close();
         log.info("Scheduler stopped");
         return 0;
+    }
+
+    /** Returns why a configured port cannot be used, or {@code null} when all are free. */
+    static String busyPort(SchedulerConfig config) {
+        String[][] ports = {
+            {"--port", config.bind(), String.valueOf(config.proxy().port())},
+            {"--admin-port", config.bind(), String.valueOf(config.adminPort())},
+            {"--embedded-kafka-port", config.kafka() == null ? "127.0.0.1" : null,
+                String.valueOf(config.embeddedKafkaPort())}};
+        for (String[] p : ports) {
+            int port = Integer.parseInt(p[2]);
+            if (p[1] == null || port == 0) {
+                continue;
+            }
+            try (java.net.ServerSocket s = new java.net.ServerSocket()) {
+                s.setReuseAddress(true);
+                s.bind(new java.net.InetSocketAddress(p[1], port));
+            } catch (java.io.IOException e) {
+                return p[0] + " " + port + ": " + p[1] + ":" + port + " is already in use (" + e.getMessage()
+                        + "); stop what uses it or pick another port";
+            }
+        }
+        return null;
+    }
+
+    private static void printDemo(Demo demo, SchedulerConfig config, Scheduler scheduler) {
+        String host = "0.0.0.0".equals(config.bind()) ? "localhost" : config.bind();
+        String proxy = "http://" + host + ":" + scheduler.proxyPort();
+        String admin = "http://" + host + ":" + scheduler.adminPort();
+        StringBuilder sb = new StringBuilder();
+        sb.append("\nHeartgate demo: ").append(demo.nodes().size()).append(" simulated GPU nodes, each with its agent ")
+                .append("publishing heartbeats through Kafka ").append(scheduler.kafkaBootstrap()).append('\n');
+        for (Demo.DemoNode n : demo.nodes()) {
+            sb.append(String.format("  %-11s weight %d, %3d ms/token, models %s%n", n.id(), n.weight(), n.tokenDelayMs(),
+                    n.models()));
+        }
+        sb.append("\nStream tokens through the scheduler (strategy ").append(config.strategy().label()).append("):\n\n");
+        sb.append("  curl -N ").append(proxy)
+                .append("/api/generate -d '{\"model\": \"llama3:8b\", \"prompt\": \"Why is the sky blue?\"}'\n\n");
+        sb.append("  curl -N ").append(proxy).append("/v1/chat/completions -H 'Content-Type: application/json' \\\n")
+                .append("    -d '{\"model\": \"llama3:8b\", \"stream\": true, \"messages\": [{\"role\": \"user\", ")
+                .append("\"content\": \"Hello\"}]}'\n\n");
+        sb.append("The X-Upstream-Node header (curl -i) and the first token name the node that answered.\n");
+        sb.append("Dashboard: ").append(admin).append("/   nodes: ").append(admin).append("/admin/nodes   ready: ")
+                .append(admin).append("/readyz\n");
+        sb.append("Press Ctrl-C to stop everything.\n");
+        System.out.println(sb);
     }
 
     /** Converts sizes such as {@code 16MiB}, {@code 512KiB} or a number of bytes for picocli. */

@@ -1,0 +1,94 @@
+package io.heartgate.scheduler.demo;
+
+import io.heartgate.agent.AgentConfig;
+import io.heartgate.agent.AgentRuntime;
+import io.heartgate.agent.probe.Backend;
+import io.heartgate.sim.Faults;
+import io.heartgate.sim.SimConfig;
+import io.heartgate.sim.SimServer;
+import io.vertx.core.Vertx;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs the demo's simulated GPU nodes, each with its own heartbeat agent publishing through Kafka,
+ * exactly as real nodes would: nothing bypasses the heartbeat path. Nodes differ in speed, weight
+ * and models so every strategy has something to show. {@link #close()} stops the agents first
+ * (their tombstones remove the nodes at once), then the simulators.
+ */
+public final class Demo implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(Demo.class);
+
+    /** What demo node {@code i} looks like: models, speed and weight cycle through these. */
+    private static final List<List<String>> MODELS = List.of(
+            List.of("llama3:8b", "qwen2.5:7b"), List.of("llama3:8b"), List.of("llama3:8b", "mistral:7b"));
+    private static final int[] TOKEN_DELAY_MS = {15, 30, 60};
+    private static final int[] WEIGHTS = {3, 2, 1};
+
+    /** One demo node: its id, URL and the models it serves. */
+    public record DemoNode(String id, String url, List<String> models, int weight, int tokenDelayMs) {
+    }
+
+    private final Vertx vertx;
+    private final List<AgentRuntime> agents;
+    private final List<DemoNode> nodes;
+
+    private Demo(Vertx vertx, List<AgentRuntime> agents, List<DemoNode> nodes) {
+        this.vertx = vertx;
+        this.agents = agents;
+        this.nodes = nodes;
+    }
+
+    /** Starts {@code n} simulated nodes on free loopback ports and their agents, publishing to {@code kafka}. */
+    public static Demo start(int n, String kafka, String topic, Clock clock) {
+        Vertx vertx = Vertx.vertx();
+        List<AgentRuntime> agents = new ArrayList<>();
+        List<DemoNode> nodes = new ArrayList<>();
+        try {
+            for (int i = 0; i < n; i++) {
+                String id = "demo-gpu-" + (i + 1);
+                List<String> models = MODELS.get(i % MODELS.size());
+                int delay = TOKEN_DELAY_MS[i % TOKEN_DELAY_MS.length];
+                int weight = WEIGHTS[i % WEIGHTS.length];
+                SimConfig config = new SimConfig(id, "127.0.0.1", 0, models, 48, Duration.ofMillis(delay),
+                        Duration.ofMillis(150), 4, 256, 16, Faults.NONE);
+                SimServer sim = new SimServer(config, clock, System::nanoTime);
+                vertx.deployVerticle(sim).await(30, TimeUnit.SECONDS);
+                String url = "http://127.0.0.1:" + sim.port();
+                agents.add(AgentRuntime.start(new AgentConfig(kafka, topic, id, url, url, Backend.OLLAMA, weight, null,
+                        Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(5), "nvidia-smi", false, false),
+                        clock));
+                nodes.add(new DemoNode(id, url, models, weight, delay));
+            }
+            return new Demo(vertx, agents, nodes);
+        } catch (Exception e) {
+            agents.forEach(AgentRuntime::close);
+            vertx.close();
+            throw new IllegalStateException("demo nodes failed to start: " + e.getMessage(), e);
+        }
+    }
+
+    /** Returns the nodes started. */
+    public List<DemoNode> nodes() {
+        return nodes;
+    }
+
+    /** Stops the agents (tombstones first, so the nodes leave at once), then the simulators. */
+    @Override
+    public void close() {
+        // In parallel: each agent waits for its tombstone's acknowledgement.
+        agents.parallelStream().forEach(AgentRuntime::close);
+        try {
+            vertx.close().await(10, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            log.warn("Demo nodes did not stop cleanly: {}", e.toString());
+        }
+        log.info("Demo nodes stopped");
+    }
+}
