@@ -124,10 +124,12 @@ public final class Scheduler implements AutoCloseable {
             AdminServer admin = new AdminServer(config.bind(), config.adminPort(), table, d::status,
                     config.strategy(), clock, health, draining::get);
             vertx.deployVerticle(admin).await(30, TimeUnit.SECONDS);
-            // One instance per event loop, all listening on the same port (Vert.x shares the socket,
-            // port 0 included, among the instances of one deployment).
+            // One instance per event loop, all listening on the same port: Vert.x shares one socket
+            // among servers asking for the same host and port. It does not do so for port 0 (each
+            // instance would get a port of its own), so a free port is chosen here first.
+            int proxyPort = config.proxy().port() != 0 ? config.proxy().port() : freePort(config.bind());
             List<String> deployments = new ArrayList<>();
-            deployments.add(vertx.deployVerticle(() -> new ProxyVerticle(shared, config.proxy().port()),
+            deployments.add(vertx.deployVerticle(() -> new ProxyVerticle(shared, proxyPort),
                     new io.vertx.core.DeploymentOptions().setInstances(config.proxy().eventLoops()))
                     .await(30, TimeUnit.SECONDS));
             return new Scheduler(config, broker, bootstrap, table, stats, discovery, thread, vertx, admin, shared,
@@ -144,6 +146,15 @@ public final class Scheduler implements AutoCloseable {
             }
             throw e instanceof IllegalStateException ise ? ise
                     : new IllegalStateException("scheduler failed to start: " + e.getMessage(), e);
+        }
+    }
+
+    private static int freePort(String bind) {
+        try (java.net.ServerSocket s = new java.net.ServerSocket()) {
+            s.bind(new java.net.InetSocketAddress(bind, 0));
+            return s.getLocalPort();
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException("cannot find a free port on " + bind + ": " + e.getMessage(), e);
         }
     }
 
