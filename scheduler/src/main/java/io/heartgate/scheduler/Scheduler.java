@@ -13,7 +13,13 @@ import io.heartgate.scheduler.discovery.DiscoveryStatus;
 import io.heartgate.scheduler.discovery.HeartbeatConsumer;
 import io.heartgate.scheduler.discovery.TopicSetup;
 import io.heartgate.scheduler.table.NodeTable;
+import io.heartgate.scheduler.metrics.SchedulerMetrics;
+import io.heartgate.scheduler.proxy.ProxyMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Vertx;
+import io.vertx.micrometer.MicrometerMetricsFactory;
+import io.vertx.micrometer.MicrometerMetricsOptions;
 import io.vertx.core.VertxOptions;
 import java.util.ArrayList;
 import java.util.List;
@@ -108,8 +114,13 @@ public final class Scheduler implements AutoCloseable {
             thread.setDaemon(true);
             thread.start();
 
+            PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
             // Netty's native epoll transport when the platform has it: fewer copies and syscalls per request.
-            vertx = Vertx.vertx(new VertxOptions().setPreferNativeTransport(true));
+            vertx = Vertx.builder()
+                    .with(new VertxOptions().setPreferNativeTransport(true)
+                            .setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true)))
+                    .withMetrics(new MicrometerMetricsFactory(registry))
+                    .build();
             if (!vertx.isNativeTransportEnabled()) {
                 log.info("Native transport unavailable ({}); using NIO", vertx.unavailableNativeTransportCause()
                         == null ? "unknown" : vertx.unavailableNativeTransportCause().toString());
@@ -117,12 +128,14 @@ public final class Scheduler implements AutoCloseable {
             Balancer balancer = config.strategy().create();
             PassiveHealth health = new PassiveHealth(clock, config.proxy().ejectAfter(), config.proxy().ejectFor(),
                     Duration.ofMinutes(5));
+            ProxyMetrics proxyMetrics = new ProxyMetrics(registry);
             ProxyVerticle.Shared shared = ProxyVerticle.Shared.of(config.proxy(), table, balancer, health,
-                    new ProxyStats(), System::nanoTime);
+                    new ProxyStats(), proxyMetrics, System::nanoTime);
             AtomicBoolean draining = new AtomicBoolean();
             HeartbeatConsumer d = discovery;
+            SchedulerMetrics.bind(registry, table, stats, d::status, shared.stats(), health, clock);
             AdminServer admin = new AdminServer(config.bind(), config.adminPort(), table, d::status,
-                    config.strategy(), clock, health, draining::get);
+                    config.strategy(), clock, health, draining::get, registry, proxyMetrics);
             vertx.deployVerticle(admin).await(30, TimeUnit.SECONDS);
             // One instance per event loop, all listening on the same port: Vert.x shares one socket
             // among servers asking for the same host and port. It does not do so for port 0 (each

@@ -84,6 +84,11 @@ final class Cluster implements AutoCloseable {
         send(id, b.seq(seq.incrementAndGet()).build());
     }
 
+    /** Publishes a tombstone for {@code id}, as an agent does when it stops. */
+    synchronized void tombstone(String id) {
+        producer.send(new ProducerRecord<>(topic, id.getBytes(StandardCharsets.UTF_8), null));
+    }
+
     /** Stops the heartbeats of {@code id}. */
     void stopHeartbeats(String id) {
         beating.remove(id);

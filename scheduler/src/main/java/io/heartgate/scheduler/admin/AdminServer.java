@@ -8,7 +8,14 @@ import io.heartgate.scheduler.health.PassiveHealth;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.NodeTable;
 import io.heartgate.scheduler.table.TableSnapshot;
+import io.heartgate.scheduler.proxy.ProxyMetrics;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpServerResponse;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.json.JsonArray;
@@ -23,8 +30,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Serves the admin port: {@code /healthz}, {@code /readyz} and {@code /admin/nodes}, read straight
- * from the table's published snapshot.
+ * Serves the admin port: {@code /healthz}, {@code /readyz}, {@code /admin/nodes}, Prometheus
+ * {@code /metrics}, and the live dashboard at {@code /} fed by server-sent events from
+ * {@code /admin/events}. Everything is read from the table's published snapshot and the counters;
+ * nothing here touches the request path.
  */
 public final class AdminServer extends VerticleBase {
 
@@ -38,14 +47,21 @@ public final class AdminServer extends VerticleBase {
     private final Clock clock;
     private final PassiveHealth health;
     private final java.util.function.BooleanSupplier draining;
+    private final PrometheusMeterRegistry registry;
+    private final ProxyMetrics proxyMetrics;
+    private final Set<HttpServerResponse> watchers = new LinkedHashSet<>();
+    private Buffer dashboard;
     private HttpServer server;
     private volatile int actualPort = -1;
 
     /** Creates the server; it listens once deployed. */
     public AdminServer(String bind, int port, NodeTable table, Supplier<DiscoveryStatus> discovery, Strategy strategy,
-                       Clock clock, PassiveHealth health, java.util.function.BooleanSupplier draining) {
+                       Clock clock, PassiveHealth health, java.util.function.BooleanSupplier draining,
+                       PrometheusMeterRegistry registry, ProxyMetrics proxyMetrics) {
         this.health = health;
         this.draining = draining;
+        this.registry = registry;
+        this.proxyMetrics = proxyMetrics;
         this.bind = bind;
         this.port = port;
         this.table = table;
@@ -65,6 +81,15 @@ public final class AdminServer extends VerticleBase {
         router.get("/healthz").handler(ctx -> json(ctx, 200, new JsonObject().put("status", "ok")));
         router.get("/readyz").handler(this::readyz);
         router.get("/admin/nodes").handler(ctx -> json(ctx, 200, nodes(table.snapshot(), clock.instant())));
+        router.get("/metrics").handler(ctx -> ctx.response()
+                .putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")
+                .end(registry.scrape()));
+        dashboard = Buffer.buffer(resource("/dashboard/index.html"));
+        router.get("/").handler(ctx -> ctx.response().putHeader("content-type", "text/html; charset=utf-8")
+                .putHeader("cache-control", "no-cache").end(dashboard));
+        router.get("/admin/events").handler(this::events);
+        // Live updates: one JSON event a second to every open dashboard (and at once on connect).
+        vertx.setPeriodic(1000, id -> broadcast());
         server = vertx.createHttpServer();
         return server.requestHandler(router).listen(port, bind).onSuccess(s -> {
             actualPort = s.actualPort();
@@ -75,6 +100,65 @@ public final class AdminServer extends VerticleBase {
     @Override
     public Future<?> stop() {
         return server == null ? Future.succeededFuture() : server.close();
+    }
+
+    private void events(RoutingContext ctx) {
+        HttpServerResponse r = ctx.response();
+        r.setChunked(true)
+                .putHeader("content-type", "text/event-stream")
+                .putHeader("cache-control", "no-cache")
+                .putHeader("x-accel-buffering", "no");
+        watchers.add(r);
+        r.closeHandler(v -> watchers.remove(r));
+        r.write(event());
+    }
+
+    private void broadcast() {
+        if (watchers.isEmpty()) {
+            return;
+        }
+        Buffer e = event();
+        for (HttpServerResponse r : List.copyOf(watchers)) {
+            if (r.closed()) {
+                watchers.remove(r);
+            } else if (!r.writeQueueFull()) {
+                r.write(e);
+            }
+        }
+    }
+
+    private Buffer event() {
+        Instant now = clock.instant();
+        JsonObject state = nodes(table.snapshot(), now);
+        for (Object o : state.getJsonArray("nodes")) {
+            JsonObject n = (JsonObject) o;
+            long[] counts = proxyMetrics.counts(n.getString("nodeId"));
+            n.put("requests", counts[0]).put("errors", counts[1]);
+        }
+        DiscoveryStatus d = discovery.get();
+        double ttfb = proxyMetrics.firstByteMedianMs();
+        state.put("time", now.toEpochMilli())
+                .put("requests", proxyMetrics.total())
+                .put("firstByteMedianMs", Double.isNaN(ttfb) ? null : ttfb)
+                .put("kafka", new JsonObject()
+                        .put("caughtUp", d.caughtUp())
+                        .put("selfPreservation", d.selfPreservation())
+                        .put("lag", d.lag())
+                        .put("lastContactAgeMs", d.lastContact() == null || d.lastContact().equals(Instant.MIN) ? null
+                                : Duration.between(d.lastContact(), now).toMillis()))
+                .put("draining", draining.getAsBoolean());
+        return Buffer.buffer("data: " + state.encode() + "\n\n");
+    }
+
+    private static String resource(String path) {
+        try (java.io.InputStream in = AdminServer.class.getResourceAsStream(path)) {
+            if (in == null) {
+                throw new IllegalStateException("missing resource " + path);
+            }
+            return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     private void readyz(RoutingContext ctx) {

@@ -45,6 +45,7 @@ public final class PassiveHealth {
     private final Duration maxEjection;
     private final Map<String, Record> records = new ConcurrentHashMap<>();
     private volatile int ejectedCount;
+    private final java.util.concurrent.atomic.LongAdder ejections = new java.util.concurrent.atomic.LongAdder();
 
     /** Creates the tracker. */
     public PassiveHealth(Clock clock, int failuresToEject, Duration baseEjection, Duration maxEjection) {
@@ -73,6 +74,7 @@ public final class PassiveHealth {
             }
             r.ejectionsInARow++;
             r.ejection = new Ejection(now.plus(backoff), r.consecutiveFailures, reason);
+            ejections.increment();
             recount();
             log.warn("Node {} ejected for {} ms after {} consecutive connect failures to {} ({}); its heartbeats "
                     + "still say it is up", nodeId, backoff.toMillis(), r.consecutiveFailures, url, reason);
@@ -116,6 +118,16 @@ public final class PassiveHealth {
         }
         Ejection e = r.ejection;
         return e != null && clock.instant().isBefore(e.until()) ? Optional.of(e) : Optional.empty();
+    }
+
+    /** Returns how many ejections happened so far. */
+    public long ejectionCount() {
+        return ejections.sum();
+    }
+
+    /** Returns how many nodes are ejected now. */
+    public long ejectedNow() {
+        return records.keySet().stream().filter(this::isEjected).count();
     }
 
     /** Returns whether any node may be ejected; a cheap check for the request path. */

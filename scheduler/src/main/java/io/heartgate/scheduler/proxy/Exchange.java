@@ -63,6 +63,9 @@ final class Exchange {
     private boolean headArrived;
     private boolean timedOut;
     private long lastChunkMs;
+    private long startNanos;
+    private long headNanos;
+    private String recordedNode;
     private String lastFailure;
 
     Exchange(ProxyVerticle.Shared shared, HttpClient client, Timeouts timeouts, HttpServerRequest req) {
@@ -74,6 +77,7 @@ final class Exchange {
     }
 
     void start() {
+        startNanos = shared.nanoTicker().getAsLong();
         shared.stats().requests.increment();
         out.closeHandler(v -> clientGone());
         out.exceptionHandler(e -> log.debug("Client connection error: {}", e.toString()));
@@ -313,6 +317,8 @@ final class Exchange {
 
     private void onHead(Node target, HttpClientRequest up, HttpClientResponse response) {
         headArrived = true;
+        headNanos = shared.nanoTicker().getAsLong();
+        recordedNode = target.id();
         shared.health().succeeded(target.id());
         if (done) {
             up.reset();
@@ -453,6 +459,12 @@ final class Exchange {
         if (!done) {
             done = true;
             timeouts.done(this);
+            if (recordedNode != null) {
+                long now = shared.nanoTicker().getAsLong();
+                // A response cut short (client gone, node broke off) is recorded with status class "none".
+                int status = out.ended() || !out.closed() ? out.getStatusCode() : 0;
+                shared.metrics().record(recordedNode, status, metricModel(), now - startNanos, headNanos - startNanos);
+            }
             if (streaming) {
                 shared.stats().activeStreams.decrement();
             }
@@ -466,6 +478,14 @@ final class Exchange {
             inFlightNode = null;
             n.inFlight().decrement();
         }
+    }
+
+    /** Returns the model as a metric label: only models some node serves, so the label set stays bounded. */
+    private String metricModel() {
+        if (model == null) {
+            return null;
+        }
+        return shared.table().snapshot().candidates(model).isEmpty() ? "other" : model;
     }
 
     private String displayModel() {

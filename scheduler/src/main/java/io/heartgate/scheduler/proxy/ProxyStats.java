@@ -42,6 +42,22 @@ public final class ProxyStats {
         return overloadAnswers.sum();
     }
 
+    public long upstreamResets() {
+        return upstreamResets.sum();
+    }
+
+    /** Returns the proxy's own error answers of one type (no_upstream, model_not_found, ...). */
+    public long errors(String type) {
+        return switch (type) {
+            case ProxyErrors.NO_UPSTREAM -> errorsNoUpstream.sum();
+            case ProxyErrors.MODEL_NOT_FOUND -> errorsModelNotFound.sum();
+            case ProxyErrors.UPSTREAM_UNREACHABLE -> errorsUnreachable.sum();
+            case ProxyErrors.REQUEST_TOO_LARGE -> errorsTooLarge.sum();
+            case ProxyErrors.UPSTREAM_TIMEOUT -> timeouts.sum();
+            default -> 0;
+        };
+    }
+
     public long activeStreams() {
         return activeStreams.sum();
     }

@@ -37,13 +37,13 @@ public final class ProxyVerticle extends VerticleBase {
 
     /** State all instances share; {@code nanoTicker} is the monotonic clock the timeouts use. */
     public record Shared(ProxyConfig config, NodeTable table, Balancer balancer, PassiveHealth health,
-                         ProxyStats stats, LongSupplier nanoTicker, Map<String, Target> targets,
-                         AtomicBoolean announced, AtomicInteger port) {
+                         ProxyStats stats, ProxyMetrics metrics, LongSupplier nanoTicker,
+                         Map<String, Target> targets, AtomicBoolean announced, AtomicInteger port) {
 
         /** Creates the shared state for one proxy. */
         public static Shared of(ProxyConfig config, NodeTable table, Balancer balancer, PassiveHealth health,
-                                ProxyStats stats, LongSupplier nanoTicker) {
-            return new Shared(config, table, balancer, health, stats, nanoTicker, new ConcurrentHashMap<>(),
+                                ProxyStats stats, ProxyMetrics metrics, LongSupplier nanoTicker) {
+            return new Shared(config, table, balancer, health, stats, metrics, nanoTicker, new ConcurrentHashMap<>(),
                     new AtomicBoolean(), new AtomicInteger(-1));
         }
 

@@ -1,0 +1,101 @@
+package io.heartgate.scheduler.metrics;
+
+import io.heartgate.protocol.NodeState;
+import io.heartgate.protocol.Rule;
+import io.heartgate.scheduler.discovery.DiscoveryStats;
+import io.heartgate.scheduler.discovery.DiscoveryStatus;
+import io.heartgate.scheduler.health.PassiveHealth;
+import io.heartgate.scheduler.proxy.ProxyStats;
+import io.heartgate.scheduler.table.NodeTable;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.function.Supplier;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * Binds the scheduler's own counters to Micrometer meters, read at scrape time (no work on the
+ * heartbeat or request path): heartbeats by outcome and rejection rule, nodes by state, expirations,
+ * tombstones, ejections, self-preservation, Kafka lag and contact age, and the proxy's retries,
+ * cancellations, errors and active streams. Per-request histograms are in {@code ProxyMetrics}.
+ * Gauges over the discovery status hold it strongly: Micrometer's default weak reference would let
+ * the supplier lambda be collected and the gauge read NaN.
+ */
+public final class SchedulerMetrics {
+
+    private SchedulerMetrics() {
+    }
+
+    /** Registers every meter on {@code registry}. */
+    public static void bind(MeterRegistry registry, NodeTable table, DiscoveryStats stats,
+                            Supplier<DiscoveryStatus> discovery, ProxyStats proxy, PassiveHealth health, Clock clock) {
+        counter(registry, "heartgate_heartbeats_received", "Heartbeat records read from Kafka", stats,
+                DiscoveryStats::receivedCount);
+        counter(registry, "heartgate_heartbeats_accepted", "Heartbeats that joined or renewed a node", stats,
+                DiscoveryStats::acceptedCount);
+        for (NodeTable.Outcome o : new NodeTable.Outcome[] {NodeTable.Outcome.STALE_INSTANCE, NodeTable.Outcome.OLD_SEQ,
+            NodeTable.Outcome.EXPIRED_ON_ARRIVAL}) {
+            FunctionCounter.builder("heartgate_heartbeats_ignored", stats, s -> s.outcomeCount(o))
+                    .description("Valid heartbeats ignored: from an old instance, an old seq, or too old")
+                    .tag("reason", o.name().toLowerCase(java.util.Locale.ROOT)).register(registry);
+        }
+        for (Rule rule : Rule.values()) {
+            FunctionCounter.builder("heartgate_heartbeats_rejected", stats, s -> s.rejectedCount(rule))
+                    .description("Heartbeat records rejected, by the rule they broke")
+                    .tag("reason", rule.label()).register(registry);
+        }
+        counter(registry, "heartgate_tombstones", "Tombstones received (agents leaving)", stats,
+                DiscoveryStats::tombstoneCount);
+        counter(registry, "heartgate_node_expirations", "Nodes expired for missing heartbeats", stats,
+                DiscoveryStats::expirationCount);
+        counter(registry, "heartgate_passive_ejections", "Nodes ejected after consecutive connect failures", health,
+                PassiveHealth::ejectionCount);
+        Gauge.builder("heartgate_nodes_ejected", health, PassiveHealth::ejectedNow)
+                .description("Nodes ejected now").register(registry);
+        for (NodeState state : NodeState.values()) {
+            Gauge.builder("heartgate_nodes", table,
+                            t -> t.snapshot().nodes().stream().filter(n -> n.state() == state).count())
+                    .description("Listed nodes by the state their agents report")
+                    .tag("state", state.name()).register(registry);
+        }
+        Gauge.builder("heartgate_nodes_routable", table, t -> t.snapshot().routable().size())
+                .description("Nodes that take new requests (UP)").register(registry);
+        Gauge.builder("heartgate_self_preservation", discovery, d -> d.get().selfPreservation() ? 1 : 0)
+                .description("1 while expiry is frozen because Kafka cannot be reached").strongReference(true).register(registry);
+        Gauge.builder("heartgate_discovery_caught_up", discovery, d -> d.get().caughtUp() ? 1 : 0)
+                .description("1 once the start-up catch-up with the topic is done").strongReference(true).register(registry);
+        Gauge.builder("heartgate_kafka_consumer_lag", discovery, d -> d.get().lag())
+                .description("Heartbeat records behind the end of the topic (-1: unknown)").strongReference(true)
+                .register(registry);
+        Gauge.builder("heartgate_kafka_last_contact_age", discovery, d -> {
+            Instant last = d.get().lastContact();
+            return last == null || last.equals(Instant.MIN) ? Double.NaN
+                    : Duration.between(last, clock.instant()).toMillis() / 1000.0;
+        }).description("Seconds since Kafka last answered").baseUnit("seconds").strongReference(true).register(registry);
+
+        counter(registry, "heartgate_proxy_requests", "Requests received by the proxy", proxy, ProxyStats::requests);
+        counter(registry, "heartgate_proxy_retries", "Attempts retried on another node", proxy, ProxyStats::retries);
+        counter(registry, "heartgate_proxy_client_cancellations", "Requests whose client hung up first", proxy,
+                ProxyStats::clientCancellations);
+        counter(registry, "heartgate_proxy_connect_failures", "Connections to nodes that failed", proxy,
+                ProxyStats::connectFailures);
+        counter(registry, "heartgate_proxy_upstream_resets", "Nodes that reset before answering", proxy,
+                ProxyStats::upstreamResets);
+        counter(registry, "heartgate_proxy_overload_answers", "503/429 answers retried elsewhere", proxy,
+                ProxyStats::overloadAnswers);
+        for (String type : new String[] {"no_upstream", "model_not_found", "upstream_unreachable", "upstream_timeout",
+            "request_too_large"}) {
+            FunctionCounter.builder("heartgate_proxy_errors", proxy, p -> p.errors(type))
+                    .description("Errors the proxy answered itself, by type").tag("type", type).register(registry);
+        }
+        Gauge.builder("heartgate_proxy_active_streams", proxy, ProxyStats::activeStreams)
+                .description("SSE and NDJSON streams being relayed now").register(registry);
+    }
+
+    private static <T> void counter(MeterRegistry registry, String name, String help, T obj, ToDoubleFunction<T> f) {
+        FunctionCounter.builder(name, obj, f).description(help).register(registry);
+    }
+}

@@ -1,0 +1,90 @@
+package io.heartgate.scheduler;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.heartgate.protocol.NodeState;
+import io.heartgate.testkit.KafkaExtension;
+import io.heartgate.testkit.TestKafka;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import org.openqa.selenium.By;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.TakesScreenshot;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+import org.openqa.selenium.support.ui.ExpectedConditions;
+import org.openqa.selenium.support.ui.WebDriverWait;
+
+/**
+ * Drives the real dashboard in headless Chromium (Debian's chromium and chromium-driver, which
+ * {@code .ci/run} installs) while heartbeats arrive: a node appears, goes DOWN and leaves, each
+ * shown within 2 s. Writes {@code target/dashboard.png} for people to look at.
+ */
+@ExtendWith(KafkaExtension.class)
+class DashboardBrowserIT {
+
+    private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
+    private static final Path CHROMEDRIVER = Path.of("/usr/bin/chromedriver");
+
+    @Test
+    void theDashboardFollowsNodesLive(TestKafka kafka, @TempDir Path profile) throws Exception {
+        Assumptions.assumeTrue(Files.isExecutable(CHROMIUM) && Files.isExecutable(CHROMEDRIVER),
+                "Chromium is not installed (apt-get install chromium chromium-driver): skipping the browser test");
+        try (Cluster cluster = new Cluster(kafka.bootstrapServers())) {
+            Cluster.SimNode a = cluster.sim("gpu-a", c -> c);
+            cluster.heartbeat("gpu-a", a.url(), b -> b.weight(3).models(List.of("llama3:8b", "qwen2.5:7b")));
+            cluster.startScheduler(c -> c);
+            cluster.awaitRoutable(1);
+            for (int i = 0; i < 5; i++) {
+                cluster.post("/api/generate", "{\"model\":\"llama3:8b\",\"prompt\":\"hi\",\"stream\":false}");
+            }
+
+            ChromeOptions options = new ChromeOptions();
+            options.setBinary(CHROMIUM.toFile());
+            options.addArguments("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                    "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update",
+                    "--disable-sync", "--window-size=1400,700", "--user-data-dir=" + profile);
+            ChromeDriverService service = new ChromeDriverService.Builder()
+                    .usingDriverExecutable(CHROMEDRIVER.toFile()).usingAnyFreePort().build();
+            ChromeDriver browser = new ChromeDriver(service, options);
+            try {
+                browser.get("http://127.0.0.1:" + cluster.scheduler.adminPort() + "/");
+                WebDriverWait wait = new WebDriverWait(browser, Duration.ofSeconds(5));
+                wait.until(ExpectedConditions.textToBe(By.cssSelector("tr[data-node='gpu-a'] .state"), "UP"));
+
+                // A node joins: on screen within 2 s.
+                Cluster.SimNode b = cluster.sim("gpu-b", c -> c);
+                cluster.heartbeat("gpu-b", b.url(), h -> h.models(List.of("llama3:8b")));
+                new WebDriverWait(browser, Duration.ofSeconds(2)).until(
+                        ExpectedConditions.textToBe(By.cssSelector("tr[data-node='gpu-b'] .state"), "UP"));
+
+                // It goes DOWN: within 2 s.
+                cluster.heartbeat("gpu-b", b.url(), h -> h.models(List.of("llama3:8b")).state(NodeState.DOWN));
+                new WebDriverWait(browser, Duration.ofSeconds(2)).until(
+                        ExpectedConditions.textToBe(By.cssSelector("tr[data-node='gpu-b'] .state"), "DOWN"));
+                assertThat(browser.findElement(By.cssSelector("tr[data-node='gpu-b'] .routable")).getText())
+                        .startsWith("no");
+
+                Files.write(Path.of("target", "dashboard.png"), ((TakesScreenshot) browser).getScreenshotAs(OutputType.BYTES));
+
+                // It leaves (tombstone): gone within 2 s.
+                cluster.stopHeartbeats("gpu-b");
+                cluster.tombstone("gpu-b");
+                new WebDriverWait(browser, Duration.ofSeconds(2)).until(
+                        ExpectedConditions.numberOfElementsToBe(By.cssSelector("tr[data-node='gpu-b']"), 0));
+                assertThat(browser.findElement(By.id("strategy")).getText()).isEqualTo("weighted");
+                assertThat(browser.findElement(By.cssSelector("tr[data-node='gpu-a'] .models")).getText())
+                        .isEqualTo("llama3:8b, qwen2.5:7b");
+            } finally {
+                browser.quit();
+            }
+        }
+    }
+}
