@@ -46,6 +46,7 @@ public final class Agent {
     private long seq;
     private NodeState lastState;
     private Future<?> probeInFlight;
+    private volatile AgentMetrics metrics;
 
     private record Probed(ProbeResult result, Instant at) {
     }
@@ -77,7 +78,17 @@ public final class Agent {
 
     /** Runs one probe now, on the calling thread. */
     public void probeNow() {
-        latest = new Probed(prober.probe(), clock.instant());
+        AgentMetrics m = metrics;
+        ProbeResult r = m == null ? prober.probe() : m.probes().record(prober::probe);
+        if (m != null && !r.healthy()) {
+            m.probeFailed();
+        }
+        latest = new Probed(r, clock.instant());
+    }
+
+    /** Records probe figures in {@code m} from now on. */
+    void metrics(AgentMetrics m) {
+        this.metrics = m;
     }
 
     /** Switches the node to DRAINING (or back): schedulers stop sending it new work. Thread-safe. */

@@ -3,6 +3,7 @@ package io.heartgate.agent;
 import io.heartgate.agent.gpu.GpuSampler;
 import io.heartgate.agent.probe.Backend;
 import io.heartgate.protocol.Durations;
+import io.heartgate.protocol.LogFormat;
 import io.heartgate.protocol.HeartbeatCodec;
 import java.io.PrintWriter;
 import java.net.InetAddress;
@@ -81,11 +82,21 @@ public final class AgentMain implements Callable<Integer> {
             description = "start in DRAINING state (also: send SIGUSR2) [env AGENT_DRAIN]")
     boolean drain;
 
+    @Option(names = "--metrics-port", defaultValue = "${env:AGENT_METRICS_PORT:--1}",
+            description = "serve the agent's own Prometheus metrics on this port; -1 = off, 0 = any free port "
+                    + "[env AGENT_METRICS_PORT] (default: off)")
+    int metricsPort;
+
     @Option(names = "--once", description = "probe once, print the heartbeat it would send as JSON, and exit")
     boolean once;
 
+    @Option(names = "--log-format", defaultValue = "${env:AGENT_LOG_FORMAT:-text}",
+            description = "text or json (one JSON object per line) [env AGENT_LOG_FORMAT] (default: text)")
+    String logFormat;
+
     /** Parses the command line and runs until SIGTERM or SIGINT. */
     public static void main(String[] args) {
+        LogFormat.select(args, "AGENT_LOG_FORMAT");
         System.exit(commandLine().execute(args));
     }
 
@@ -112,6 +123,7 @@ public final class AgentMain implements Callable<Integer> {
     public Integer call() throws Exception {
         AgentConfig config;
         try {
+            LogFormat.check(logFormat);
             config = config();
         } catch (IllegalArgumentException e) {
             System.err.println("heartbeat-agent: " + e.getMessage() + " (see --help)");
@@ -128,7 +140,18 @@ public final class AgentMain implements Callable<Integer> {
         }
         CountDownLatch stop = new CountDownLatch(1);
         Signals.onTerminate(stop::countDown);
-        AgentRuntime runtime = AgentRuntime.start(config, clock);
+        if (metricsPort < -1 || metricsPort > 65535) {
+            System.err.println("heartbeat-agent: --metrics-port must be -1 (off) or 0 to 65535, was " + metricsPort
+                    + " (see --help)");
+            return 2;
+        }
+        AgentRuntime runtime;
+        try {
+            runtime = AgentRuntime.start(config, clock, metricsPort);
+        } catch (IllegalArgumentException e) {
+            System.err.println("heartbeat-agent: " + e.getMessage() + " (see --help)");
+            return 2;
+        }
         Signals.onDrain(() -> runtime.agent().setDraining(true));
         stop.await();
         runtime.close();

@@ -44,16 +44,38 @@ public final class AgentRuntime implements AutoCloseable {
         this.gpuReads = Executors.newSingleThreadScheduledExecutor(named("agent-gpu-" + id));
     }
 
+    private AgentMetrics metrics;
+
     /** Builds the agent for {@code config} (which must name a Kafka) and starts its loops. */
     public static AgentRuntime start(AgentConfig config, Clock clock) {
+        return start(config, clock, -1);
+    }
+
+    /**
+     * Builds and starts the agent; with {@code metricsPort} of 0 or more it also serves its own
+     * Prometheus metrics on that port (0 = any free port).
+     */
+    public static AgentRuntime start(AgentConfig config, Clock clock, int metricsPort) {
         if (config.kafka() == null) {
             throw new IllegalArgumentException("--kafka is required (or set KAFKA_BOOTSTRAP_SERVERS)");
         }
         HeartbeatPublisher publisher = new HeartbeatPublisher(
                 new KafkaProducer<>(HeartbeatPublisher.producerConfig(config.kafka(), config.nodeId(), config.interval())),
-                config.topic(), config.nodeId());
+                config.topic(), config.nodeId(), clock);
         Agent agent = new Agent(config, prober(config), gpuSampler(config, clock), publisher, clock);
         AgentRuntime runtime = new AgentRuntime(config, agent, publisher);
+        if (metricsPort >= 0) {
+            AgentMetrics m = new AgentMetrics();
+            m.bind(publisher, clock);
+            agent.metrics(m);
+            try {
+                runtime.metricsPort = m.serve("0.0.0.0", metricsPort);
+            } catch (java.io.IOException e) {
+                publisher.close(Duration.ZERO);
+                throw new IllegalArgumentException("--metrics-port " + metricsPort + ": " + e.getMessage());
+            }
+            runtime.metrics = m;
+        }
         log.info("Agent for node {} advertising {} (probing {}, backend {}) every {} to Kafka {} topic {}{}",
                 config.nodeId(), config.url(), config.probeUrl(), config.backend().label(),
                 Durations.format(config.interval()), config.kafka(), config.topic(),
@@ -82,6 +104,13 @@ public final class AgentRuntime implements AutoCloseable {
         return publisher;
     }
 
+    private int metricsPort = -1;
+
+    /** Returns the port of the agent's own metrics, or -1 when it serves none. */
+    public int metricsPort() {
+        return metricsPort;
+    }
+
     /** Returns whether the heartbeat loop is still scheduled. */
     public boolean isRunning() {
         return !closed && !heartbeats.isShutdown();
@@ -107,6 +136,9 @@ public final class AgentRuntime implements AutoCloseable {
         }
         publisher.publishTombstone(TOMBSTONE_BUDGET);
         publisher.close(Duration.ofMillis(200));
+        if (metrics != null) {
+            metrics.close();
+        }
         log.info("Node {} agent stopped", config.nodeId());
     }
 

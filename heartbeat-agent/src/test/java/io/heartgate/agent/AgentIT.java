@@ -125,6 +125,28 @@ class AgentIT {
     }
 
     @Test
+    void servesItsOwnMetrics(TestKafka kafka) throws Exception {
+        String topic = "agent-metrics-" + UUID.randomUUID();
+        tail = new HeartbeatTail(kafka.bootstrapServers(), topic);
+        String url = "http://127.0.0.1:" + sim.port();
+        agent = AgentRuntime.start(new AgentConfig(kafka.bootstrapServers(), topic, "gpu-m", url, url, Backend.VLLM, 1,
+                null, Duration.ofMillis(200), Duration.ofSeconds(1), Duration.ofSeconds(5), "/nonexistent/nvidia-smi",
+                false, false), Clock.systemUTC(), 0);
+        tail.awaitCount(3, Duration.ofSeconds(10));
+
+        await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
+            String scrape = http.send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + agent.metricsPort() + "/metrics")).build(),
+                    HttpResponse.BodyHandlers.ofString()).body();
+            assertThat(scrape).containsPattern("(?m)^heartgate_agent_heartbeats_published_total [1-9]");
+            assertThat(scrape).containsPattern("(?m)^heartgate_agent_probe_duration_seconds_count [1-9]");
+            assertThat(scrape).contains("heartgate_agent_probe_failures_total 0.0");
+            assertThat(scrape).contains("heartgate_agent_publish_failures_total 0.0");
+            assertThat(scrape).contains("heartgate_agent_last_publish_age_seconds");
+        });
+    }
+
+    @Test
     void publishesATombstoneOnClose(TestKafka kafka) throws Exception {
         startAgent(kafka, Backend.AUTO, Duration.ofMillis(200));
         tail.awaitCount(2, Duration.ofSeconds(10));

@@ -87,13 +87,18 @@ class AgentProcessIT {
             Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                     "-jar", Path.of("target", "heartbeat-agent.jar").toString(), "--once",
                     "--url", "http://127.0.0.1:" + sim.port(), "--node-id", "gpu-once", "--backend", "vllm",
-                    "--nvidia-smi", "/nonexistent/nvidia-smi")
+                    "--nvidia-smi", "/nonexistent/nvidia-smi", "--log-format", "json")
                     .redirectOutput(out)
                     .redirectError(dir.resolve("err.log").toFile())
                     .start();
             assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
             assertThat(p.exitValue()).isZero();
 
+            // Logs went to stderr, one JSON object per line; stdout holds only the heartbeat.
+            List<String> logLines = Files.readAllLines(dir.resolve("err.log"));
+            assertThat(logLines).isNotEmpty().allSatisfy(line ->
+                    assertThat(new io.vertx.core.json.JsonObject(line).getString("level")).isNotBlank());
+            assertThat(logLines).anyMatch(l -> l.contains("Node gpu-once"));
             Decoded decoded = new io.heartgate.protocol.HeartbeatCodec().decode(Files.readAllBytes(out.toPath()));
             assertThat(decoded).isInstanceOfSatisfying(Decoded.Beat.class, b -> {
                 assertThat(b.heartbeat().nodeId()).isEqualTo("gpu-once");

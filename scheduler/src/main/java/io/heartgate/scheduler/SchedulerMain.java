@@ -1,6 +1,7 @@
 package io.heartgate.scheduler;
 
 import io.heartgate.protocol.Durations;
+import io.heartgate.protocol.LogFormat;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.config.SchedulerConfig;
 import io.heartgate.scheduler.demo.Demo;
@@ -24,7 +25,6 @@ import picocli.CommandLine.Option;
             "Every flag can also be set by the environment variable shown; flags win."})
 public final class SchedulerMain implements Callable<Integer> {
 
-    private static final Logger log = LoggerFactory.getLogger(SchedulerMain.class);
 
     @Option(names = "--kafka", defaultValue = "${env:KAFKA_BOOTSTRAP_SERVERS}", paramLabel = "HOST:PORT[,...]",
             description = "Kafka to read heartbeats from [env KAFKA_BOOTSTRAP_SERVERS] (default: start an embedded broker)")
@@ -119,8 +119,14 @@ public final class SchedulerMain implements Callable<Integer> {
                     + "[env SCHEDULER_LOOK_BACK] (default: 3m)")
     Duration lookBack;
 
+    @Option(names = "--log-format", defaultValue = "${env:SCHEDULER_LOG_FORMAT:-text}",
+            description = "text or json (one JSON object per line, for log shippers) [env SCHEDULER_LOG_FORMAT] "
+                    + "(default: text)")
+    String logFormat;
+
     /** Parses the command line and runs until SIGTERM or SIGINT. */
     public static void main(String[] args) {
+        LogFormat.select(args, "SCHEDULER_LOG_FORMAT");
         System.exit(commandLine().execute(args));
     }
 
@@ -146,6 +152,7 @@ public final class SchedulerMain implements Callable<Integer> {
     public Integer call() throws InterruptedException {
         SchedulerConfig config;
         try {
+            LogFormat.check(logFormat);
             config = config();
         } catch (IllegalArgumentException e) {
             System.err.println("scheduler: " + e.getMessage() + " (see --help)");
@@ -178,6 +185,7 @@ public final class SchedulerMain implements Callable<Integer> {
             printDemo(demo, config, scheduler);
         }
         stop.await();
+        Logger log = LoggerFactory.getLogger(SchedulerMain.class);
         log.info("Scheduler stopping");
         if (demo != null) {
             demo.close(); // agents first: their tombstones remove the demo nodes at once

@@ -40,8 +40,17 @@ public final class HeartbeatPublisher implements AutoCloseable {
     private final AtomicLong failed = new AtomicLong();
     private final AtomicLong skipped = new AtomicLong();
 
+    private final java.time.Clock clock;
+    private volatile java.time.Instant lastAcknowledged;
+
     /** Creates a publisher over a producer it then owns (and closes). */
     public HeartbeatPublisher(Producer<byte[], byte[]> producer, String topic, String nodeId) {
+        this(producer, topic, nodeId, java.time.Clock.systemUTC());
+    }
+
+    /** Creates a publisher that stamps acknowledgements with {@code clock}. */
+    public HeartbeatPublisher(Producer<byte[], byte[]> producer, String topic, String nodeId, java.time.Clock clock) {
+        this.clock = clock;
         this.producer = producer;
         this.topic = topic;
         this.nodeId = nodeId;
@@ -161,8 +170,14 @@ public final class HeartbeatPublisher implements AutoCloseable {
         close(Duration.ofSeconds(1));
     }
 
+    /** Returns when Kafka last acknowledged a heartbeat, or {@code null} if it never did. */
+    public java.time.Instant lastAcknowledged() {
+        return lastAcknowledged;
+    }
+
     private void delivered() {
         sent.incrementAndGet();
+        lastAcknowledged = clock.instant();
         if (reachable.compareAndSet(false, true)) {
             log.info("Node {} reaches Kafka again; heartbeats resumed", nodeId);
         }
