@@ -128,6 +128,59 @@ class SimServerIT {
     }
 
     @Test
+    void streamsOpenAiCompletionsAndAnswersOllamaGenerateWhole() throws Exception {
+        start(SimConfig.forTests("gpu-m", List.of("m")));
+
+        HttpResponse<String> stream = sim.post("/v1/completions", "{\"model\":\"m\",\"prompt\":\"p\",\"stream\":true}");
+        List<JsonObject> chunks = List.of(stream.body().split("\n\n")).stream()
+                .filter(e -> !e.equals("data: [DONE]")).map(e -> new JsonObject(e.substring(6))).toList();
+        HttpResponse<String> whole = sim.post("/api/generate", "{\"model\":\"m\",\"prompt\":\"p\",\"stream\":false}");
+
+        assertThat(stream.headers().firstValue("content-type")).hasValue("text/event-stream");
+        assertThat(stream.body()).endsWith("data: [DONE]\n\n");
+        assertThat(chunks).hasSize(9).allMatch(c -> c.getString("object").equals("text_completion"));
+        assertThat(chunks.get(0).getJsonArray("choices").getJsonObject(0).getString("text")).isEqualTo("[gpu-m]");
+        assertThat(chunks.get(8).getJsonArray("choices").getJsonObject(0).getString("finish_reason")).isEqualTo("stop");
+        JsonObject body = new JsonObject(whole.body());
+        assertThat(body.getString("response")).startsWith("[gpu-m] the GPU");
+        assertThat(body.getBoolean("done")).isTrue();
+        assertSameFields(body, sampleLines("ollama-api-generate-stream.ndjson").get(36));
+    }
+
+    @Test
+    void servesTheLegacyOllamaEmbeddingsEndpoint() throws Exception {
+        start(SimConfig.forTests("gpu-e", List.of("nomic-embed-text")));
+
+        JsonObject legacy = new JsonObject(sim.post("/api/embeddings",
+                "{\"model\":\"nomic-embed-text\",\"prompt\":\"a\"}").body());
+        JsonObject current = new JsonObject(sim.post("/api/embed",
+                "{\"model\":\"nomic-embed-text\",\"input\":\"a\"}").body());
+
+        assertThat(legacy.getJsonArray("embedding")).isEqualTo(current.getJsonArray("embeddings").getJsonArray(0));
+        assertThat(sim.post("/api/embeddings", "{\"model\":\"nomic-embed-text\",\"prompt\":5}").statusCode())
+                .isEqualTo(400);
+    }
+
+    @Test
+    void slowsTokensDownAndAnswers429OnRequest() throws Exception {
+        start(SimConfig.forTests("gpu-s", List.of("m")).withTiming(4, Duration.ofMillis(1), Duration.ofMillis(1)));
+        assertThat(sim.post("/sim/faults", "{\"tokenDelayMs\": 150}").statusCode()).isEqualTo(200);
+
+        long start = System.nanoTime();
+        HttpResponse<String> slow = sim.post("/api/generate", "{\"model\":\"m\",\"prompt\":\"p\"}");
+        long tookMs = (System.nanoTime() - start) / 1_000_000;
+
+        assertThat(slow.body().lines().count()).isEqualTo(5);
+        assertThat(tookMs).as("3 gaps of 150 ms between 4 tokens").isGreaterThanOrEqualTo(450);
+
+        assertThat(sim.post("/sim/faults", "{\"tokenDelayMs\": null, \"errorStatus\": 429}").statusCode()).isEqualTo(200);
+        HttpResponse<String> limited = sim.post("/v1/chat/completions", "{\"model\":\"m\",\"messages\":[]}");
+        assertThat(limited.statusCode()).isEqualTo(429);
+        assertThat(new JsonObject(limited.body()).getJsonObject("error").getString("type")).isEqualTo("RateLimitError");
+        assertThat(sim.get("/sim/faults").body()).contains("\"errorStatus\":429").contains("\"tokenDelayMs\":null");
+    }
+
+    @Test
     void answersUnknownModelsWithTheRealServersNotFoundShapes() throws Exception {
         start(SimConfig.forTests("gpu-e", List.of("llama3:8b")));
 
