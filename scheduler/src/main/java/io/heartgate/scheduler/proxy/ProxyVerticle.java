@@ -96,7 +96,11 @@ public final class ProxyVerticle extends VerticleBase {
         vertx.setPeriodic(100, id -> timeouts.sweep());
         server.requestHandler(req -> new Exchange(shared, client, timeouts, req).start());
         return server.listen(port, c.bind()).onSuccess(s -> {
-            shared.port().set(s.actualPort());
+            int previous = shared.port().getAndSet(s.actualPort());
+            if (previous != -1 && previous != s.actualPort()) {
+                // Instances must share one port; a second one means requests would miss half the loops.
+                log.error("Proxy instances listen on different ports ({} and {})", previous, s.actualPort());
+            }
             if (shared.announced().compareAndSet(false, true)) {
                 // The exact line scripts and tests wait for (CONTRACT.md).
                 log.info("proxy listening on {}:{}", c.bind(), s.actualPort());
