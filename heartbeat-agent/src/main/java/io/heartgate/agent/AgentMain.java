@@ -2,10 +2,8 @@ package io.heartgate.agent;
 
 import io.heartgate.agent.gpu.GpuSampler;
 import io.heartgate.agent.probe.Backend;
-import io.heartgate.protocol.Durations;
 import io.heartgate.protocol.LogFormat;
 import io.heartgate.protocol.HeartbeatCodec;
-import java.io.PrintWriter;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Clock;
@@ -13,6 +11,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import io.heartgate.protocol.cli.Cli;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -60,17 +59,15 @@ public final class AgentMain implements Callable<Integer> {
             description = "advertise these models instead of the probed ones [env NODE_MODELS]")
     List<String> models;
 
-    @Option(names = "--interval", defaultValue = "${env:HEARTBEAT_INTERVAL:-1s}", converter = DurationConverter.class,
+    @Option(names = "--interval", defaultValue = "${env:HEARTBEAT_INTERVAL:-1s}",
             description = "heartbeat interval, 100ms to 60s [env HEARTBEAT_INTERVAL] (default: 1s)")
     Duration interval;
 
     @Option(names = "--probe-timeout", defaultValue = "${env:AGENT_PROBE_TIMEOUT:-2s}",
-            converter = DurationConverter.class,
             description = "timeout of each probe request, capped at the interval [env AGENT_PROBE_TIMEOUT] (default: 2s)")
     Duration probeTimeout;
 
     @Option(names = "--gpu-interval", defaultValue = "${env:AGENT_GPU_INTERVAL:-5s}",
-            converter = DurationConverter.class,
             description = "how often nvidia-smi runs [env AGENT_GPU_INTERVAL] (default: 5s)")
     Duration gpuInterval;
 
@@ -101,13 +98,7 @@ public final class AgentMain implements Callable<Integer> {
     }
 
     static CommandLine commandLine() {
-        CommandLine cmd = new CommandLine(new AgentMain());
-        cmd.setParameterExceptionHandler((ex, args) -> {
-            PrintWriter err = ex.getCommandLine().getErr();
-            err.println("heartbeat-agent: " + ex.getMessage() + " (see --help)");
-            return 2;
-        });
-        return cmd;
+        return Cli.commandLine("heartbeat-agent", new AgentMain());
     }
 
     /** Builds the validated configuration; throws {@link IllegalArgumentException} naming the bad flag. */
@@ -139,7 +130,7 @@ public final class AgentMain implements Callable<Integer> {
             return 0;
         }
         CountDownLatch stop = new CountDownLatch(1);
-        Signals.onTerminate(stop::countDown);
+        Cli.onTerminate(stop::countDown);
         if (metricsPort < -1 || metricsPort > 65535) {
             System.err.println("heartbeat-agent: --metrics-port must be -1 (off) or 0 to 65535, was " + metricsPort
                     + " (see --help)");
@@ -152,7 +143,7 @@ public final class AgentMain implements Callable<Integer> {
             System.err.println("heartbeat-agent: " + e.getMessage() + " (see --help)");
             return 2;
         }
-        Signals.onDrain(() -> runtime.agent().setDraining(true));
+        Cli.onSignal("USR2", () -> runtime.agent().setDraining(true));
         stop.await();
         runtime.close();
         return 0;
@@ -166,18 +157,6 @@ public final class AgentMain implements Callable<Integer> {
         } catch (UnknownHostException e) {
             String env = System.getenv("HOSTNAME");
             return env != null ? env : "unknown-host";
-        }
-    }
-
-    /** Converts {@code 250ms}, {@code 5s}, {@code 2m} for picocli. */
-    static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
-        @Override
-        public Duration convert(String value) {
-            try {
-                return Durations.parse(value);
-            } catch (IllegalArgumentException e) {
-                throw new CommandLine.TypeConversionException(e.getMessage());
-            }
         }
     }
 }

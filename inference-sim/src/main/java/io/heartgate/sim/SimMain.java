@@ -1,8 +1,6 @@
 package io.heartgate.sim;
 
-import io.heartgate.protocol.Durations;
 import io.vertx.core.Vertx;
-import java.io.PrintWriter;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -11,6 +9,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import io.heartgate.protocol.cli.Cli;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -39,11 +38,11 @@ public final class SimMain implements Callable<Integer> {
     @Option(names = "--tokens", defaultValue = "32", description = "tokens per answer (default: ${DEFAULT-VALUE})")
     int tokens;
 
-    @Option(names = "--token-delay", defaultValue = "20ms", converter = DurationConverter.class,
+    @Option(names = "--token-delay", defaultValue = "20ms",
             description = "time per token (default: ${DEFAULT-VALUE})")
     Duration tokenDelay;
 
-    @Option(names = "--first-token-delay", defaultValue = "100ms", converter = DurationConverter.class,
+    @Option(names = "--first-token-delay", defaultValue = "100ms",
             description = "time before the first token (default: ${DEFAULT-VALUE})")
     Duration firstTokenDelay;
 
@@ -78,13 +77,7 @@ public final class SimMain implements Callable<Integer> {
     }
 
     static CommandLine commandLine() {
-        CommandLine cmd = new CommandLine(new SimMain());
-        cmd.setParameterExceptionHandler((ex, args) -> {
-            PrintWriter err = ex.getCommandLine().getErr();
-            err.println("inference-sim: " + ex.getMessage() + " (see --help)");
-            return 2;
-        });
-        return cmd;
+        return Cli.commandLine("inference-sim", new SimMain());
     }
 
     @Override
@@ -118,17 +111,5 @@ public final class SimMain implements Callable<Integer> {
         }, "inference-sim-shutdown"));
         stopped.await();
         return 0;
-    }
-
-    /** Converts {@code 250ms}, {@code 5s}, {@code 2m} for picocli. */
-    static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
-        @Override
-        public Duration convert(String value) {
-            try {
-                return Durations.parse(value);
-            } catch (IllegalArgumentException e) {
-                throw new CommandLine.TypeConversionException(e.getMessage());
-            }
-        }
     }
 }

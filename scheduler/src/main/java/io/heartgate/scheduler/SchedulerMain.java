@@ -1,12 +1,10 @@
 package io.heartgate.scheduler;
 
-import io.heartgate.protocol.Durations;
 import io.heartgate.protocol.LogFormat;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.config.SchedulerConfig;
 import io.heartgate.scheduler.demo.Demo;
 import io.heartgate.scheduler.proxy.ProxyConfig;
-import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -14,6 +12,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import io.heartgate.protocol.cli.Cli;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -64,23 +63,19 @@ public final class SchedulerMain implements Callable<Integer> {
     long maxBody;
 
     @Option(names = "--connect-timeout", defaultValue = "${env:SCHEDULER_CONNECT_TIMEOUT:-2s}",
-            converter = DurationConverter.class,
             description = "time to connect to a node [env SCHEDULER_CONNECT_TIMEOUT] (default: 2s)")
     Duration connectTimeout;
 
     @Option(names = "--first-byte-timeout", defaultValue = "${env:SCHEDULER_FIRST_BYTE_TIMEOUT:-5m}",
-            converter = DurationConverter.class,
             description = "time for a node to start answering; long for LLM queues; then 504 "
                     + "[env SCHEDULER_FIRST_BYTE_TIMEOUT] (default: 5m)")
     Duration firstByteTimeout;
 
     @Option(names = "--idle-timeout", defaultValue = "${env:SCHEDULER_IDLE_TIMEOUT:-2m}",
-            converter = DurationConverter.class,
             description = "longest pause between two chunks of a response [env SCHEDULER_IDLE_TIMEOUT] (default: 2m)")
     Duration idleTimeout;
 
     @Option(names = "--drain-timeout", defaultValue = "${env:SCHEDULER_DRAIN_TIMEOUT:-30s}",
-            converter = DurationConverter.class,
             description = "how long in-flight requests may finish on SIGTERM [env SCHEDULER_DRAIN_TIMEOUT] (default: 30s)")
     Duration drainTimeout;
 
@@ -88,7 +83,7 @@ public final class SchedulerMain implements Callable<Integer> {
             description = "consecutive connect failures that eject a node [env SCHEDULER_EJECT_AFTER] (default: 3)")
     int ejectAfter;
 
-    @Option(names = "--eject-for", defaultValue = "${env:SCHEDULER_EJECT_FOR:-10s}", converter = DurationConverter.class,
+    @Option(names = "--eject-for", defaultValue = "${env:SCHEDULER_EJECT_FOR:-10s}",
             description = "first ejection; doubles per ejection in a row, up to 5m [env SCHEDULER_EJECT_FOR] (default: 10s)")
     Duration ejectFor;
 
@@ -114,7 +109,7 @@ public final class SchedulerMain implements Callable<Integer> {
             description = "also start N simulated nodes with their agents [env SCHEDULER_DEMO_NODES] (default: 0)")
     int demo;
 
-    @Option(names = "--look-back", defaultValue = "${env:SCHEDULER_LOOK_BACK:-3m}", converter = DurationConverter.class,
+    @Option(names = "--look-back", defaultValue = "${env:SCHEDULER_LOOK_BACK:-3m}",
             description = "how far back heartbeats are read at start; at least the longest expiry "
                     + "[env SCHEDULER_LOOK_BACK] (default: 3m)")
     Duration lookBack;
@@ -131,13 +126,7 @@ public final class SchedulerMain implements Callable<Integer> {
     }
 
     static CommandLine commandLine() {
-        CommandLine cmd = new CommandLine(new SchedulerMain());
-        cmd.setParameterExceptionHandler((ex, args) -> {
-            PrintWriter err = ex.getCommandLine().getErr();
-            err.println("scheduler: " + ex.getMessage() + " (see --help)");
-            return 2;
-        });
-        return cmd;
+        return Cli.commandLine("scheduler", new SchedulerMain());
     }
 
     /** Builds the validated configuration; throws {@link IllegalArgumentException} naming the bad flag. */
@@ -165,7 +154,7 @@ public final class SchedulerMain implements Callable<Integer> {
         }
         CountDownLatch stop = new CountDownLatch(1);
         // Our own SIGTERM/SIGINT handler (not a shutdown hook) so that a drained stop exits 0, not 143.
-        Signals.onTerminate(stop::countDown);
+        Cli.onTerminate(stop::countDown);
         Scheduler scheduler;
         try {
             scheduler = Scheduler.start(config, Clock.systemUTC());
@@ -259,18 +248,6 @@ public final class SchedulerMain implements Callable<Integer> {
                 case "g", "gb", "gib" -> n * 1024 * 1024 * 1024;
                 default -> n;
             };
-        }
-    }
-
-    /** Converts {@code 250ms}, {@code 5s}, {@code 2m} for picocli. */
-    static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
-        @Override
-        public Duration convert(String value) {
-            try {
-                return Durations.parse(value);
-            } catch (IllegalArgumentException e) {
-                throw new CommandLine.TypeConversionException(e.getMessage());
-            }
         }
     }
 }

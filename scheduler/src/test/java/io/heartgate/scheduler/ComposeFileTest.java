@@ -11,7 +11,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import picocli.CommandLine;
 
 /** Checks that docker-compose-env.yml and hosts.example agree with the scheduler's contract defaults. */
 class ComposeFileTest {
@@ -25,7 +24,7 @@ class ComposeFileTest {
     /** The defaults CONTRACT.md gives, as the scheduler's command line applies them with no flag set. */
     private static SchedulerConfig defaults() {
         SchedulerMain main = new SchedulerMain();
-        new CommandLine(main).parseArgs();
+        io.heartgate.protocol.cli.Cli.commandLine("scheduler", main).parseArgs();
         return main.config();
     }
 
