@@ -257,22 +257,40 @@ public final class SimServer extends VerticleBase {
 
     // ---- inference ------------------------------------------------------------------------------
 
-    private void inference(RoutingContext ctx, Api api) {
+    /** A request that named a served model and was not refused by an injected error. */
+    private record Accepted(JsonObject body, String model) {
+    }
+
+    /**
+     * Counts the request and checks what every model endpoint checks: a JSON body, a served model,
+     * no injected error. Returns {@code null} when it already answered the request.
+     */
+    private Accepted accept(RoutingContext ctx, Api api) {
         stats.request(api.endpoint);
         JsonObject body = jsonBody(ctx, api);
         if (body == null) {
-            return;
+            return null;
         }
         String model = model(ctx, api, body);
         if (model == null) {
-            return;
+            return null;
         }
         Faults f = faults;
         if (f.errorStatus() != 0) {
             stats.injectedErrors.increment();
             injectedError(ctx, api, f.errorStatus());
+            return null;
+        }
+        return new Accepted(body, model);
+    }
+
+    private void inference(RoutingContext ctx, Api api) {
+        Accepted accepted = accept(ctx, api);
+        if (accepted == null) {
             return;
         }
+        JsonObject body = accepted.body();
+        String model = accepted.model();
         boolean stream = body.getValue("stream") instanceof Boolean b ? b : api.streamsByDefault;
         int tokens = Math.min(config.tokens(), requestedMaxTokens(api, body));
         boolean includeUsage = body.getValue("stream_options") instanceof JsonObject so
@@ -337,7 +355,12 @@ public final class SimServer extends VerticleBase {
             stats.droppedConnections.increment();
             job.finished = true;
             release(job);
-            job.ctx.request().connection().close();
+            // Close once the K tokens already written are on the wire; closing at once can drop them.
+            if (job.lastWrite == null) {
+                job.ctx.request().connection().close();
+            } else {
+                job.lastWrite.onComplete(v -> job.ctx.request().connection().close());
+            }
             return 0;
         }
         HttpServerResponse response = job.ctx.response();
@@ -354,7 +377,7 @@ public final class SimServer extends VerticleBase {
                             null)));
                 }
             }
-            response.write(chunk(job, token));
+            job.lastWrite = response.write(chunk(job, token));
         } else {
             job.text.append(token);
         }
@@ -451,21 +474,12 @@ public final class SimServer extends VerticleBase {
     // ---- embeddings -----------------------------------------------------------------------------
 
     private void embeddings(RoutingContext ctx, Api api) {
-        stats.request(api.endpoint);
-        JsonObject body = jsonBody(ctx, api);
-        if (body == null) {
+        Accepted accepted = accept(ctx, api);
+        if (accepted == null) {
             return;
         }
-        String model = model(ctx, api, body);
-        if (model == null) {
-            return;
-        }
-        Faults f = faults;
-        if (f.errorStatus() != 0) {
-            stats.injectedErrors.increment();
-            injectedError(ctx, api, f.errorStatus());
-            return;
-        }
+        JsonObject body = accepted.body();
+        String model = accepted.model();
         Object input = body.getValue(api == Api.OLLAMA_EMBEDDINGS_LEGACY ? "prompt" : "input");
         List<String> inputs;
         if (input instanceof String s) {
@@ -797,6 +811,7 @@ public final class SimServer extends VerticleBase {
         final long created = Instant.now(clock).getEpochSecond();
         final StringBuilder text = new StringBuilder();
         long timerId = -1;
+        io.vertx.core.Future<Void> lastWrite;
         int sent;
         boolean running;
         boolean finished;
