@@ -11,6 +11,36 @@ import sys
 import time
 
 
+async def sse_lines(reader):
+    """Yields the body's lines as each one completes, decoding chunked transfer encoding.
+
+    A proxy may re-frame chunks (HTTP gives chunk boundaries no meaning), so a line can span two
+    chunks: reading the raw socket line by line would miss a token split that way and count the
+    next one as first. A line's timestamp is when its last byte arrived.
+    """
+    head = await reader.readuntil(b"\r\n\r\n")
+    chunked = b"transfer-encoding: chunked" in head.lower()
+    pending = b""
+    while True:
+        if chunked:
+            size_line = await reader.readline()
+            if not size_line:
+                return
+            size = int(size_line.split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                return
+            data = await reader.readexactly(size)
+            await reader.readexactly(2)  # the chunk's CRLF
+        else:
+            data = await reader.read(65536)
+            if not data:
+                return
+        pending += data
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            yield line
+
+
 async def one(host, port, model, results):
     body = json.dumps({"model": model, "stream": True,
                        "messages": [{"role": "user", "content": "Say hello"}]}).encode()
@@ -22,10 +52,7 @@ async def one(host, port, model, results):
         writer.write(req)
         await writer.drain()
         stamps = []
-        while True:
-            line = await reader.readline()
-            if not line:
-                break
+        async for line in sse_lines(reader):
             if line.startswith(b"data: {") and b'"content":"' in line and b'"content":""' not in line:
                 stamps.append(time.perf_counter())
             elif line.startswith(b"data: [DONE]"):
@@ -37,7 +64,7 @@ async def one(host, port, model, results):
         results["ttft"].append((stamps[0] - start) * 1000)
         results["gaps"].extend((b - a) * 1000 for a, b in zip(stamps, stamps[1:]))
         results["tokens"] += len(stamps)
-    except OSError:
+    except (OSError, EOFError, ValueError, asyncio.LimitOverrunError):
         results["errors"] += 1
 
 
