@@ -5,7 +5,10 @@
 # concurrent streams (time to first token, inter-token gap). Prints a Markdown report.
 #
 #   bench/proxy.sh                 # after: mvn -B -DskipTests package
-#   REPEATS=3 DURATION=15 WARMUP=60 bench/proxy.sh
+#   REPEATS=3 DURATION=15 WARMUP=60 STREAMS=100 STREAM_REPEATS=9 STREAM_WARMUP=20 bench/proxy.sh
+#
+# SCHEDULER_JAVA_OPTS adds JVM options to the scheduler (e.g. -Xlog:gc:file=gc.log); by default it
+# runs as README.md says to run it, on the JVM's defaults.
 #
 # Needs: java, wrk, nginx, python3 (Debian: apt-get install wrk nginx-light python3).
 set -euo pipefail
@@ -15,6 +18,8 @@ REPEATS=${REPEATS:-3}
 DURATION=${DURATION:-15}
 WARMUP=${WARMUP:-60}
 STREAMS=${STREAMS:-100}
+STREAM_REPEATS=${STREAM_REPEATS:-9}
+STREAM_WARMUP=${STREAM_WARMUP:-20}
 WORK=$(mktemp -d /tmp/heartgate-bench.XXXXXX)
 PIDS=()
 cleanup() {
@@ -104,8 +109,13 @@ TICK=$(getconf CLK_TCK)
 echo "Warming up the scheduler's JIT for ${WARMUP}s..." >&2
 MODEL=bench-fast wrk -t2 -c64 -d"${WARMUP}s" -s bench/chat-completion.lua http://127.0.0.1:19080 > /dev/null
 MODEL=bench-fast wrk -t2 -c64 -d10s -s bench/chat-completion.lua http://127.0.0.1:19090 > /dev/null
-python3 bench/streams.py 127.0.0.1 19080 bench-stream "$STREAMS" > /dev/null
-python3 bench/streams.py 127.0.0.1 19091 bench-stream "$STREAMS" > /dev/null
+# Streams open a new client connection each, a path the request warm-up barely runs: warm it too.
+for _ in $(seq 1 "$STREAM_WARMUP"); do python3 bench/streams.py 127.0.0.1 19080 bench-stream "$STREAMS" > /dev/null; done
+for _ in 1 2 3 4 5; do
+  python3 bench/streams.py 127.0.0.1 19091 bench-stream "$STREAMS" > /dev/null
+  python3 bench/streams.py 127.0.0.1 19011,19012,19013 bench-stream "$STREAMS" > /dev/null
+done
+ROWS="$WORK/rows.tsv"
 
 run_wrk() { # run_wrk NAME PORT CONNECTIONS PIDS...
   local name=$1 port=$2 conns=$3; shift 3
@@ -124,6 +134,7 @@ run_wrk() { # run_wrk NAME PORT CONNECTIONS PIDS...
     cpu="n/a"
   fi
   echo "| $name | $conns | $rps | $p50 | $p99 | $cpu | $errs |"
+  printf 'wrk\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$conns" "$rps" "$p99" "$cpu" "$errs" >> "$ROWS"
 }
 
 echo
@@ -143,15 +154,23 @@ for conns in 32 256; do
 done
 
 echo
-echo "${STREAMS} concurrent streaming chat completions (50 tokens, 20 ms apart, 50 ms to the first), ms:"
+echo "${STREAMS} concurrent streaming chat completions (50 tokens, 20 ms apart, 50 ms to the first), ${STREAM_REPEATS} runs after ${STREAM_WARMUP} warm-up bursts, ms:"
 echo
 echo "| target | TTFT p50 | TTFT p99 | inter-token p50 | inter-token p99 | errors |"
 echo "| --- | --- | --- | --- | --- | --- |"
-for _ in $(seq 1 "$REPEATS"); do
-  for t in "direct (one sim):19011" "nginx (3 sims):19091" "scheduler (3 sims):19080"; do
+for _ in $(seq 1 "$STREAM_REPEATS"); do
+  # The direct baseline spreads its streams over the three sims itself, so each sim carries the
+  # same load as behind a proxy and the difference is what the proxy adds.
+  for t in "direct (3 sims):19011,19012,19013" "nginx (3 sims):19091" "scheduler (3 sims):19080"; do
     name=${t%%:*}; port=${t##*:}
     python3 bench/streams.py 127.0.0.1 "$port" bench-stream "$STREAMS" | python3 -c "
 import json,sys; r=json.load(sys.stdin)
-print(f\"| $name | {r['ttft_ms_p50']} | {r['ttft_ms_p99']} | {r['gap_ms_p50']} | {r['gap_ms_p99']} | {r['errors']} |\")"
+print(f\"| $name | {r['ttft_ms_p50']} | {r['ttft_ms_p99']} | {r['gap_ms_p50']} | {r['gap_ms_p99']} | {r['errors']} |\")
+open('$ROWS','a').write(f\"streams\\t$name\\t{r['ttft_ms_p50']}\\t{r['gap_ms_p50']}\\t{r['errors']}\\n\")"
   done
 done
+
+echo
+echo "Summary (medians over the runs above; \"added\" is over direct, same run):"
+echo
+python3 bench/summary.py "$ROWS"

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Opens N concurrent streaming chat completions and reports time to first token and inter-token gaps.
 
-usage: streams.py HOST PORT MODEL STREAMS
+usage: streams.py HOST PORT[,PORT...] MODEL STREAMS
+With several ports, stream i goes to port i mod n (the direct baseline spread over the nodes).
 Prints one JSON object: ttft_ms_p50/p99, gap_ms_p50/p99, streams, tokens, errors.
 Standard library only (asyncio, raw HTTP/1.1), so the client adds as little as possible.
 """
@@ -76,9 +77,10 @@ def pct(values, p):
 
 
 async def main():
-    host, port, model, n = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+    host, model, n = sys.argv[1], sys.argv[3], int(sys.argv[4])
+    ports = [int(p) for p in sys.argv[2].split(",")]
     results = {"ttft": [], "gaps": [], "tokens": 0, "errors": 0}
-    await asyncio.gather(*(one(host, port, model, results) for _ in range(n)))
+    await asyncio.gather(*(one(host, ports[i % len(ports)], model, results) for i in range(n)))
     print(json.dumps({"streams": n, "tokens": results["tokens"], "errors": results["errors"],
                       "ttft_ms_p50": pct(results["ttft"], 50), "ttft_ms_p99": pct(results["ttft"], 99),
                       "gap_ms_p50": pct(results["gaps"], 50), "gap_ms_p99": pct(results["gaps"], 99)}))

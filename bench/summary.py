@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Summarises bench/proxy.sh's rows against issue 6's goals, run by run.
+
+usage: summary.py ROWS.tsv
+Each wrk run measures direct, nginx and the scheduler back to back, and each streaming run does
+the same, so ratios and "added over direct" are taken within one run (the machine's speed drifts
+between runs) and then the median over runs is reported with the range.
+"""
+import statistics
+import sys
+
+NGINX, SCHEDULER = "nginx (3 sims)", "scheduler (3 sims)"
+DIRECT = "direct"  # "direct (one sim)" for requests, "direct (3 sims)" for streams
+
+
+def ms(value):
+    """wrk prints latencies as 812.00us, 1.20ms or 1.05s."""
+    for unit, factor in (("us", 0.001), ("ms", 1.0), ("s", 1000.0)):
+        if value.endswith(unit):
+            return float(value[: -len(unit)]) * factor
+    raise ValueError(value)
+
+
+def runs(rows):
+    """Groups rows into runs of {target: row}, a run ending with the scheduler's row."""
+    run = {}
+    for row in rows:
+        run[DIRECT if row[1].startswith(DIRECT) else row[1]] = row
+        if row[1] == SCHEDULER:
+            if DIRECT in run and NGINX in run:
+                yield run
+            run = {}
+
+
+def span(values, fmt):
+    values = list(values)
+    return f"{fmt(statistics.median(values))} (runs: {fmt(min(values))} to {fmt(max(values))})"
+
+
+def main():
+    rows = [line.rstrip("\n").split("\t") for line in open(sys.argv[1]) if line.strip()]
+    print("| measure | scheduler | nginx | goal | met? |")
+    print("| --- | --- | --- | --- | --- |")
+    for conns in sorted({int(r[2]) for r in rows if r[0] == "wrk"}):
+        wrk = [r for r in rows if r[0] == "wrk" and int(r[2]) == conns]
+        rs = list(runs(wrk))
+        ratio = [float(r[SCHEDULER][3]) / float(r[NGINX][3]) for r in rs]
+        print(f"| throughput, {conns} connections (x nginx) | {span(ratio, lambda v: f'{v:.2f}x')} | 1.00x "
+              f"| >= 1.00x | {'yes' if statistics.median(ratio) >= 1 else 'no'} |")
+        added = [ms(r[SCHEDULER][4]) - ms(r[DIRECT][4]) for r in rs]
+        nginx_added = [ms(r[NGINX][4]) - ms(r[DIRECT][4]) for r in rs]
+        goal = "< 2 ms" if conns == 32 else "(none)"
+        met = ("yes" if statistics.median(added) < 2 else "no") if conns == 32 else "-"
+        print(f"| p99 added over direct, {conns} connections | {span(added, lambda v: f'{v:+.2f} ms')} "
+              f"| {span(nginx_added, lambda v: f'{v:+.2f} ms')} | {goal} | {met} |")
+        cpu = [float(r[SCHEDULER][5]) for r in rs]
+        nginx_cpu = [float(r[NGINX][5]) for r in rs]
+        print(f"| proxy CPU per request, {conns} connections | {span(cpu, lambda v: f'{v:.1f} us')} "
+              f"| {span(nginx_cpu, lambda v: f'{v:.1f} us')} | (none) | - |")
+    streams = list(runs([r for r in rows if r[0] == "streams"]))
+    if streams:
+        ttft = [float(r[SCHEDULER][2]) - float(r[DIRECT][2]) for r in streams]
+        nginx_ttft = [float(r[NGINX][2]) - float(r[DIRECT][2]) for r in streams]
+        print(f"| TTFT p50 added over direct | {span(ttft, lambda v: f'{v:+.2f} ms')} "
+              f"| {span(nginx_ttft, lambda v: f'{v:+.2f} ms')} | < 1 ms | "
+              f"{'yes' if statistics.median(ttft) < 1 else 'no'} |")
+        gap = [float(r[SCHEDULER][3]) - float(r[DIRECT][3]) for r in streams]
+        nginx_gap = [float(r[NGINX][3]) - float(r[DIRECT][3]) for r in streams]
+        print(f"| inter-token p50 added over direct | {span(gap, lambda v: f'{v:+.2f} ms')} "
+              f"| {span(nginx_gap, lambda v: f'{v:+.2f} ms')} | (none) | - |")
+
+
+if __name__ == "__main__":
+    main()

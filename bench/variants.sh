@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# A/B of scheduler JVM options: three fast sims behind nginx and behind the scheduler, started once
+# per variant; each round measures the scheduler, then nginx as the yardstick of the machine's speed
+# at that moment. Prints one line per measurement: requests/s, p50, p99, proxy CPU us/request.
+#
+#   bench/variants.sh "default|" "parallel-gc|-XX:+UseParallelGC" "one-loop|-XX:ActiveProcessorCount=1"
+#   ROUNDS=3 DURATION=10 WARMUP=40 CONNECTIONS=32 bench/variants.sh ...
+#
+# Needs what bench/proxy.sh needs, after: mvn -B -DskipTests package.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${ROUNDS:-3}; DURATION=${DURATION:-10}; WARMUP=${WARMUP:-40}; CONNECTIONS=${CONNECTIONS:-32}
+WORK=$(mktemp -d /tmp/heartgate-variants.XXXXXX)
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  [ -f "$WORK/nginx.pid" ] && kill "$(cat "$WORK/nginx.pid")" 2>/dev/null || true
+  sleep 1
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+wait_for() { # wait_for FILE PATTERN
+  for _ in $(seq 1 600); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
+  echo "timed out waiting for '$2' in $1" >&2; exit 1
+}
+ticks() { # total user+system clock ticks of the given pids
+  local sum=0
+  for p in "$@"; do
+    [ -r "/proc/$p/stat" ] || continue
+    read -r -a f < <(sed 's/^.*) //' "/proc/$p/stat")
+    sum=$((sum + f[11] + f[12]))
+  done
+  echo "$sum"
+}
+measure() { # measure PORT PIDS...
+  local port=$1; shift
+  local before after out reqs
+  before=$(ticks "$@")
+  out=$(MODEL=bench-fast wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --latency -s bench/chat-completion.lua "http://127.0.0.1:$port")
+  after=$(ticks "$@")
+  reqs=$(echo "$out" | awk '/requests in/ {print $1}')
+  echo "rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}') p50=$(echo "$out" | awk '$1=="50%" {print $2}')" \
+    "p99=$(echo "$out" | awk '$1=="99%" {print $2}')" \
+    "cpu_us=$(python3 -c "print(f'{($after-$before)/$(getconf CLK_TCK)/$reqs*1e6:.1f}')")"
+}
+
+for i in 1 2 3; do
+  java -Xmx256m -jar inference-sim/target/inference-sim.jar --port 1900$i --name fast-$i --models bench-fast \
+    --token-delay 0ms --first-token-delay 0ms --max-concurrency 512 > "$WORK/fast-$i.log" 2>&1 &
+  PIDS+=($!)
+done
+for i in 1 2 3; do wait_for "$WORK/fast-$i.log" "listening"; done
+cat > "$WORK/nginx.conf" <<NGINX
+worker_processes auto;
+pid $WORK/nginx.pid;
+error_log $WORK/nginx-error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  upstream fast { server 127.0.0.1:19001; server 127.0.0.1:19002; server 127.0.0.1:19003; keepalive 256; }
+  server {
+    listen 127.0.0.1:19090;
+    location / { proxy_pass http://fast; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_buffering off; }
+  }
+}
+NGINX
+nginx -c "$WORK/nginx.conf"
+MODEL=bench-fast wrk -t2 -c64 -d5s -s bench/chat-completion.lua http://127.0.0.1:19090 > /dev/null
+
+for variant in "$@"; do
+  label=${variant%%|*}; opts=${variant#*|}
+  # shellcheck disable=SC2086 # options are words on purpose
+  java $opts -jar scheduler/target/scheduler.jar --embedded-kafka-port 0 --bind 127.0.0.1 --port 19080 \
+    --admin-port 19081 --strategy round-robin > "$WORK/scheduler-$label.log" 2>&1 &
+  sched=$!
+  PIDS+=($sched)
+  wait_for "$WORK/scheduler-$label.log" "proxy listening"
+  kafka=$(grep -o 'kafka bootstrap [0-9.:]*' "$WORK/scheduler-$label.log" | awk '{print $3}')
+  agents=()
+  for i in 1 2 3; do
+    java -Xmx96m -jar heartbeat-agent/target/heartbeat-agent.jar --kafka "$kafka" --node-id "fast-$i" \
+      --url "http://127.0.0.1:1900$i" --backend ollama --interval 1s --nvidia-smi /nonexistent \
+      > "$WORK/agent-$i.log" 2>&1 &
+    agents+=($!); PIDS+=($!)
+  done
+  for _ in $(seq 1 300); do
+    [ "$(curl -s 127.0.0.1:19081/admin/nodes | grep -o '"routable":true' | wc -l)" -eq 3 ] && break; sleep 0.1
+  done
+  MODEL=bench-fast wrk -t2 -c64 -d"${WARMUP}s" -s bench/chat-completion.lua http://127.0.0.1:19080 > /dev/null
+  for _ in $(seq 1 "$ROUNDS"); do
+    echo "[$label] scheduler $(measure 19080 "$sched")"
+    echo "[$label] nginx     $(measure 19090 $(pgrep -f 'nginx: (master|worker)' | tr '\n' ' '))"
+  done
+  kill "${agents[@]}" "$sched" 2>/dev/null
+  wait "$sched" 2>/dev/null
+  sleep 2
+done
