@@ -10,34 +10,16 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}; DURATION=${DURATION:-10}; WARMUP=${WARMUP:-40}; CONNECTIONS=${CONNECTIONS:-32}
-WORK=$(mktemp -d /tmp/heartgate-variants.XXXXXX)
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  [ -f "$WORK/nginx.pid" ] && kill "$(cat "$WORK/nginx.pid")" 2>/dev/null || true
-  sleep 1
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-wait_for() { # wait_for FILE PATTERN
-  for _ in $(seq 1 600); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
-  echo "timed out waiting for '$2' in $1" >&2; exit 1
-}
-ticks() { # total user+system clock ticks of the given pids
-  local sum=0
-  for p in "$@"; do
-    [ -r "/proc/$p/stat" ] || continue
-    read -r -a f < <(sed 's/^.*) //' "/proc/$p/stat")
-    sum=$((sum + f[11] + f[12]))
-  done
-  echo "$sum"
-}
+NAME=bench/variants.sh
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+
 measure() { # measure PORT PIDS...
   local port=$1; shift
   local before after out reqs
-  before=$(ticks "$@")
+  before=$(cpu_ticks "$@")
   out=$(MODEL=bench-fast wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --latency -s bench/chat-completion.lua "http://127.0.0.1:$port")
-  after=$(ticks "$@")
+  after=$(cpu_ticks "$@")
   reqs=$(echo "$out" | awk '/requests in/ {print $1}')
   echo "rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}') p50=$(echo "$out" | awk '$1=="50%" {print $2}')" \
     "p99=$(echo "$out" | awk '$1=="99%" {print $2}')" \
@@ -50,21 +32,7 @@ for i in 1 2 3; do
   PIDS+=($!)
 done
 for i in 1 2 3; do wait_for "$WORK/fast-$i.log" "listening"; done
-cat > "$WORK/nginx.conf" <<NGINX
-worker_processes auto;
-pid $WORK/nginx.pid;
-error_log $WORK/nginx-error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  upstream fast { server 127.0.0.1:19001; server 127.0.0.1:19002; server 127.0.0.1:19003; keepalive 256; }
-  server {
-    listen 127.0.0.1:19090;
-    location / { proxy_pass http://fast; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_buffering off; }
-  }
-}
-NGINX
-nginx -c "$WORK/nginx.conf"
+start_nginx
 MODEL=bench-fast wrk -t2 -c64 -d5s -s bench/chat-completion.lua http://127.0.0.1:19090 > /dev/null
 
 for variant in "$@"; do
@@ -83,13 +51,11 @@ for variant in "$@"; do
       > "$WORK/agent-$i.log" 2>&1 &
     agents+=($!); PIDS+=($!)
   done
-  for _ in $(seq 1 300); do
-    [ "$(curl -s 127.0.0.1:19081/admin/nodes | grep -o '"routable":true' | wc -l)" -eq 3 ] && break; sleep 0.1
-  done
+  wait_routable 3
   MODEL=bench-fast wrk -t2 -c64 -d"${WARMUP}s" -s bench/chat-completion.lua http://127.0.0.1:19080 > /dev/null
   for _ in $(seq 1 "$ROUNDS"); do
     echo "[$label] scheduler $(measure 19080 "$sched")"
-    echo "[$label] nginx     $(measure 19090 $(pgrep -f 'nginx: (master|worker)' | tr '\n' ' '))"
+    echo "[$label] nginx     $(measure 19090 $(nginx_pids))"
   done
   kill "${agents[@]}" "$sched" 2>/dev/null
   wait "$sched" 2>/dev/null

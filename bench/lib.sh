@@ -1,0 +1,66 @@
+# Shared by bench/proxy.sh and bench/variants.sh; source it after setting NAME (the script's name
+# for messages). Sets WORK (a temp dir) and PIDS (processes to stop), both cleaned up on exit.
+WORK=$(mktemp -d /tmp/heartgate-bench.XXXXXX)
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  [ -f "$WORK/nginx.pid" ] && kill "$(cat "$WORK/nginx.pid")" 2>/dev/null || true
+  sleep 1
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+for tool in java wrk nginx python3 curl; do
+  command -v "$tool" >/dev/null || { echo "$NAME: $tool is not installed" >&2; exit 2; }
+done
+for jar in scheduler/target/scheduler.jar heartbeat-agent/target/heartbeat-agent.jar inference-sim/target/inference-sim.jar; do
+  [ -f "$jar" ] || { echo "$NAME: $jar missing; run mvn -B -DskipTests package" >&2; exit 2; }
+done
+
+wait_for() { # wait_for FILE PATTERN
+  for _ in $(seq 1 600); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
+  echo "timed out waiting for '$2' in $1" >&2; cat "$1" >&2; exit 1
+}
+
+cpu_ticks() { # total user+system clock ticks of the given pids
+  local sum=0
+  for p in "$@"; do
+    [ -r "/proc/$p/stat" ] || continue
+    read -r -a f < <(sed 's/^.*) //' "/proc/$p/stat")
+    sum=$((sum + f[11] + f[12]))
+  done
+  echo "$sum"
+}
+
+nginx_pids() { pgrep -f "nginx: (master|worker)" | tr '\n' ' '; }
+
+start_nginx() { # nginx as the closest equivalent: port 19090 -> fast sims 1900x, 19091 -> stream sims 1901x
+  cat > "$WORK/nginx.conf" <<NGINX
+worker_processes auto;
+pid $WORK/nginx.pid;
+error_log $WORK/nginx-error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  upstream fast { server 127.0.0.1:19001; server 127.0.0.1:19002; server 127.0.0.1:19003; keepalive 256; }
+  upstream stream { server 127.0.0.1:19011; server 127.0.0.1:19012; server 127.0.0.1:19013; keepalive 256; }
+  server {
+    listen 127.0.0.1:19090;
+    location / { proxy_pass http://fast; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_buffering off; }
+  }
+  server {
+    listen 127.0.0.1:19091;
+    location / { proxy_pass http://stream; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_buffering off; }
+  }
+}
+NGINX
+  nginx -c "$WORK/nginx.conf"
+  sleep 0.5
+}
+
+wait_routable() { # wait_routable COUNT: until the scheduler's admin API shows COUNT routable nodes
+  for _ in $(seq 1 300); do
+    [ "$(curl -s 127.0.0.1:19081/admin/nodes | grep -o '"routable":true' | wc -l)" -eq "$1" ] && return 0; sleep 0.1
+  done
+  echo "$NAME: fewer than $1 nodes became routable" >&2; exit 1
+}
