@@ -54,7 +54,8 @@ class MetricsIT {
             assertThat(value(after, "heartgate_nodes_ejected")).isEqualTo(1);
             assertThat(sum(after, "heartgate_proxy_errors_total\\{type=\"model_not_found\"}")).isEqualTo(1);
             assertThat(value(after, "heartgate_proxy_client_cancellations_total")).isZero();
-            assertThat(after).contains("vertx_http_server_requests_total");
+            assertThat(after).contains("vertx_http_server_requests_total"); // the admin port's own
+            assertThat(value(after, "heartgate_proxy_in_flight")).isZero();
             // Labels stay bounded: no path label, and the unknown model is not a label value.
             assertThat(after).doesNotContain("path=").doesNotContain("nope:1b");
         }

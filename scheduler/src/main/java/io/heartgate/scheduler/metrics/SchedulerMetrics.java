@@ -93,6 +93,14 @@ public final class SchedulerMetrics {
         }
         Gauge.builder("heartgate_proxy_active_streams", proxy, ProxyStats::activeStreams)
                 .description("SSE and NDJSON streams being relayed now").register(registry);
+        // Summed when scraped, from the per-node counts the balancers read: nothing per request.
+        Gauge.builder("heartgate_proxy_in_flight", table, t -> {
+            long n = 0;
+            for (var node : t.snapshot().nodes()) {
+                n += node.inFlight().get();
+            }
+            return n;
+        }).description("Requests in flight to the nodes in the table now").register(registry);
     }
 
     private static <T> void counter(MeterRegistry registry, String name, String help, T obj, ToDoubleFunction<T> f) {
