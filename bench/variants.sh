@@ -4,6 +4,7 @@
 # at that moment. Prints one line per measurement: requests/s, p50, p99, proxy CPU us/request.
 #
 #   bench/variants.sh "default|" "parallel-gc|-XX:+UseParallelGC" "one-loop|-XX:ActiveProcessorCount=1"
+#   bench/variants.sh "bare|bare:" "bare-vertx-meters|bare: -Dbare.vertxMeters=true"   # bench/BareProxy.java
 #   ROUNDS=3 DURATION=10 WARMUP=40 CONNECTIONS=32 bench/variants.sh ...
 #
 # Needs what bench/proxy.sh needs, after: mvn -B -DskipTests package.
@@ -37,21 +38,33 @@ MODEL=bench-fast wrk -t2 -c64 -d5s -s bench/chat-completion.lua http://127.0.0.1
 
 for variant in "$@"; do
   label=${variant%%|*}; opts=${variant#*|}
-  # shellcheck disable=SC2086 # options are words on purpose
-  java $opts -jar scheduler/target/scheduler.jar --embedded-kafka-port 0 --bind 127.0.0.1 --port 19080 \
-    --admin-port 19081 --strategy round-robin > "$WORK/scheduler-$label.log" 2>&1 &
-  sched=$!
-  PIDS+=($sched)
-  wait_for "$WORK/scheduler-$label.log" "proxy listening"
-  kafka=$(grep -o 'kafka bootstrap [0-9.:]*' "$WORK/scheduler-$label.log" | awk '{print $3}')
-  agents=()
-  for i in 1 2 3; do
-    java -Xmx96m -jar heartbeat-agent/target/heartbeat-agent.jar --kafka "$kafka" --node-id "fast-$i" \
-      --url "http://127.0.0.1:1900$i" --backend ollama --interval 1s --nvidia-smi /nonexistent \
-      > "$WORK/agent-$i.log" 2>&1 &
-    agents+=($!); PIDS+=($!)
-  done
-  wait_routable 3
+  if [[ $opts == bare:* ]]; then
+    # The yardstick: the least a Vert.x proxy does, on the same ports (bench/BareProxy.java).
+    mkdir -p "$WORK/bare"
+    javac -cp scheduler/target/scheduler.jar -d "$WORK/bare" bench/BareProxy.java
+    # shellcheck disable=SC2086 # options are words on purpose
+    java ${opts#bare:} -cp "$WORK/bare:scheduler/target/scheduler.jar" BareProxy > "$WORK/scheduler-$label.log" 2>&1 &
+    sched=$!
+    PIDS+=($sched)
+    wait_for "$WORK/scheduler-$label.log" "proxy listening"
+    agents=()
+  else
+    # shellcheck disable=SC2086 # options are words on purpose
+    java $opts -jar scheduler/target/scheduler.jar --embedded-kafka-port 0 --bind 127.0.0.1 --port 19080 \
+      --admin-port 19081 --strategy round-robin > "$WORK/scheduler-$label.log" 2>&1 &
+    sched=$!
+    PIDS+=($sched)
+    wait_for "$WORK/scheduler-$label.log" "proxy listening"
+    kafka=$(grep -o 'kafka bootstrap [0-9.:]*' "$WORK/scheduler-$label.log" | awk '{print $3}')
+    agents=()
+    for i in 1 2 3; do
+      java -Xmx96m -jar heartbeat-agent/target/heartbeat-agent.jar --kafka "$kafka" --node-id "fast-$i" \
+        --url "http://127.0.0.1:1900$i" --backend ollama --interval 1s --nvidia-smi /nonexistent \
+        > "$WORK/agent-$i.log" 2>&1 &
+      agents+=($!); PIDS+=($!)
+    done
+    wait_routable 3
+  fi
   MODEL=bench-fast wrk -t2 -c64 -d"${WARMUP}s" -s bench/chat-completion.lua http://127.0.0.1:19080 > /dev/null
   for _ in $(seq 1 "$ROUNDS"); do
     echo "[$label] scheduler $(measure 19080 "$sched")"
