@@ -2,6 +2,7 @@ package io.heartgate.scheduler.proxy;
 
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TableSnapshot;
+import io.netty.handler.codec.http.HttpResponseStatus;
 import io.vertx.core.MultiMap;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClient;
@@ -345,8 +346,8 @@ final class Exchange {
     private void relay(Node target, HttpClientResponse response) {
         out.setStatusCode(response.statusCode());
         String message = response.statusMessage();
-        if (message != null) {
-            out.setStatusMessage(message);
+        if (message != null && !message.equals(HttpResponseStatus.valueOf(response.statusCode()).reasonPhrase())) {
+            out.setStatusMessage(message); // only a node's own reason phrase: the standard one is cached
         }
         MultiMap headers = out.headers();
         headers.addAll(response.headers());

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -16,11 +17,22 @@ import java.util.concurrent.atomic.LongAdder;
  */
 public final class ProxyMetrics {
 
+    /** Index 0 is a response cut short (no status sent); 1 to 9 are 1xx to 9xx. */
+    private static final String[] STATUS_CLASSES = {"none", "1xx", "2xx", "3xx", "4xx", "5xx", "6xx", "7xx", "8xx", "9xx"};
+
     private final MeterRegistry registry;
-    private final Map<String, Timer> durations = new ConcurrentHashMap<>();
-    private final Map<String, Timer> firstBytes = new ConcurrentHashMap<>();
     private final Timer firstByteAll;
-    private final Map<String, LongAdder[]> byNode = new ConcurrentHashMap<>();
+    // node -> meters; looked up per request by strings whose hashes are cached, so recording a
+    // request builds no key and allocates nothing once its meters exist.
+    private final Map<String, NodeMeters> byNode = new ConcurrentHashMap<>();
+
+    /** One node's meters: per model, a duration timer per status class and a first-byte timer. */
+    private static final class NodeMeters {
+        final Map<String, AtomicReferenceArray<Timer>> durations = new ConcurrentHashMap<>();
+        final Map<String, Timer> firstBytes = new ConcurrentHashMap<>();
+        final LongAdder requests = new LongAdder();
+        final LongAdder errors = new LongAdder();
+    }
 
     /** Creates the recorder over {@code registry}. */
     public ProxyMetrics(MeterRegistry registry) {
@@ -35,19 +47,26 @@ public final class ProxyMetrics {
 
     /** Records one finished request. */
     void record(String node, int status, String model, long durationNanos, long firstByteNanos) {
-        String statusClass = status == 0 ? "none" : (status / 100) + "xx";
+        int statusClass = status < 100 || status >= 1000 ? 0 : status / 100;
         String m = model == null ? "none" : model;
-        String key = node + '\u0000' + statusClass + '\u0000' + m;
-        durations.computeIfAbsent(key, k -> Timer.builder("heartgate_proxy_request_duration")
-                .description("Proxied requests, from the request's arrival to the response's end")
-                .tags("node", node, "status_class", statusClass, "model", m)
-                .publishPercentileHistogram()
-                .minimumExpectedValue(Duration.ofMillis(1))
-                .maximumExpectedValue(Duration.ofMinutes(10))
-                .register(registry)).record(durationNanos, TimeUnit.NANOSECONDS);
+        NodeMeters meters = byNode.computeIfAbsent(node, k -> new NodeMeters());
+        AtomicReferenceArray<Timer> byStatus = meters.durations.computeIfAbsent(m,
+                k -> new AtomicReferenceArray<>(STATUS_CLASSES.length));
+        Timer duration = byStatus.get(statusClass);
+        if (duration == null) {
+            // Two event loops may both get here: the registry hands both the same meter.
+            duration = Timer.builder("heartgate_proxy_request_duration")
+                    .description("Proxied requests, from the request's arrival to the response's end")
+                    .tags("node", node, "status_class", STATUS_CLASSES[statusClass], "model", m)
+                    .publishPercentileHistogram()
+                    .minimumExpectedValue(Duration.ofMillis(1))
+                    .maximumExpectedValue(Duration.ofMinutes(10))
+                    .register(registry);
+            byStatus.set(statusClass, duration);
+        }
+        duration.record(durationNanos, TimeUnit.NANOSECONDS);
         if (firstByteNanos > 0) {
-            String fk = node + '\u0000' + m;
-            firstBytes.computeIfAbsent(fk, k -> Timer.builder("heartgate_proxy_time_to_first_byte")
+            meters.firstBytes.computeIfAbsent(m, k -> Timer.builder("heartgate_proxy_time_to_first_byte")
                     .description("Time from the request's arrival to the node's response head")
                     .tags("node", node, "model", m)
                     .publishPercentileHistogram()
@@ -56,17 +75,16 @@ public final class ProxyMetrics {
                     .register(registry)).record(firstByteNanos, TimeUnit.NANOSECONDS);
             firstByteAll.record(firstByteNanos, TimeUnit.NANOSECONDS);
         }
-        LongAdder[] counts = byNode.computeIfAbsent(node, k -> new LongAdder[] {new LongAdder(), new LongAdder()});
-        counts[0].increment();
+        meters.requests.increment();
         if (status >= 500 || status == 0) {
-            counts[1].increment();
+            meters.errors.increment();
         }
     }
 
     /** Returns requests and errors (5xx or cut) proxied to {@code node} so far. */
     public long[] counts(String node) {
-        LongAdder[] c = byNode.get(node);
-        return c == null ? new long[] {0, 0} : new long[] {c[0].sum(), c[1].sum()};
+        NodeMeters c = byNode.get(node);
+        return c == null ? new long[] {0, 0} : new long[] {c.requests.sum(), c.errors.sum()};
     }
 
     /** Returns the median time to first byte over the last half minute, in ms, or NaN. */
@@ -78,8 +96,8 @@ public final class ProxyMetrics {
     /** Returns the total requests recorded. */
     public long total() {
         long n = 0;
-        for (LongAdder[] c : byNode.values()) {
-            n += c[0].sum();
+        for (NodeMeters c : byNode.values()) {
+            n += c.requests.sum();
         }
         return n;
     }
