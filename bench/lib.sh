@@ -64,3 +64,22 @@ wait_routable() { # wait_routable COUNT: until the scheduler's admin API shows C
   done
   echo "$NAME: fewer than $1 nodes became routable" >&2; exit 1
 }
+
+wrk_measure() { # wrk_measure PORT CONNECTIONS SECONDS PIDS...: small chat completions against PORT
+  # Sets WRK_RPS, WRK_P50, WRK_P99, WRK_ERRORS and WRK_CPU (user+system us per request of PIDS, or n/a).
+  local port=$1 conns=$2 seconds=$3; shift 3
+  local before after out reqs
+  before=$(cpu_ticks "$@")
+  out=$(MODEL=bench-fast wrk -t2 -c"$conns" -d"${seconds}s" --latency -s bench/chat-completion.lua "http://127.0.0.1:$port")
+  after=$(cpu_ticks "$@")
+  WRK_RPS=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
+  WRK_P50=$(echo "$out" | awk '$1=="50%" {print $2}')
+  WRK_P99=$(echo "$out" | awk '$1=="99%" {print $2}')
+  WRK_ERRORS=$(echo "$out" | awk '/non-2xx or socket errors/ {print $NF}')
+  reqs=$(echo "$out" | awk '/requests in/ {print $1}')
+  if [ $# -gt 0 ] && [ "${reqs:-0}" -gt 0 ]; then
+    WRK_CPU=$(python3 -c "print(f'{($after-$before)/$(getconf CLK_TCK)/$reqs*1e6:.1f}')")
+  else
+    WRK_CPU="n/a"
+  fi
+}

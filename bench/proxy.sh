@@ -52,7 +52,6 @@ for i in 1 2 3; do
 done
 wait_routable 6
 start_nginx
-TICK=$(getconf CLK_TCK)
 
 echo "Warming up the scheduler's JIT for ${WARMUP}s..." >&2
 MODEL=bench-fast wrk -t2 -c64 -d"${WARMUP}s" -s bench/chat-completion.lua http://127.0.0.1:19080 > /dev/null
@@ -65,24 +64,11 @@ for _ in 1 2 3 4 5; do
 done
 ROWS="$WORK/rows.tsv"
 
-run_wrk() { # run_wrk NAME PORT CONNECTIONS PIDS...
+run_wrk() { # run_wrk NAME PORT CONNECTIONS PIDS...: one table row
   local name=$1 port=$2 conns=$3; shift 3
-  local before after out rps p50 p99 reqs cpu
-  before=$(cpu_ticks "$@")
-  out=$(MODEL=bench-fast wrk -t2 -c"$conns" -d"${DURATION}s" --latency -s bench/chat-completion.lua "http://127.0.0.1:$port")
-  after=$(cpu_ticks "$@")
-  rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
-  p50=$(echo "$out" | awk '$1=="50%" {print $2}')
-  p99=$(echo "$out" | awk '$1=="99%" {print $2}')
-  reqs=$(echo "$out" | awk '/requests in/ {print $1}')
-  errs=$(echo "$out" | awk '/non-2xx or socket errors/ {print $NF}')
-  if [ $# -gt 0 ] && [ "$reqs" -gt 0 ]; then
-    cpu=$(python3 -c "print(f'{($after-$before)/$TICK/$reqs*1e6:.1f}')")
-  else
-    cpu="n/a"
-  fi
-  echo "| $name | $conns | $rps | $p50 | $p99 | $cpu | $errs |"
-  printf 'wrk\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$conns" "$rps" "$p99" "$cpu" "$errs" >> "$ROWS"
+  wrk_measure "$port" "$conns" "$DURATION" "$@"
+  echo "| $name | $conns | $WRK_RPS | $WRK_P50 | $WRK_P99 | $WRK_CPU | $WRK_ERRORS |"
+  printf 'wrk\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$conns" "$WRK_RPS" "$WRK_P99" "$WRK_CPU" "$WRK_ERRORS" >> "$ROWS"
 }
 
 echo

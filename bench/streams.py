@@ -77,8 +77,11 @@ def pct(values, p):
 
 
 async def main():
-    host, model, n = sys.argv[1], sys.argv[3], int(sys.argv[4])
-    ports = [int(p) for p in sys.argv[2].split(",")]
+    try:
+        host, model, n = sys.argv[1], sys.argv[3], int(sys.argv[4])
+        ports = [int(p) for p in sys.argv[2].split(",")]
+    except (IndexError, ValueError):
+        sys.exit("usage: streams.py HOST PORT[,PORT...] MODEL STREAMS")
     results = {"ttft": [], "gaps": [], "tokens": 0, "errors": 0}
     await asyncio.gather(*(one(host, ports[i % len(ports)], model, results) for i in range(n)))
     print(json.dumps({"streams": n, "tokens": results["tokens"], "errors": results["errors"],

@@ -38,7 +38,10 @@ def span(values, fmt):
 
 
 def main():
-    rows = [line.rstrip("\n").split("\t") for line in open(sys.argv[1]) if line.strip()]
+    if len(sys.argv) != 2:
+        sys.exit("usage: summary.py ROWS.tsv (written by bench/proxy.sh)")
+    with open(sys.argv[1]) as f:
+        rows = [line.rstrip("\n").split("\t") for line in f if line.strip()]
     print("| measure | scheduler | nginx | goal | met? |")
     print("| --- | --- | --- | --- | --- |")
     for conns in sorted({int(r[2]) for r in rows if r[0] == "wrk"}):

@@ -12,19 +12,23 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}; DURATION=${DURATION:-10}; WARMUP=${WARMUP:-40}; CONNECTIONS=${CONNECTIONS:-32}
 NAME=bench/variants.sh
+if [ $# -eq 0 ]; then
+  echo "usage: bench/variants.sh \"LABEL|JVM OPTIONS\"... (\"LABEL|bare: OPTIONS\" runs bench/BareProxy.java)" >&2
+  exit 2
+fi
+for variant in "$@"; do
+  case $variant in
+    *"|"*) ;;
+    *) echo "$NAME: '$variant' is not LABEL|JVM OPTIONS" >&2; exit 2 ;;
+  esac
+done
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
 
-measure() { # measure PORT PIDS...
+measure() { # measure PORT PIDS...: one result line
   local port=$1; shift
-  local before after out reqs
-  before=$(cpu_ticks "$@")
-  out=$(MODEL=bench-fast wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --latency -s bench/chat-completion.lua "http://127.0.0.1:$port")
-  after=$(cpu_ticks "$@")
-  reqs=$(echo "$out" | awk '/requests in/ {print $1}')
-  echo "rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}') p50=$(echo "$out" | awk '$1=="50%" {print $2}')" \
-    "p99=$(echo "$out" | awk '$1=="99%" {print $2}')" \
-    "cpu_us=$(python3 -c "print(f'{($after-$before)/$(getconf CLK_TCK)/$reqs*1e6:.1f}')")"
+  wrk_measure "$port" "$CONNECTIONS" "$DURATION" "$@"
+  echo "rps=$WRK_RPS p50=$WRK_P50 p99=$WRK_P99 cpu_us=$WRK_CPU errors=$WRK_ERRORS"
 }
 
 for i in 1 2 3; do
@@ -40,8 +44,10 @@ for variant in "$@"; do
   label=${variant%%|*}; opts=${variant#*|}
   if [[ $opts == bare:* ]]; then
     # The yardstick: the least a Vert.x proxy does, on the same ports (bench/BareProxy.java).
-    mkdir -p "$WORK/bare"
-    javac -cp scheduler/target/scheduler.jar -d "$WORK/bare" bench/BareProxy.java
+    if [ ! -f "$WORK/bare/BareProxy.class" ]; then
+      mkdir -p "$WORK/bare"
+      javac -cp scheduler/target/scheduler.jar -d "$WORK/bare" bench/BareProxy.java
+    fi
     # shellcheck disable=SC2086 # options are words on purpose
     java ${opts#bare:} -cp "$WORK/bare:scheduler/target/scheduler.jar" BareProxy > "$WORK/scheduler-$label.log" 2>&1 &
     sched=$!
