@@ -42,7 +42,19 @@ MODEL=bench-fast wrk -t2 -c64 -d5s -s bench/chat-completion.lua http://127.0.0.1
 
 for variant in "$@"; do
   label=${variant%%|*}; opts=${variant#*|}
-  if [[ $opts == bare:* ]]; then
+  if [[ $opts == netty:* ]]; then
+    # The raw Netty yardstick (bench/BareNettyProxy.java).
+    if [ ! -f "$WORK/bare/BareNettyProxy.class" ]; then
+      mkdir -p "$WORK/bare"
+      javac -cp scheduler/target/scheduler.jar -d "$WORK/bare" bench/BareNettyProxy.java
+    fi
+    # shellcheck disable=SC2086 # options are words on purpose
+    java ${opts#netty:} -cp "$WORK/bare:scheduler/target/scheduler.jar" BareNettyProxy > "$WORK/scheduler-$label.log" 2>&1 &
+    sched=$!
+    PIDS+=($sched)
+    wait_for "$WORK/scheduler-$label.log" "proxy listening"
+    agents=()
+  elif [[ $opts == bare:* ]]; then
     # The yardstick: the least a Vert.x proxy does, on the same ports (bench/BareProxy.java).
     if [ ! -f "$WORK/bare/BareProxy.class" ]; then
       mkdir -p "$WORK/bare"

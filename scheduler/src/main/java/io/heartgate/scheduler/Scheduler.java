@@ -6,7 +6,7 @@ import io.heartgate.scheduler.admin.AdminServer;
 import io.heartgate.scheduler.balancer.Balancer;
 import io.heartgate.scheduler.health.PassiveHealth;
 import io.heartgate.scheduler.proxy.ProxyStats;
-import io.heartgate.scheduler.proxy.ProxyVerticle;
+import io.heartgate.scheduler.proxy.ProxyServer;
 import io.heartgate.scheduler.config.SchedulerConfig;
 import io.heartgate.scheduler.discovery.DiscoveryStats;
 import io.heartgate.scheduler.discovery.DiscoveryStatus;
@@ -22,8 +22,6 @@ import io.vertx.micrometer.MicrometerMetricsFactory;
 import io.vertx.micrometer.MetricsDomain;
 import io.vertx.micrometer.MicrometerMetricsOptions;
 import io.vertx.core.VertxOptions;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.time.Clock;
 import java.time.Duration;
@@ -55,16 +53,14 @@ public final class Scheduler implements AutoCloseable {
     private final HeartbeatConsumer discovery;
     private final Thread discoveryThread;
     private final Vertx vertx;
-    private final Vertx proxyVertx;
     private final AdminServer admin;
-    private final ProxyVerticle.Shared proxy;
-    private final List<String> proxyDeployments;
+    private final ProxyServer proxyServer;
+    private final ProxyServer.Shared proxy;
     private final AtomicBoolean draining;
 
     private Scheduler(SchedulerConfig config, EmbeddedKafkaBroker broker, String bootstrap, NodeTable table,
                       DiscoveryStats stats, HeartbeatConsumer discovery, Thread discoveryThread, Vertx vertx,
-                      Vertx proxyVertx, AdminServer admin, ProxyVerticle.Shared proxy, List<String> proxyDeployments,
-                      AtomicBoolean draining) {
+                      AdminServer admin, ProxyServer proxyServer, AtomicBoolean draining) {
         this.config = config;
         this.broker = broker;
         this.bootstrap = bootstrap;
@@ -73,10 +69,9 @@ public final class Scheduler implements AutoCloseable {
         this.discovery = discovery;
         this.discoveryThread = discoveryThread;
         this.vertx = vertx;
-        this.proxyVertx = proxyVertx;
         this.admin = admin;
-        this.proxy = proxy;
-        this.proxyDeployments = proxyDeployments;
+        this.proxyServer = proxyServer;
+        this.proxy = proxyServer.shared();
         this.draining = draining;
     }
 
@@ -89,7 +84,6 @@ public final class Scheduler implements AutoCloseable {
     public static Scheduler start(SchedulerConfig config, Clock clock) {
         EmbeddedKafkaBroker broker = null;
         Vertx vertx = null;
-        Vertx proxyVertx = null;
         HeartbeatConsumer discovery = null;
         try {
             String bootstrap = config.kafka();
@@ -135,20 +129,11 @@ public final class Scheduler implements AutoCloseable {
                                     .addDisabledMetricsCategory(MetricsDomain.VERTICLES)))
                     .withMetrics(new MicrometerMetricsFactory(registry))
                     .build();
-            // The proxy runs on a Vert.x of its own, without the metrics SPI: vertx-micrometer-metrics'
-            // per-request HTTP server and client meters cost about 10 us per proxied request (measured
-            // on a bare Vert.x proxy: 29 -> 40 us, docs/BENCHMARKS.md), a third more CPU, for figures
-            // the proxy's own pre-registered meters (heartgate_proxy_*) already give by node and model.
-            proxyVertx = Vertx.builder().with(new VertxOptions().setPreferNativeTransport(true)).build();
-            if (!proxyVertx.isNativeTransportEnabled()) {
-                log.info("Native transport unavailable ({}); using NIO", proxyVertx.unavailableNativeTransportCause()
-                        == null ? "unknown" : proxyVertx.unavailableNativeTransportCause().toString());
-            }
             Balancer balancer = config.strategy().create();
             PassiveHealth health = new PassiveHealth(clock, config.proxy().ejectAfter(), config.proxy().ejectFor(),
                     Duration.ofMinutes(5));
             ProxyMetrics proxyMetrics = new ProxyMetrics(registry);
-            ProxyVerticle.Shared shared = ProxyVerticle.Shared.of(config.proxy(), table, balancer, health,
+            ProxyServer.Shared shared = ProxyServer.Shared.of(config.proxy(), table, balancer, health,
                     new ProxyStats(), proxyMetrics, System::nanoTime);
             AtomicBoolean draining = new AtomicBoolean();
             HeartbeatConsumer d = discovery;
@@ -156,22 +141,15 @@ public final class Scheduler implements AutoCloseable {
             AdminServer admin = new AdminServer(config.bind(), config.adminPort(), table, d::status,
                     config.strategy(), clock, health, draining::get, registry, proxyMetrics);
             vertx.deployVerticle(admin).await(30, TimeUnit.SECONDS);
-            // One instance per event loop, all listening on the same port: Vert.x shares one socket
-            // among servers asking for the same host and port. It does not do so for port 0 (each
-            // instance would get a port of its own), so a free port is chosen here first.
-            int proxyPort = config.proxy().port() != 0 ? config.proxy().port() : freePort(config.bind());
-            List<String> deployments = new ArrayList<>();
-            deployments.add(proxyVertx.deployVerticle(() -> new ProxyVerticle(shared, proxyPort),
-                    new io.vertx.core.DeploymentOptions().setInstances(config.proxy().eventLoops()))
-                    .await(30, TimeUnit.SECONDS));
-            return new Scheduler(config, broker, bootstrap, table, stats, discovery, thread, vertx, proxyVertx, admin,
-                    shared, deployments, draining);
+            // The proxy is served by Netty directly, not by Vert.x (measured reasons in ProxyServer),
+            // and so does not carry vertx-micrometer-metrics' per-request meters either: its own
+            // pre-registered heartgate_proxy_* meters give the figures by node and model.
+            ProxyServer proxyServer = ProxyServer.start(shared);
+            return new Scheduler(config, broker, bootstrap, table, stats, discovery, thread, vertx, admin,
+                    proxyServer, draining);
         } catch (Exception e) {
             if (discovery != null) {
                 discovery.close();
-            }
-            if (proxyVertx != null) {
-                proxyVertx.close();
             }
             if (vertx != null) {
                 vertx.close();
@@ -181,15 +159,6 @@ public final class Scheduler implements AutoCloseable {
             }
             throw e instanceof IllegalStateException ise ? ise
                     : new IllegalStateException("scheduler failed to start: " + e.getMessage(), e);
-        }
-    }
-
-    private static int freePort(String bind) {
-        try (java.net.ServerSocket s = new java.net.ServerSocket()) {
-            s.bind(new java.net.InetSocketAddress(bind, 0));
-            return s.getLocalPort();
-        } catch (java.io.IOException e) {
-            throw new IllegalStateException("cannot find a free port on " + bind + ": " + e.getMessage(), e);
         }
     }
 
@@ -209,7 +178,7 @@ public final class Scheduler implements AutoCloseable {
 
     /** Returns the proxy port. */
     public int proxyPort() {
-        return proxy.port().get();
+        return proxyServer.port();
     }
 
     /** Returns the proxy's counters. */
@@ -252,23 +221,13 @@ public final class Scheduler implements AutoCloseable {
         }
         log.info("Scheduler draining: /readyz is 503, no new connections, in-flight requests get up to {} ms",
                 config.proxy().drainTimeout().toMillis());
-        for (String id : proxyDeployments) {
-            try {
-                proxyVertx.undeploy(id).await(config.proxy().drainTimeout().toMillis() + 5_000, TimeUnit.MILLISECONDS);
-            } catch (Exception e) {
-                log.warn("Proxy did not drain cleanly: {}", e.toString());
-            }
-        }
+        proxyServer.drain(config.proxy().drainTimeout());
     }
 
     /** Stops the HTTP servers, discovery and the embedded broker, in that order. */
     @Override
     public void close() {
-        try {
-            proxyVertx.close().await(10, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            log.warn("Proxy did not close cleanly: {}", e.toString());
-        }
+        proxyServer.close();
         try {
             vertx.close().await(10, TimeUnit.SECONDS);
         } catch (Exception e) {

@@ -2,151 +2,137 @@ package io.heartgate.scheduler.proxy;
 
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TableSnapshot;
-import io.netty.handler.codec.http.HttpResponseStatus;
-import io.vertx.core.MultiMap;
-import io.vertx.core.buffer.Buffer;
-import io.vertx.core.http.HttpClient;
-import io.vertx.core.http.HttpClientRequest;
-import io.vertx.core.http.HttpClientResponse;
-import io.vertx.core.http.HttpHeaders;
-import io.vertx.core.http.HttpServerRequest;
-import io.vertx.core.http.HttpServerResponse;
-import io.vertx.core.http.RequestOptions;
-import io.vertx.core.net.SocketAddress;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.handler.codec.http.DefaultFullHttpRequest;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.AsciiString;
+import io.netty.util.ReferenceCountUtil;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Carries one client request through the proxy, on its event loop: read the body into a bounded
- * buffer, sniff the model, pick a node, send, and relay the response chunk by chunk with
- * back-pressure.
+ * Carries one client request through the proxy, on its event loop: the body is already in a bounded
+ * buffer ({@link RequestAggregator}); sniff the model, pick a node, send on a pooled connection,
+ * and relay the response chunk by chunk with back-pressure, flushing after each read from the node
+ * so a token leaves as soon as it arrived.
  *
  * <p>Failure rules: a connect failure, or a reset before the response head, is retried on a node not
  * tried yet, up to {@code retries} times, and never after a response byte reached the client. A
  * connect failure counts toward the node's ejection; nothing else does. A node's overload answer
  * (503, 429) is retried elsewhere while retries remain, else passed through. No response head within
  * the first-byte timeout gives 504 without a retry (the node may still be working on it). A client
- * that hangs up resets the upstream request at once, so the node stops generating, and is counted
- * as a cancellation, never as the node's failure. Every write first checks that the client is still
- * there.
+ * that hangs up closes the upstream connection at once, so the node stops generating, and is counted
+ * as a cancellation, never as the node's failure. Nothing is written to a client that is gone.
  */
 final class Exchange {
 
     private static final Logger log = LoggerFactory.getLogger(Exchange.class);
 
-    /** Headers that describe one connection, not the message (RFC 9110 7.6.1), plus ones we set. */
-    private static final List<CharSequence> HOP_BY_HOP = List.of(HttpHeaders.CONNECTION, HttpHeaders.KEEP_ALIVE,
-            HttpHeaders.PROXY_AUTHENTICATE, HttpHeaders.PROXY_AUTHORIZATION, HttpHeaders.createOptimized("proxy-connection"),
-            HttpHeaders.createOptimized("te"), HttpHeaders.createOptimized("trailer"), HttpHeaders.TRANSFER_ENCODING, HttpHeaders.UPGRADE,
-            HttpHeaders.CONTENT_LENGTH, HttpHeaders.EXPECT);
-    private static final List<CharSequence> HOP_BY_HOP_RESPONSE = List.of(HttpHeaders.CONNECTION,
-            HttpHeaders.KEEP_ALIVE, HttpHeaders.PROXY_AUTHENTICATE, HttpHeaders.createOptimized("proxy-connection"),
-            HttpHeaders.createOptimized("te"), HttpHeaders.createOptimized("trailer"), HttpHeaders.TRANSFER_ENCODING, HttpHeaders.UPGRADE);
+    /** Request headers that describe one connection, not the message (RFC 9110 7.6.1). */
+    private static final AsciiString[] HOP_BY_HOP = {HttpHeaderNames.CONNECTION, HttpHeaderNames.KEEP_ALIVE,
+            HttpHeaderNames.PROXY_AUTHENTICATE, HttpHeaderNames.PROXY_AUTHORIZATION, AsciiString.cached("proxy-connection"),
+            HttpHeaderNames.TE, HttpHeaderNames.TRAILER, HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderNames.UPGRADE,
+            HttpHeaderNames.EXPECT};
+    /** The same for responses; transfer-encoding is decided again for the client's side. */
+    private static final AsciiString[] HOP_BY_HOP_RESPONSE = {HttpHeaderNames.CONNECTION, HttpHeaderNames.KEEP_ALIVE,
+            HttpHeaderNames.PROXY_AUTHENTICATE, AsciiString.cached("proxy-connection"), HttpHeaderNames.TE,
+            HttpHeaderNames.TRAILER, HttpHeaderNames.UPGRADE};
+    private static final AsciiString X_FORWARDED_FOR = AsciiString.cached("x-forwarded-for");
+    private static final AsciiString X_FORWARDED_PROTO = AsciiString.cached("x-forwarded-proto");
+    private static final AsciiString X_FORWARDED_HOST = AsciiString.cached("x-forwarded-host");
+    private static final AsciiString X_UPSTREAM_NODE = AsciiString.cached("x-upstream-node");
+    private static final AsciiString X_ACCEL_BUFFERING = AsciiString.cached("x-accel-buffering");
+    private static final AsciiString HTTP = AsciiString.cached("http");
+    private static final AsciiString NO = AsciiString.cached("no");
 
-    private final ProxyVerticle.Shared shared;
-    private final HttpClient client;
-    private final Timeouts timeouts;
-    private final HttpServerRequest req;
-    private final HttpServerResponse out;
-    private Buffer body;
-    private boolean tooLarge;
+    private final LoopState loop;
+    private final ProxyServer.Shared shared;
+    private final ClientConnection conn;
+    private final Channel client;
+    private final FullHttpRequest req;
+    private final boolean clientHttp10;
+    private final long startNanos;
     private String model;
-    private String requestedModel;
     private List<String> tried;
     private int attempts;
+    private Node node;
     private Node inFlightNode;
-    private HttpClientRequest upstream;
-    private boolean streaming;
-    private boolean done;
+    private Target target;
+    private Channel upstream;
+    private UpstreamConnection upstreamHandler;
+    private boolean upstreamKeepAlive;
     private boolean headArrived;
+    private boolean discarding;
+    private boolean informational;
+    private boolean relaying;
+    private boolean unflushed;
+    private boolean streaming;
     private boolean timedOut;
+    private boolean done;
+    private boolean released;
+    private int status;
     private long lastChunkMs;
-    private long startNanos;
     private long headNanos;
     private String recordedNode;
     private String lastFailure;
 
-    Exchange(ProxyVerticle.Shared shared, HttpClient client, Timeouts timeouts, HttpServerRequest req) {
-        this.shared = shared;
-        this.client = client;
-        this.timeouts = timeouts;
+    Exchange(LoopState loop, ClientConnection conn, FullHttpRequest req) {
+        this.loop = loop;
+        this.shared = loop.shared();
+        this.conn = conn;
+        this.client = conn.ctx().channel();
         this.req = req;
-        this.out = req.response();
+        this.clientHttp10 = req.protocolVersion() == HttpVersion.HTTP_1_0;
+        this.startNanos = shared.nanoTicker().getAsLong();
     }
 
     void start() {
-        startNanos = shared.nanoTicker().getAsLong();
         shared.stats().requests.increment();
-        out.closeHandler(v -> clientGone());
-        out.exceptionHandler(e -> log.debug("Client connection error: {}", e.toString()));
-        String length = req.getHeader(HttpHeaders.CONTENT_LENGTH);
-        long max = shared.config().maxBodyBytes();
-        if (length != null) {
-            long declared;
-            try {
-                declared = Long.parseLong(length.trim());
-            } catch (NumberFormatException e) {
-                declared = -1;
-            }
-            if (declared > max) {
-                tooLarge();
-                return;
-            }
-            if (declared > 0) {
-                body = Buffer.buffer((int) declared);
-            }
-        }
-        req.handler(chunk -> {
-            if (tooLarge) {
-                return;
-            }
-            if (body == null) {
-                body = Buffer.buffer(chunk.length());
-            }
-            if ((long) body.length() + chunk.length() > max) {
-                tooLarge();
-                return;
-            }
-            body.appendBuffer(chunk);
-        });
-        req.endHandler(v -> {
-            if (!tooLarge) {
-                afterBody();
-            }
-        });
-        req.exceptionHandler(e -> log.debug("Client request error: {}", e.toString()));
-    }
-
-    private void tooLarge() {
-        tooLarge = true;
-        body = null;
-        shared.stats().errorsTooLarge.increment();
-        // The rest of the body is not read: close the connection after answering.
-        out.putHeader(HttpHeaders.CONNECTION, "close");
-        ProxyErrors.send(out, 413, ProxyErrors.REQUEST_TOO_LARGE,
-                "request body is larger than " + shared.config().maxBodyBytes() + " bytes");
-    }
-
-    private void afterBody() {
-        if (body != null && body.length() > 0 && firstNonSpace(body) == '{') {
-            byte[] bytes = body.getBytes();
-            model = ModelSniffer.model(bytes, 0, bytes.length);
-            requestedModel = model;
-        }
+        model = ModelSniffer.model(req.content());
+        prepareHeaders();
         dispatch();
     }
 
-    private static int firstNonSpace(Buffer b) {
-        for (int i = 0; i < b.length() && i < 64; i++) {
-            byte c = b.getByte(i);
-            if (c != ' ' && c != '\n' && c != '\r' && c != '\t') {
-                return c;
+    /**
+     * Turns the client's headers into the upstream request's, in place (the client's are not needed
+     * afterwards): drops hop-by-hop headers and those the connection header names, sets the
+     * X-Forwarded headers. The body's length is the aggregated one, so content-length stays.
+     */
+    private void prepareHeaders() {
+        HttpHeaders h = req.headers();
+        String originalHost = h.get(HttpHeaderNames.HOST);
+        String priorForwardedFor = h.get(X_FORWARDED_FOR);
+        String connection = h.get(HttpHeaderNames.CONNECTION);
+        if (connection != null) {
+            for (String token : connection.split(",")) {
+                String name = token.trim();
+                if (!name.equalsIgnoreCase("content-length")) {
+                    h.remove(name);
+                }
             }
         }
-        return -1;
+        for (AsciiString name : HOP_BY_HOP) {
+            h.remove(name);
+        }
+        String ip = conn.remoteIp();
+        h.set(X_FORWARDED_FOR, priorForwardedFor == null ? ip : priorForwardedFor + ", " + ip);
+        h.set(X_FORWARDED_PROTO, HTTP);
+        if (originalHost != null) {
+            h.set(X_FORWARDED_HOST, originalHost);
+        }
     }
 
     private void dispatch() {
@@ -156,22 +142,19 @@ final class Exchange {
         TableSnapshot snapshot = shared.table().snapshot();
         List<Node> candidates = snapshot.candidates(model);
         if (candidates.isEmpty()) {
-            finish();
             if (snapshot.routable().isEmpty()) {
                 shared.stats().errorsNoUpstream.increment();
-                ProxyErrors.send(out, 503, ProxyErrors.NO_UPSTREAM, "no routable inference node");
+                fail(503, ProxyErrors.NO_UPSTREAM, "no routable inference node");
             } else {
                 shared.stats().errorsModelNotFound.increment();
-                ProxyErrors.send(out, 404, ProxyErrors.MODEL_NOT_FOUND,
-                        "no routable node serves model '" + displayModel() + "'");
+                fail(404, ProxyErrors.MODEL_NOT_FOUND, "no routable node serves model '" + displayModel() + "'");
             }
             return;
         }
         List<Node> eligible = eligible(candidates);
         if (eligible.isEmpty()) {
-            finish();
             shared.stats().errorsUnreachable.increment();
-            ProxyErrors.send(out, 502, ProxyErrors.UPSTREAM_UNREACHABLE,
+            fail(502, ProxyErrors.UPSTREAM_UNREACHABLE,
                     "every node tried failed before answering (" + attempts + " tried; last: " + lastFailure + ")");
             return;
         }
@@ -204,100 +187,62 @@ final class Exchange {
         return healthy.isEmpty() ? fresh : healthy;
     }
 
-    private void send(Node target) {
+    private void send(Node n) {
         attempts++;
         if (tried == null) {
             tried = new ArrayList<>(shared.config().retries() + 1);
         }
-        tried.add(target.id());
-        target.inFlight().increment();
-        inFlightNode = target;
-        Target t = shared.target(target.url());
-        RequestOptions options = new RequestOptions()
-                .setMethod(req.method())
-                .setHost(t.host())
-                .setPort(t.port())
-                .setSsl(t.ssl())
-                .setURI(t.basePath().isEmpty() ? req.uri() : t.basePath() + req.uri())
-                .setHeaders(upstreamHeaders(t))
-                .setConnectTimeout(shared.config().connectTimeout().toMillis());
-        headArrived = false;
-        client.request(options).onComplete(ar -> {
-            if (ar.failed()) {
-                connectFailed(target, ar.cause());
-                return;
-            }
-            HttpClientRequest up = ar.result();
-            if (done) {
-                up.reset();
-                return;
-            }
-            upstream = up;
-            timeouts.awaitHead(this, attempts);
-            up.send(body == null ? Buffer.buffer() : body).onComplete(rar -> {
-                if (rar.failed()) {
-                    failedBeforeHead(target, rar.cause());
-                } else {
-                    onHead(target, up, rar.result());
-                }
-            });
-        });
-    }
-
-    /**
-     * Turns the client's headers into the upstream request's, in place (the client's map is not needed
-     * afterwards): drops hop-by-hop headers and those the connection header names, sets Host and the
-     * X-Forwarded headers. No per-header allocation.
-     */
-    private MultiMap upstreamHeaders(Target t) {
-        MultiMap h = req.headers();
-        String originalHost = h.get(HttpHeaders.HOST);
-        String priorForwardedFor = h.get("x-forwarded-for");
-        String connection = h.get(HttpHeaders.CONNECTION);
-        if (connection != null) {
-            for (String token : connection.split(",")) {
-                h.remove(token.trim());
-            }
-        }
-        for (CharSequence name : HOP_BY_HOP) {
-            h.remove(name);
-        }
-        h.set(HttpHeaders.HOST, t.hostHeader());
-        SocketAddress remote = req.remoteAddress();
-        String client = remote == null ? "unknown" : remote.hostAddress();
-        h.set("x-forwarded-for", priorForwardedFor == null ? client : priorForwardedFor + ", " + client);
-        h.set("x-forwarded-proto", req.scheme() == null ? "http" : req.scheme());
-        if (originalHost != null) {
-            h.set("x-forwarded-host", originalHost);
-        }
-        return h;
-    }
-
-    private void connectFailed(Node target, Throwable cause) {
-        release();
-        shared.stats().connectFailures.increment();
-        lastFailure = target.id() + ": " + describe(cause);
-        shared.health().connectFailed(target.id(), target.url(), describe(cause));
-        log.debug("Node {} connect failed: {}", target.id(), describe(cause));
-        retryOrFail();
-    }
-
-    private void failedBeforeHead(Node target, Throwable cause) {
-        release();
-        if (done) {
-            return; // the client left; the reset was ours
-        }
-        if (timedOut || cause instanceof TimeoutException) {
-            finish();
-            shared.stats().timeouts.increment();
-            log.debug("Node {} did not answer within {} ms", target.id(), shared.config().firstByteTimeout().toMillis());
-            ProxyErrors.send(out, 504, ProxyErrors.UPSTREAM_TIMEOUT, "node " + target.id() + " did not answer within "
-                    + shared.config().firstByteTimeout().toMillis() + " ms");
+        tried.add(n.id());
+        n.inFlight().increment();
+        node = n;
+        inFlightNode = n;
+        target = shared.target(n.url());
+        Channel pooled = loop.acquire(target);
+        if (pooled != null) {
+            write(pooled);
             return;
         }
-        shared.stats().upstreamResets.increment();
-        lastFailure = target.id() + ": " + describe(cause);
-        log.debug("Node {} failed before answering: {}", target.id(), describe(cause));
+        Target t = target;
+        int attempt = attempts;
+        loop.connect(t).addListener((ChannelFuture f) -> connected(n, t, attempt, f));
+    }
+
+    private void connected(Node n, Target t, int attempt, ChannelFuture f) {
+        if (!f.isSuccess()) {
+            if (attempt == attempts && !done) {
+                connectFailed(n, f.cause());
+            }
+            return;
+        }
+        if (done || attempt != attempts) {
+            loop.release(t, f.channel()); // nobody needs it now; keep it for the next request
+            return;
+        }
+        write(f.channel());
+    }
+
+    private void write(Channel ch) {
+        upstream = ch;
+        upstreamHandler = (UpstreamConnection) ch.pipeline().last();
+        upstreamHandler.attach(this);
+        headArrived = false;
+        discarding = false;
+        req.headers().set(HttpHeaderNames.HOST, target.hostHeader());
+        String uri = target.basePath().isEmpty() ? req.uri() : target.basePath() + req.uri();
+        loop.timeouts().awaitHead(this, attempts);
+        // A new message per attempt over the same headers and a duplicate of the body, so a retry
+        // sends the body again from its start.
+        ch.writeAndFlush(new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, req.method(), uri,
+                        req.content().retainedDuplicate(), req.headers(), req.trailingHeaders()))
+                .addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+    }
+
+    private void connectFailed(Node n, Throwable cause) {
+        release();
+        shared.stats().connectFailures.increment();
+        lastFailure = n.id() + ": " + describe(cause);
+        shared.health().connectFailed(n.id(), n.url(), describe(cause));
+        log.debug("Node {} connect failed: {}", n.id(), describe(cause));
         retryOrFail();
     }
 
@@ -309,113 +254,226 @@ final class Exchange {
             shared.stats().retries.increment();
             dispatch();
         } else {
-            finish();
             shared.stats().errorsUnreachable.increment();
-            ProxyErrors.send(out, 502, ProxyErrors.UPSTREAM_UNREACHABLE,
+            fail(502, ProxyErrors.UPSTREAM_UNREACHABLE,
                     "every node tried failed before answering (" + attempts + " tried; last: " + lastFailure + ")");
         }
     }
 
-    private void onHead(Node target, HttpClientRequest up, HttpClientResponse response) {
+    /** What the node sent: a response head, body chunks, the end. Ownership of {@code msg} passes here. */
+    void upstreamRead(Object msg) {
+        if (msg instanceof HttpResponse response) {
+            if (response.decoderResult().isFailure() || headArrived || informational) {
+                ReferenceCountUtil.release(msg);
+                upstream.close(); // unreadable answer: treated as a reset
+                return;
+            }
+            int code = response.status().code();
+            if (code >= 100 && code < 200) {
+                informational = true; // 100 or 103: the real head follows; this one ends with an empty last chunk
+                if (!(msg instanceof HttpContent)) {
+                    return;
+                }
+            } else {
+                onHead(response);
+            }
+        }
+        if (msg instanceof HttpContent content) {
+            if (informational) {
+                content.release();
+                informational = !(content instanceof LastHttpContent);
+                return;
+            }
+            onContent(content);
+        }
+    }
+
+    private void onHead(HttpResponse response) {
         headArrived = true;
         headNanos = shared.nanoTicker().getAsLong();
-        recordedNode = target.id();
-        shared.health().succeeded(target.id());
-        if (done) {
-            up.reset();
-            release();
-            return;
-        }
-        int status = response.statusCode();
-        if ((status == 503 || status == 429) && attempts <= shared.config().retries()) {
+        recordedNode = node.id();
+        shared.health().succeeded(node.id());
+        upstreamKeepAlive = HttpUtil.isKeepAlive(response);
+        int code = response.status().code();
+        if ((code == 503 || code == 429) && attempts <= shared.config().retries()) {
             // The node is busy, not dead: try another one, and never count it toward ejection.
             shared.stats().overloadAnswers.increment();
-            lastFailure = target.id() + ": answered " + status;
-            response.body().onComplete(ignored -> {
-                release();
+            lastFailure = node.id() + ": answered " + code;
+            discarding = true;
+            return;
+        }
+        relayHead(response);
+    }
+
+    private void relayHead(HttpResponse response) {
+        relaying = true;
+        status = response.status().code();
+        response.setProtocolVersion(HttpVersion.HTTP_1_1);
+        HttpHeaders h = response.headers();
+        String connection = h.get(HttpHeaderNames.CONNECTION);
+        if (connection != null) {
+            for (String token : connection.split(",")) {
+                String name = token.trim();
+                if (!name.equalsIgnoreCase("content-length") && !name.equalsIgnoreCase("transfer-encoding")) {
+                    h.remove(name);
+                }
+            }
+        }
+        for (AsciiString name : HOP_BY_HOP_RESPONSE) {
+            h.remove(name);
+        }
+        if (!h.contains(HttpHeaderNames.CONTENT_LENGTH) && !HttpUtil.isTransferEncodingChunked(response)
+                && req.method() != HttpMethod.HEAD && status != 204 && status != 304 && status >= 200) {
+            // A body that ends when the node closes: chunk it, so the client connection stays usable.
+            HttpUtil.setTransferEncodingChunked(response, true);
+        }
+        if (clientHttp10 && HttpUtil.isTransferEncodingChunked(response)) {
+            h.remove(HttpHeaderNames.TRANSFER_ENCODING); // HTTP/1.0 has no chunks: end by closing
+        }
+        h.set(X_UPSTREAM_NODE, node.id());
+        String type = h.get(HttpHeaderNames.CONTENT_TYPE);
+        streaming = type != null && (type.startsWith("text/event-stream") || type.contains("ndjson"));
+        if (streaming) {
+            // Tell an nginx in front of us not to buffer, and caches not to keep it.
+            h.set(HttpHeaderNames.CACHE_CONTROL, io.netty.handler.codec.http.HttpHeaderValues.NO_CACHE);
+            h.set(X_ACCEL_BUFFERING, NO);
+            shared.stats().activeStreams.increment();
+        }
+        if (conn.draining()) {
+            HttpUtil.setKeepAlive(response, false);
+        }
+        lastChunkMs = loop.timeouts().nowMs();
+        loop.timeouts().relaying(this);
+        client.write(response);
+        unflushed = true;
+    }
+
+    private void onContent(HttpContent content) {
+        boolean last = content instanceof LastHttpContent;
+        if (discarding) {
+            content.release();
+            if (last) {
+                endOfUpstreamResponse();
                 if (!done) {
                     shared.stats().retries.increment();
                     dispatch();
                 }
-            });
+            }
             return;
         }
-        relay(target, response);
+        if (done || !relaying) {
+            content.release();
+            return;
+        }
+        lastChunkMs = loop.timeouts().nowMs();
+        if (!last) {
+            client.write(content);
+            unflushed = true;
+            if (!client.isWritable()) {
+                upstream.config().setAutoRead(false); // resumed by clientWritabilityChanged
+            }
+            return;
+        }
+        unflushed = false;
+        ChannelFuture written = client.writeAndFlush(content);
+        endOfUpstreamResponse();
+        finish(status);
+        conn.exchangeDone(this, written);
     }
 
-    private void relay(Node target, HttpClientResponse response) {
-        out.setStatusCode(response.statusCode());
-        String message = response.statusMessage();
-        if (message != null && !message.equals(HttpResponseStatus.valueOf(response.statusCode()).reasonPhrase())) {
-            out.setStatusMessage(message); // only a node's own reason phrase: the standard one is cached
+    /** The node's response ended: its connection goes back to the pool, or is closed. */
+    private void endOfUpstreamResponse() {
+        release();
+        Channel ch = upstream;
+        upstreamHandler.detach();
+        upstream = null;
+        if (!ch.config().isAutoRead()) {
+            ch.config().setAutoRead(true);
         }
-        MultiMap headers = out.headers();
-        headers.addAll(response.headers());
-        for (CharSequence name : HOP_BY_HOP_RESPONSE) {
-            headers.remove(name);
+        if (upstreamKeepAlive) {
+            loop.release(target, ch);
+        } else {
+            ch.close();
         }
-        headers.set("x-upstream-node", target.id());
-        String type = response.getHeader(HttpHeaders.CONTENT_TYPE);
-        streaming = type != null && (type.startsWith("text/event-stream") || type.contains("ndjson"));
-        if (response.getHeader(HttpHeaders.CONTENT_LENGTH) == null) {
-            out.setChunked(true);
-        }
-        if (streaming) {
-            // Tell an nginx in front of us not to buffer, and caches not to keep it.
-            headers.set(HttpHeaders.CACHE_CONTROL, "no-cache");
-            headers.set("x-accel-buffering", "no");
-            shared.stats().activeStreams.increment();
-        }
-        lastChunkMs = timeouts.nowMs();
-        timeouts.relaying(this);
-        response.handler(chunk -> {
-            if (done || out.closed()) {
-                return;
-            }
-            lastChunkMs = timeouts.nowMs();
-            out.write(chunk);
-            if (out.writeQueueFull()) {
-                response.pause();
-                out.drainHandler(v -> response.resume());
-            }
-        });
-        response.exceptionHandler(e -> {
-            // The node broke off mid-response (or went idle too long): bytes already reached the
-            // client, so no retry; cut the client's response so it sees the truncation.
-            if (done) {
-                return;
-            }
-            finish();
-            release();
-            log.debug("Node {} broke off a response: {}", target.id(), describe(e));
-            if (!out.closed() && !out.ended()) {
-                out.reset();
-            }
-        });
-        response.endHandler(v -> {
-            if (done) {
-                return;
-            }
-            finish();
-            release();
-            if (!out.closed() && !out.ended()) {
-                out.end();
-            }
-        });
     }
 
-    private void clientGone() {
+    /** End of one read from the node: one flush for whatever that read gave. */
+    void upstreamReadComplete() {
+        if (unflushed) {
+            unflushed = false;
+            client.flush();
+        }
+    }
+
+    /** The node's connection closed while this exchange used it. */
+    void upstreamClosed(Throwable cause) {
+        upstream = null;
         if (done) {
             return;
         }
-        finish();
-        shared.stats().clientCancellations.increment();
-        HttpClientRequest up = upstream;
-        if (up != null) {
-            // Closing the upstream stream makes the node stop generating for nobody.
-            up.reset();
+        if (!headArrived || discarding) {
+            failedBeforeHead(cause);
+            return;
         }
+        // The node broke off mid-response: bytes already reached the client, so no retry; cut the
+        // client's connection so it sees the truncation.
         release();
+        log.debug("Node {} broke off a response: {}", node.id(), cause == null ? "connection closed" : describe(cause));
+        finish(status);
+        client.close();
+        conn.exchangeDone(this, null);
+    }
+
+    private void failedBeforeHead(Throwable cause) {
+        release();
+        if (timedOut) {
+            shared.stats().timeouts.increment();
+            log.debug("Node {} did not answer within {} ms", node.id(), shared.config().firstByteTimeout().toMillis());
+            fail(504, ProxyErrors.UPSTREAM_TIMEOUT, "node " + node.id() + " did not answer within "
+                    + shared.config().firstByteTimeout().toMillis() + " ms");
+            return;
+        }
+        if (!discarding) {
+            shared.stats().upstreamResets.increment();
+            lastFailure = node.id() + ": " + (cause == null ? "connection closed before the response" : describe(cause));
+            log.debug("Node {} failed before answering: {}", node.id(), lastFailure);
+        }
+        retryOrFail();
+    }
+
+    /** Answers the client with the proxy's own error and ends the exchange. */
+    private void fail(int code, String type, String message) {
+        finish(code);
+        ChannelFuture written = ProxyErrors.send(client, code, type, message, conn.draining());
+        conn.exchangeDone(this, written);
+    }
+
+    /** The client's socket buffer filled or drained: pause or resume reading from the node. */
+    void clientWritabilityChanged(boolean writable) {
+        Channel up = upstream;
+        if (relaying && up != null) {
+            up.config().setAutoRead(writable);
+        }
+    }
+
+    /** The client hung up: stop the node's work at once. Never the node's failure. */
+    void clientGone() {
+        if (done) {
+            return;
+        }
+        finish(0);
+        shared.stats().clientCancellations.increment();
+        closeUpstream();
+        release();
+    }
+
+    private void closeUpstream() {
+        Channel up = upstream;
+        upstream = null;
+        if (up != null) {
+            upstreamHandler.detach();
+            up.close(); // the node sees the connection go and stops generating
+        }
     }
 
     /** Returns whether attempt {@code attempt} is still waiting for its response head. */
@@ -431,9 +489,9 @@ final class Exchange {
     /** Gives up on a node that sent no response head within the first-byte timeout. */
     void firstByteTimedOut() {
         timedOut = true;
-        HttpClientRequest up = upstream;
+        Channel up = upstream;
         if (up != null) {
-            up.reset(); // fails the pending send; failedBeforeHead answers 504
+            up.close(); // upstreamClosed answers 504
         }
     }
 
@@ -443,32 +501,34 @@ final class Exchange {
             return;
         }
         shared.stats().timeouts.increment();
-        log.debug("Node {} sent nothing for {} ms mid-response; cutting it", inFlightNode == null ? "?" : inFlightNode.id(),
+        log.debug("Node {} sent nothing for {} ms mid-response; cutting it", node.id(),
                 shared.config().idleTimeout().toMillis());
-        finish();
+        finish(status);
         release();
-        HttpClientRequest up = upstream;
-        if (up != null) {
-            up.reset();
-        }
-        if (!out.closed() && !out.ended()) {
-            out.reset();
-        }
+        closeUpstream();
+        client.close();
+        conn.exchangeDone(this, null);
     }
 
-    private void finish() {
-        if (!done) {
-            done = true;
-            timeouts.done(this);
-            if (recordedNode != null) {
-                long now = shared.nanoTicker().getAsLong();
-                // A response cut short (client gone, node broke off) is recorded with status class "none".
-                int status = out.ended() || !out.closed() ? out.getStatusCode() : 0;
-                shared.metrics().record(recordedNode, status, metricModel(), now - startNanos, headNanos - startNanos);
-            }
-            if (streaming) {
-                shared.stats().activeStreams.decrement();
-            }
+    private void finish(int metricStatus) {
+        if (done) {
+            return;
+        }
+        done = true;
+        if (relaying) {
+            loop.timeouts().done(this);
+        }
+        if (!released) {
+            released = true;
+            req.release();
+        }
+        if (recordedNode != null) {
+            long now = shared.nanoTicker().getAsLong();
+            // A response cut short (client gone) is recorded with status class "none".
+            shared.metrics().record(recordedNode, metricStatus, metricModel(), now - startNanos, headNanos - startNanos);
+        }
+        if (streaming) {
+            shared.stats().activeStreams.decrement();
         }
     }
 
@@ -490,8 +550,7 @@ final class Exchange {
     }
 
     private String displayModel() {
-        return requestedModel == null ? "" : requestedModel.endsWith(":latest")
-                ? requestedModel.substring(0, requestedModel.length() - ":latest".length()) : requestedModel;
+        return model == null ? "" : model.endsWith(":latest") ? model.substring(0, model.length() - ":latest".length()) : model;
     }
 
     private static String describe(Throwable t) {

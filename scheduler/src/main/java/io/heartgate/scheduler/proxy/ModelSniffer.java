@@ -5,7 +5,10 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import io.heartgate.scheduler.table.ModelNames;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 
 /**
  * Reads the top-level {@code model} field of a JSON request body with Jackson's streaming parser:
@@ -31,21 +34,52 @@ public final class ModelSniffer {
             return null;
         }
         try (JsonParser p = JSON.createParser(body, offset, length)) {
-            if (p.nextToken() != JsonToken.START_OBJECT) {
-                return null;
-            }
-            JsonToken t;
-            while ((t = p.nextToken()) == JsonToken.FIELD_NAME) {
-                String name = p.currentName();
-                JsonToken value = p.nextToken();
-                if ("model".equals(name)) {
-                    return value == JsonToken.VALUE_STRING ? ModelNames.normalize(p.getText()) : null;
-                }
-                p.skipChildren();
-            }
-            return null;
+            return model(p);
         } catch (IOException e) {
             return null; // not JSON: the node will say what is wrong with it
         }
+    }
+
+    /**
+     * Returns the normalised model named by the readable bytes of {@code body}, or {@code null};
+     * the buffer's indexes are left as they were. Only a body that starts with <code>{</code> is parsed.
+     */
+    public static String model(ByteBuf body) {
+        int start = body.readerIndex();
+        int end = Math.min(body.writerIndex(), start + 64);
+        int first = -1;
+        for (int i = start; i < end; i++) {
+            byte c = body.getByte(i);
+            if (c != ' ' && c != '\n' && c != '\r' && c != '\t') {
+                first = c;
+                break;
+            }
+        }
+        if (first != '{') {
+            return null;
+        }
+        if (body.hasArray()) {
+            return model(body.array(), body.arrayOffset() + start, body.readableBytes());
+        }
+        try (InputStream in = new ByteBufInputStream(body.duplicate()); JsonParser p = JSON.createParser(in)) {
+            return model(p);
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    private static String model(JsonParser p) throws IOException {
+        if (p.nextToken() != JsonToken.START_OBJECT) {
+            return null;
+        }
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String name = p.currentName();
+            JsonToken value = p.nextToken();
+            if ("model".equals(name)) {
+                return value == JsonToken.VALUE_STRING ? ModelNames.normalize(p.getText()) : null;
+            }
+            p.skipChildren();
+        }
+        return null;
     }
 }

@@ -17,6 +17,7 @@ public final class ProxyStats {
     final LongAdder errorsUnreachable = new LongAdder();
     final LongAdder errorsTooLarge = new LongAdder();
     final LongAdder activeStreams = new LongAdder();
+    final LongAdder badRequests = new LongAdder();
 
     public long requests() {
         return requests.sum();
@@ -54,6 +55,7 @@ public final class ProxyStats {
             case ProxyErrors.UPSTREAM_UNREACHABLE -> errorsUnreachable.sum();
             case ProxyErrors.REQUEST_TOO_LARGE -> errorsTooLarge.sum();
             case ProxyErrors.UPSTREAM_TIMEOUT -> timeouts.sum();
+            case ProxyErrors.BAD_REQUEST -> badRequests.sum();
             default -> 0;
         };
     }

@@ -1,12 +1,17 @@
 package io.heartgate.scheduler.proxy;
 
+import io.netty.util.NetUtil;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.URI;
+import java.net.UnknownHostException;
 
 /**
  * Holds a node URL taken apart once: host, port, TLS and path prefix, so a request is routed
- * without parsing the URL again.
+ * without parsing the URL again. {@code address} is resolved already for an IP literal and left
+ * unresolved for a name, which the proxy's non-blocking resolver looks up at connect time.
  */
-record Target(String host, int port, boolean ssl, String basePath, String hostHeader) {
+record Target(String host, int port, boolean ssl, String basePath, String hostHeader, InetSocketAddress address) {
 
     /** Parses a node URL that the heartbeat rules already accepted. */
     static Target of(String url) {
@@ -39,6 +44,18 @@ record Target(String host, int port, boolean ssl, String basePath, String hostHe
         }
         boolean defaultPort = (ssl && port == 443) || (!ssl && port == 80);
         String hostHeader = (host.contains(":") ? "[" + host + "]" : host) + (defaultPort ? "" : ":" + port);
-        return new Target(host, port, ssl, path, hostHeader);
+        return new Target(host, port, ssl, path, hostHeader, address(host, port));
+    }
+
+    private static InetSocketAddress address(String host, int port) {
+        byte[] ip = NetUtil.createByteArrayFromIpAddressString(host);
+        if (ip == null) {
+            return InetSocketAddress.createUnresolved(host, port);
+        }
+        try {
+            return new InetSocketAddress(InetAddress.getByAddress(host, ip), port);
+        } catch (UnknownHostException e) {
+            throw new IllegalArgumentException("bad address " + host, e); // not reached: the length is 4 or 16
+        }
     }
 }

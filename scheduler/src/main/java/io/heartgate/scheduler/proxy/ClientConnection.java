@@ -1,0 +1,171 @@
+package io.heartgate.scheduler.proxy;
+
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.TooLongFrameException;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.TooLongHttpHeaderException;
+import io.netty.handler.codec.http.TooLongHttpLineException;
+import io.netty.util.ReferenceCountUtil;
+import java.net.InetSocketAddress;
+import java.util.ArrayDeque;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One client connection: takes its requests in order, one {@link Exchange} at a time, and tells the
+ * exchange when the client hangs up or its socket buffer fills or drains. A pipelining client's next
+ * requests wait, already read, until the current response is written; past a few, reading stops.
+ * Event-loop confined.
+ */
+final class ClientConnection extends ChannelInboundHandlerAdapter {
+
+    private static final Logger log = LoggerFactory.getLogger(ClientConnection.class);
+    private static final int MAX_QUEUED = 16;
+
+    private final LoopState loop;
+    private ChannelHandlerContext ctx;
+    private String remoteIp = "unknown";
+    private Exchange current;
+    private ArrayDeque<FullHttpRequest> queued;
+    private boolean draining;
+
+    ClientConnection(LoopState loop) {
+        this.loop = loop;
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        this.ctx = ctx;
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) {
+        if (ctx.channel().remoteAddress() instanceof InetSocketAddress a && a.getAddress() != null) {
+            remoteIp = a.getAddress().getHostAddress();
+        }
+        ctx.fireChannelActive();
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (!(msg instanceof FullHttpRequest request)) {
+            ReferenceCountUtil.release(msg);
+            return;
+        }
+        if (request.decoderResult().isFailure()) {
+            badRequest(request);
+            return;
+        }
+        if (current != null || draining) {
+            if (queued == null) {
+                queued = new ArrayDeque<>();
+            }
+            queued.addLast(request);
+            if (queued.size() >= MAX_QUEUED) {
+                ctx.channel().config().setAutoRead(false);
+            }
+            return;
+        }
+        begin(request);
+    }
+
+    private void begin(FullHttpRequest request) {
+        current = new Exchange(loop, this, request);
+        current.start();
+    }
+
+    private void badRequest(FullHttpRequest request) {
+        Throwable cause = request.decoderResult().cause();
+        request.release();
+        HttpResponseStatus status = cause instanceof TooLongHttpHeaderException
+                ? HttpResponseStatus.REQUEST_HEADER_FIELDS_TOO_LARGE
+                : cause instanceof TooLongHttpLineException ? HttpResponseStatus.REQUEST_URI_TOO_LONG
+                : cause instanceof TooLongFrameException ? HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE
+                : HttpResponseStatus.BAD_REQUEST;
+        log.debug("Bad request from {}: {}", remoteIp, cause == null ? "?" : cause.toString());
+        loop.shared().stats().badRequests.increment();
+        // The parser lost its place in the stream: answer and close.
+        ChannelFuture written = ProxyErrors.send(ctx.channel(), status.code(), ProxyErrors.BAD_REQUEST,
+                "malformed HTTP request: " + (cause == null ? "?" : cause.getMessage()), true);
+        if (written != null) {
+            written.addListener(ChannelFutureListener.CLOSE);
+        }
+    }
+
+    /** Called by the current exchange once its response is written whole or abandoned. */
+    void exchangeDone(Exchange e, ChannelFuture lastWrite) {
+        if (current != e) {
+            return;
+        }
+        current = null;
+        if (draining) {
+            if (lastWrite == null) {
+                ctx.close();
+            } else {
+                lastWrite.addListener(ChannelFutureListener.CLOSE);
+            }
+            return;
+        }
+        if (queued != null && !queued.isEmpty()) {
+            FullHttpRequest next = queued.pollFirst();
+            if (!ctx.channel().config().isAutoRead() && queued.size() < MAX_QUEUED) {
+                ctx.channel().config().setAutoRead(true);
+            }
+            begin(next);
+        }
+    }
+
+    /** Closes the connection once it has no request in flight (the proxy is draining). */
+    void drain() {
+        draining = true;
+        if (current == null) {
+            ctx.close();
+        }
+    }
+
+    boolean draining() {
+        return draining;
+    }
+
+    ChannelHandlerContext ctx() {
+        return ctx;
+    }
+
+    String remoteIp() {
+        return remoteIp;
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        Exchange e = current;
+        if (e != null) {
+            e.clientWritabilityChanged(ctx.channel().isWritable());
+        }
+        ctx.fireChannelWritabilityChanged();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        Exchange e = current;
+        current = null;
+        if (e != null) {
+            e.clientGone();
+        }
+        if (queued != null) {
+            queued.forEach(ReferenceCountUtil::release);
+            queued.clear();
+        }
+        ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        // A client that resets its connection is the usual case: not worth more than debug.
+        log.debug("Client {} connection error: {}", remoteIp, cause.toString());
+        ctx.close();
+    }
+}

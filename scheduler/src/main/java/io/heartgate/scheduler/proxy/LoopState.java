@@ -1,0 +1,133 @@
+package io.heartgate.scheduler.proxy;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.codec.http.HttpClientCodec;
+import io.netty.handler.ssl.SslContext;
+import io.netty.resolver.AddressResolverGroup;
+import java.net.InetSocketAddress;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.Map;
+
+/**
+ * What one event loop owns: its timeouts and its pool of idle keep-alive connections to each node.
+ * Confined to the loop's thread, so nothing here is locked. Written by hand because Netty's
+ * {@code ChannelPool} hands out channels through futures and health checks per acquire, more work
+ * per request than a stack of idle channels that the loop alone touches.
+ */
+final class LoopState {
+
+    /** How long an idle upstream connection is kept (the node may close it sooner). */
+    static final long IDLE_KEEP_MS = 60_000;
+
+    private record Idle(Channel channel, long sinceMs) {
+    }
+
+    private final ProxyServer.Shared shared;
+    private final EventLoop loop;
+    private final Bootstrap bootstrap;
+    private final SslContext tls;
+    private final Timeouts timeouts;
+    private final Map<Target, ArrayDeque<Idle>> idle = new HashMap<>();
+    private long nextPurgeMs;
+
+    LoopState(ProxyServer.Shared shared, EventLoop loop, Class<? extends SocketChannel> socketType,
+              AddressResolverGroup<InetSocketAddress> resolver, SslContext tls) {
+        this.shared = shared;
+        this.loop = loop;
+        this.tls = tls;
+        ProxyConfig c = shared.config();
+        this.timeouts = new Timeouts(shared.nanoTicker(), c.firstByteTimeout().toMillis(), c.idleTimeout().toMillis());
+        this.bootstrap = new Bootstrap()
+                .group(loop)
+                .channel(socketType)
+                .resolver(resolver)
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE, c.connectTimeout().toMillis()));
+    }
+
+    EventLoop loop() {
+        return loop;
+    }
+
+    ProxyServer.Shared shared() {
+        return shared;
+    }
+
+    Timeouts timeouts() {
+        return timeouts;
+    }
+
+    /** Returns an idle open connection to {@code target}, most recently used first, or {@code null}. */
+    Channel acquire(Target target) {
+        ArrayDeque<Idle> stack = idle.get(target);
+        if (stack == null) {
+            return null;
+        }
+        Idle i;
+        while ((i = stack.pollLast()) != null) {
+            if (i.channel().isActive()) {
+                return i.channel();
+            }
+        }
+        return null;
+    }
+
+    /** Keeps a connection whose last response ended cleanly for the next request to {@code target}. */
+    void release(Target target, Channel channel) {
+        if (!channel.isActive() || shared.draining().get()) {
+            channel.close();
+            return;
+        }
+        idle.computeIfAbsent(target, t -> new ArrayDeque<>()).addLast(new Idle(channel, timeouts.nowMs()));
+    }
+
+    /** Opens a new connection to {@code target}; its handler is an idle {@link UpstreamConnection}. */
+    ChannelFuture connect(Target target) {
+        Bootstrap b = bootstrap.clone().handler(new ChannelInitializer<SocketChannel>() {
+            @Override
+            protected void initChannel(SocketChannel ch) {
+                if (target.ssl()) {
+                    ch.pipeline().addLast(tls.newHandler(ch.alloc(), target.host(), target.port()));
+                }
+                ch.pipeline().addLast(new HttpClientCodec(8192, 64 * 1024, 64 * 1024), new UpstreamConnection());
+            }
+        });
+        return b.connect(target.address());
+    }
+
+    /** Runs every 100 ms on the loop: timeouts, and once a second the idle connections' expiry. */
+    void sweep() {
+        timeouts.sweep();
+        long now = timeouts.nowMs();
+        if (now >= nextPurgeMs) {
+            nextPurgeMs = now + 1000;
+            for (Iterator<ArrayDeque<Idle>> it = idle.values().iterator(); it.hasNext(); ) {
+                ArrayDeque<Idle> stack = it.next();
+                stack.removeIf(i -> {
+                    boolean expired = !i.channel().isActive() || now - i.sinceMs() > IDLE_KEEP_MS;
+                    if (expired) {
+                        i.channel().close();
+                    }
+                    return expired;
+                });
+                if (stack.isEmpty()) {
+                    it.remove();
+                }
+            }
+        }
+    }
+
+    /** Closes every idle upstream connection (shutdown). */
+    void closeAll() {
+        idle.values().forEach(stack -> stack.forEach(i -> i.channel().close()));
+        idle.clear();
+    }
+}
