@@ -84,10 +84,13 @@ public final class SchedulerMetrics {
                 ProxyStats::connectFailures);
         counter(registry, "heartgate_proxy_upstream_resets", "Nodes that reset before answering", proxy,
                 ProxyStats::upstreamResets);
+        counter(registry, "heartgate_proxy_stale_connections",
+                "Pooled node connections found closed on reuse; the request went again on a new one", proxy,
+                ProxyStats::staleConnections);
         counter(registry, "heartgate_proxy_overload_answers", "503/429 answers retried elsewhere", proxy,
                 ProxyStats::overloadAnswers);
         for (String type : new String[] {"no_upstream", "model_not_found", "upstream_unreachable", "upstream_timeout",
-            "request_too_large"}) {
+            "request_too_large", "bad_request"}) {
             FunctionCounter.builder("heartgate_proxy_errors", proxy, p -> p.errors(type))
                     .description("Errors the proxy answered itself, by type").tag("type", type).register(registry);
         }

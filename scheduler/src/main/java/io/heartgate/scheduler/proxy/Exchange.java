@@ -81,6 +81,8 @@ final class Exchange {
     private boolean unflushed;
     private boolean streaming;
     private boolean timedOut;
+    private boolean reused;
+    private boolean staleRetried;
     private boolean done;
     private boolean released;
     private int status;
@@ -197,11 +199,18 @@ final class Exchange {
         node = n;
         inFlightNode = n;
         target = shared.target(n.url());
-        Channel pooled = loop.acquire(target);
+        open(true);
+    }
+
+    /** Sends the current attempt on a pooled connection when {@code pooledOk} and one is idle, else on a new one. */
+    private void open(boolean pooledOk) {
+        Channel pooled = pooledOk ? loop.acquire(target) : null;
+        reused = pooled != null;
         if (pooled != null) {
             write(pooled);
             return;
         }
+        Node n = node;
         Target t = target;
         int attempt = attempts;
         loop.connect(t).addListener((ChannelFuture f) -> connected(n, t, attempt, f));
@@ -425,6 +434,17 @@ final class Exchange {
     }
 
     private void failedBeforeHead(Throwable cause) {
+        if (reused && !timedOut && !discarding && !staleRetried) {
+            // A pooled connection the node closed as we reused it (its keep-alive timeout raced our
+            // request): the node never saw the request. Once per request, send it again to the same
+            // node on a new connection; neither the node's failure nor a retry.
+            staleRetried = true;
+            shared.stats().staleConnections.increment();
+            log.debug("Node {} closed a pooled connection as it was reused ({}); sending again on a new one", node.id(),
+                    cause == null ? "closed" : describe(cause));
+            open(false);
+            return;
+        }
         release();
         if (timedOut) {
             shared.stats().timeouts.increment();

@@ -18,6 +18,7 @@ public final class ProxyStats {
     final LongAdder errorsTooLarge = new LongAdder();
     final LongAdder activeStreams = new LongAdder();
     final LongAdder badRequests = new LongAdder();
+    final LongAdder staleConnections = new LongAdder();
 
     public long requests() {
         return requests.sum();
@@ -41,6 +42,11 @@ public final class ProxyStats {
 
     public long overloadAnswers() {
         return overloadAnswers.sum();
+    }
+
+    /** Returns how often a pooled connection turned out closed by its node and the request went again on a new one. */
+    public long staleConnections() {
+        return staleConnections.sum();
     }
 
     public long upstreamResets() {

@@ -1,0 +1,312 @@
+package io.heartgate.scheduler.proxy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.heartgate.protocol.Heartbeat;
+import io.heartgate.protocol.NodeState;
+import io.heartgate.scheduler.balancer.Strategy;
+import io.heartgate.scheduler.health.PassiveHealth;
+import io.heartgate.scheduler.table.NodeTable;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.vertx.core.json.JsonObject;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The relay's HTTP/1.1 details over real sockets, with scripted nodes (no Kafka: the table is fed
+ * directly): what reaches the node, framing, pipelining, 100-continue, malformed requests,
+ * informational answers, stale pooled connections and back-pressure.
+ */
+class RelayTest {
+
+    private static final String CHAT = "{\"model\":\"llama3:8b\",\"messages\":[]}";
+
+    private final List<AutoCloseable> closing = new ArrayList<>();
+    private ProxyServer proxy;
+
+    @AfterEach
+    void tearDown() throws Exception {
+        if (proxy != null) {
+            proxy.close();
+        }
+        for (AutoCloseable c : closing) {
+            c.close();
+        }
+    }
+
+    private RawNode node(RawNode.Script script) throws IOException {
+        RawNode n = new RawNode(script);
+        closing.add(n);
+        return n;
+    }
+
+    private void start(UnaryOperator<ProxyConfig> config, RawNode... nodes) {
+        NodeTable table = new NodeTable(Clock.systemUTC(), 3, Duration.ofMillis(50));
+        for (int i = 0; i < nodes.length; i++) {
+            table.apply(Heartbeat.builder("n" + (i + 1), nodes[i].url()).instance("i1").seq(1L).state(NodeState.UP)
+                    .intervalMs(60_000).models(List.of("llama3:8b")).build(), Instant.now());
+        }
+        table.publish();
+        ProxyConfig c = config.apply(ProxyConfig.defaults("127.0.0.1", 0, 2));
+        proxy = ProxyServer.start(ProxyServer.Shared.of(c, table, Strategy.ROUND_ROBIN.create(),
+                new PassiveHealth(Clock.systemUTC(), c.ejectAfter(), c.ejectFor(), Duration.ofMinutes(5)),
+                new ProxyStats(), new ProxyMetrics(new SimpleMeterRegistry()), System::nanoTime));
+    }
+
+    private Socket client() throws IOException {
+        Socket s = new Socket(InetAddress.getLoopbackAddress(), proxy.port());
+        s.setSoTimeout(10_000);
+        closing.add(s);
+        return s;
+    }
+
+    private static void send(Socket s, String text) throws IOException {
+        s.getOutputStream().write(text.getBytes(StandardCharsets.UTF_8));
+        s.getOutputStream().flush();
+    }
+
+    private static String post(String path, String extraHeaders, String body) {
+        return "POST " + path + " HTTP/1.1\r\nhost: front.example\r\ncontent-type: application/json\r\n" + extraHeaders
+                + "content-length: " + body.getBytes(StandardCharsets.UTF_8).length + "\r\n\r\n" + body;
+    }
+
+    /** One response as the client read it: status line, headers (lower-case names), decoded body. */
+    record Response(String statusLine, Map<String, String> headers, String body) {
+        int status() {
+            return Integer.parseInt(statusLine.split(" ")[1]);
+        }
+
+        String header(String name) {
+            return headers.get(name.toLowerCase(Locale.ROOT));
+        }
+    }
+
+    /** Reads one response: by content-length, chunks, or to the end of the stream. */
+    private static Response read(InputStream in) throws IOException {
+        String statusLine = RawNode.line(in);
+        assertThat(statusLine).as("a status line").isNotNull();
+        Map<String, String> headers = new TreeMap<>();
+        for (String h; (h = RawNode.line(in)) != null && !h.isEmpty(); ) {
+            int colon = h.indexOf(':');
+            headers.put(h.substring(0, colon).trim().toLowerCase(Locale.ROOT), h.substring(colon + 1).trim());
+        }
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        if (statusLine.contains(" 100 ")) {
+            return new Response(statusLine, headers, "");
+        }
+        if (headers.containsKey("content-length")) {
+            body.write(in.readNBytes(Integer.parseInt(headers.get("content-length"))));
+        } else if ("chunked".equalsIgnoreCase(headers.get("transfer-encoding"))) {
+            for (int i = 0; i < 100_000; i++) {
+                int size = Integer.parseInt(RawNode.line(in).split(";")[0].trim(), 16);
+                if (size == 0) {
+                    RawNode.line(in);
+                    break;
+                }
+                body.write(in.readNBytes(size));
+                RawNode.line(in);
+            }
+        } else {
+            body.write(in.readAllBytes());
+        }
+        return new Response(statusLine, headers, body.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void rewritesHopByHopAndForwardedHeadersBothWaysAndReusesOneUpstreamConnection() throws Exception {
+        RawNode n = node((req, out) -> {
+            RawNode.respond(out, "200 OK", "connection: keep-alive, x-node-private\r\nkeep-alive: timeout=5\r\n"
+                    + "x-node-private: p\r\nx-node-public: q\r\n", "ok " + req.index());
+            return true;
+        });
+        start(c -> c, n);
+        Socket s = client();
+        for (int i = 0; i < 5; i++) {
+            send(s, post("/v1/chat/completions", "connection: keep-alive, x-secret\r\nx-secret: s\r\n"
+                    + "keep-alive: timeout=5\r\nte: trailers\r\nproxy-authorization: basic x\r\nupgrade: h2c\r\n"
+                    + "x-forwarded-for: 10.0.0.1\r\nx-kept: yes\r\n", CHAT));
+            Response r = read(s.getInputStream());
+            assertThat(r.status()).isEqualTo(200);
+            assertThat(r.body()).isEqualTo("ok " + i);
+            assertThat(r.header("x-upstream-node")).isEqualTo("n1");
+            assertThat(r.header("x-node-public")).isEqualTo("q");
+            assertThat(r.headers()).doesNotContainKeys("keep-alive", "x-node-private");
+        }
+        RawNode.Seen seen = n.seen.get(0);
+        assertThat(seen.requestLine()).isEqualTo("POST /v1/chat/completions HTTP/1.1");
+        assertThat(seen.headers()).doesNotContainKeys("connection", "x-secret", "keep-alive", "te", "proxy-authorization",
+                "upgrade");
+        assertThat(seen.header("host")).isEqualTo("127.0.0.1:" + n.port());
+        assertThat(seen.header("x-forwarded-for")).isEqualTo("10.0.0.1, 127.0.0.1");
+        assertThat(seen.header("x-forwarded-proto")).isEqualTo("http");
+        assertThat(seen.header("x-forwarded-host")).isEqualTo("front.example");
+        assertThat(seen.header("x-kept")).isEqualTo("yes");
+        assertThat(new String(seen.body(), StandardCharsets.UTF_8)).isEqualTo(CHAT);
+        // Five sequential requests on one client connection stay on its event loop: one pooled connection.
+        assertThat(n.connections.get()).isEqualTo(1);
+    }
+
+    @Test
+    void aCloseDelimitedAnswerIsChunkedForHttp11AndCloseDelimitedForHttp10() throws Exception {
+        RawNode n = node((req, out) -> {
+            out.write("HTTP/1.0 200 OK\r\ncontent-type: text/plain\r\n\r\nuntil close".getBytes(StandardCharsets.UTF_8));
+            return false;
+        });
+        start(c -> c, n);
+        Socket s = client();
+        for (int i = 0; i < 2; i++) { // the client connection stays usable
+            send(s, post("/x", "", CHAT));
+            Response r = read(s.getInputStream());
+            assertThat(r.header("transfer-encoding")).isEqualTo("chunked");
+            assertThat(r.body()).isEqualTo("until close");
+        }
+        Socket old = client();
+        send(old, "GET /x HTTP/1.0\r\n\r\n");
+        Response r = read(old.getInputStream()); // reads to the end of the stream: the proxy closes it
+        assertThat(r.status()).isEqualTo(200);
+        assertThat(r.headers()).doesNotContainKey("transfer-encoding");
+        assertThat(r.body()).isEqualTo("until close");
+    }
+
+    @Test
+    void pipelinedRequestsAreAnsweredInOrder() throws Exception {
+        RawNode n = node((req, out) -> {
+            RawNode.respond(out, "200 OK", "", req.requestLine().split(" ")[1]);
+            return true;
+        });
+        start(c -> c, n);
+        Socket s = client();
+        StringBuilder three = new StringBuilder();
+        for (int i = 1; i <= 3; i++) {
+            three.append(post("/p" + i, "", CHAT));
+        }
+        send(s, three.toString());
+        for (int i = 1; i <= 3; i++) {
+            assertThat(read(s.getInputStream()).body()).isEqualTo("/p" + i);
+        }
+    }
+
+    @Test
+    void expectContinueGetsContinueOrTheContract413() throws Exception {
+        RawNode n = node((req, out) -> {
+            assertThat(req.headers()).doesNotContainKey("expect");
+            RawNode.respond(out, "200 OK", "", new String(req.body(), StandardCharsets.UTF_8));
+            return true;
+        });
+        start(c -> c.withMaxBodyBytes(1024), n);
+        Socket s = client();
+        send(s, "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nexpect: 100-continue\r\ncontent-length: "
+                + CHAT.length() + "\r\n\r\n");
+        assertThat(read(s.getInputStream()).statusLine()).isEqualTo("HTTP/1.1 100 Continue");
+        send(s, CHAT);
+        Response ok = read(s.getInputStream());
+        assertThat(ok.status()).isEqualTo(200);
+        assertThat(ok.body()).isEqualTo(CHAT);
+
+        Socket big = client();
+        send(big, "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nexpect: 100-continue\r\ncontent-length: 5000\r\n\r\n");
+        Response tooLarge = read(big.getInputStream());
+        assertThat(tooLarge.status()).isEqualTo(413);
+        assertThat(new JsonObject(tooLarge.body()).getJsonObject("error").getString("type")).isEqualTo("request_too_large");
+        assertThat(big.getInputStream().read()).as("connection closed").isEqualTo(-1);
+        assertThat(n.seen).hasSize(1);
+        assertThat(proxy.shared().stats().errors("request_too_large")).isEqualTo(1);
+    }
+
+    @Test
+    void aMalformedRequestGets400AndTheConnectionCloses() throws Exception {
+        RawNode n = node((req, out) -> false);
+        start(c -> c, n);
+        Socket s = client();
+        send(s, "POST /x HTTP/1.1\r\nhost: x\r\ncontent-length: 12\r\ncontent-length: 3\r\n\r\nabc");
+        Response r = read(s.getInputStream());
+        assertThat(r.status()).isEqualTo(400);
+        assertThat(new JsonObject(r.body()).getJsonObject("error").getString("type")).isEqualTo("bad_request");
+        assertThat(s.getInputStream().read()).isEqualTo(-1);
+        assertThat(n.seen).isEmpty();
+        assertThat(proxy.shared().stats().errors("bad_request")).isEqualTo(1);
+    }
+
+    @Test
+    void informationalAnswersOfTheNodeAreNotPassedOnAsTheResponse() throws Exception {
+        RawNode n = node((req, out) -> {
+            out.write("HTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\n".getBytes(StandardCharsets.UTF_8));
+            RawNode.respond(out, "200 OK", "", "final");
+            return true;
+        });
+        start(c -> c, n);
+        Socket s = client();
+        send(s, post("/x", "", CHAT));
+        Response r = read(s.getInputStream());
+        assertThat(r.status()).isEqualTo(200);
+        assertThat(r.body()).isEqualTo("final");
+    }
+
+    @Test
+    void aPooledConnectionTheNodeClosedIsReplacedWithoutFailingTheRequest() throws Exception {
+        // The node answers the first request on each connection and closes the connection when a
+        // second one arrives, unanswered: a keep-alive timeout racing the proxy's reuse.
+        RawNode n = node((req, out) -> {
+            if (req.index() > 0) {
+                return false;
+            }
+            RawNode.respond(out, "200 OK", "", "ok");
+            return true;
+        });
+        start(c -> c, n);
+        Socket s = client();
+        for (int i = 0; i < 3; i++) {
+            send(s, post("/x", "", CHAT));
+            Response r = read(s.getInputStream());
+            assertThat(r.status()).as("request %d", i).isEqualTo(200);
+        }
+        assertThat(proxy.shared().stats().staleConnections()).isEqualTo(2);
+        assertThat(proxy.shared().stats().upstreamResets()).isZero();
+        assertThat(proxy.shared().health().isEjected("n1")).isFalse();
+    }
+
+    @Test
+    void aSlowClientPausesTheNodeInsteadOfBufferingTheWholeResponse() throws Exception {
+        int total = 64 << 20;
+        AtomicLong written = new AtomicLong();
+        RawNode n = node((req, out) -> {
+            out.write(("HTTP/1.1 200 OK\r\ncontent-type: application/octet-stream\r\ncontent-length: " + total
+                    + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+            byte[] block = new byte[64 * 1024];
+            for (int sent = 0; sent < total; sent += block.length) {
+                out.write(block);
+                written.addAndGet(block.length);
+            }
+            return true;
+        });
+        start(c -> c, n);
+        Socket s = client();
+        send(s, post("/big", "", CHAT));
+        // The client reads nothing: the node must stall once the socket buffers on both sides are full.
+        await().atMost(Duration.ofSeconds(10)).until(() -> written.get() > 0);
+        await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(10))
+                .until(() -> written.get() < total / 2);
+        InputStream in = s.getInputStream();
+        Response r = read(in);
+        assertThat(r.body().length()).isEqualTo(total);
+        assertThat(written.get()).isEqualTo(total);
+    }
+}
