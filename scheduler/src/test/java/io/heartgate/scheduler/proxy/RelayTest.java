@@ -59,9 +59,13 @@ class RelayTest {
     }
 
     private void start(UnaryOperator<ProxyConfig> config, RawNode... nodes) {
+        start(config, List.of(nodes).stream().map(RawNode::url).toList());
+    }
+
+    private void start(UnaryOperator<ProxyConfig> config, List<String> urls) {
         NodeTable table = new NodeTable(Clock.systemUTC(), 3, Duration.ofMillis(50));
-        for (int i = 0; i < nodes.length; i++) {
-            table.apply(Heartbeat.builder("n" + (i + 1), nodes[i].url()).instance("i1").seq(1L).state(NodeState.UP)
+        for (int i = 0; i < urls.size(); i++) {
+            table.apply(Heartbeat.builder("n" + (i + 1), urls.get(i)).instance("i1").seq(1L).state(NodeState.UP)
                     .intervalMs(60_000).models(List.of("llama3:8b")).build(), Instant.now());
         }
         table.publish();
@@ -184,6 +188,22 @@ class RelayTest {
         assertThat(r.status()).isEqualTo(200);
         assertThat(r.headers()).doesNotContainKey("transfer-encoding");
         assertThat(r.body()).isEqualTo("until close");
+    }
+
+    @Test
+    void aNodeNamedByHostNameIsResolvedWithoutBlockingAndGetsItsNameAsHost() throws Exception {
+        RawNode n = node((req, out) -> {
+            RawNode.respond(out, "200 OK", "", "named");
+            return true;
+        });
+        start(c -> c, List.of("http://localhost:" + n.port() + "/base"));
+        Socket s = client();
+        send(s, post("/v1/models", "", ""));
+        Response r = read(s.getInputStream());
+        assertThat(r.status()).isEqualTo(200);
+        assertThat(r.body()).isEqualTo("named");
+        assertThat(n.seen.get(0).header("host")).isEqualTo("localhost:" + n.port());
+        assertThat(n.seen.get(0).requestLine()).isEqualTo("POST /base/v1/models HTTP/1.1");
     }
 
     @Test
