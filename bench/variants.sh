@@ -5,6 +5,7 @@
 #
 #   bench/variants.sh "default|" "parallel-gc|-XX:+UseParallelGC" "one-loop|-XX:ActiveProcessorCount=1"
 #   bench/variants.sh "bare|bare:" "bare-vertx-meters|bare: -Dbare.vertxMeters=true"   # bench/BareProxy.java
+#   bench/variants.sh "netty|netty:"                                                   # bench/BareNettyProxy.java
 #   ROUNDS=3 DURATION=10 WARMUP=40 CONNECTIONS=32 bench/variants.sh ...
 #
 # Needs what bench/proxy.sh needs, after: mvn -B -DskipTests package.
@@ -13,7 +14,7 @@ cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}; DURATION=${DURATION:-10}; WARMUP=${WARMUP:-40}; CONNECTIONS=${CONNECTIONS:-32}
 NAME=bench/variants.sh
 if [ $# -eq 0 ]; then
-  echo "usage: bench/variants.sh \"LABEL|JVM OPTIONS\"... (\"LABEL|bare: OPTIONS\" runs bench/BareProxy.java)" >&2
+  echo "usage: bench/variants.sh \"LABEL|JVM OPTIONS\"... (\"LABEL|bare: OPTIONS\" runs bench/BareProxy.java, \"LABEL|netty: OPTIONS\" bench/BareNettyProxy.java)" >&2
   exit 2
 fi
 for variant in "$@"; do
@@ -42,26 +43,16 @@ MODEL=bench-fast wrk -t2 -c64 -d5s -s bench/chat-completion.lua http://127.0.0.1
 
 for variant in "$@"; do
   label=${variant%%|*}; opts=${variant#*|}
-  if [[ $opts == netty:* ]]; then
-    # The raw Netty yardstick (bench/BareNettyProxy.java).
-    if [ ! -f "$WORK/bare/BareNettyProxy.class" ]; then
+  if [[ $opts == bare:* || $opts == netty:* ]]; then
+    # The yardsticks, on the same ports: the least a Vert.x proxy (bench/BareProxy.java) or a raw
+    # Netty proxy (bench/BareNettyProxy.java) does.
+    main=BareProxy; [[ $opts == netty:* ]] && main=BareNettyProxy
+    if [ ! -f "$WORK/bare/$main.class" ]; then
       mkdir -p "$WORK/bare"
-      javac -cp scheduler/target/scheduler.jar -d "$WORK/bare" bench/BareNettyProxy.java
+      javac -cp scheduler/target/scheduler.jar -d "$WORK/bare" "bench/$main.java"
     fi
     # shellcheck disable=SC2086 # options are words on purpose
-    java ${opts#netty:} -cp "$WORK/bare:scheduler/target/scheduler.jar" BareNettyProxy > "$WORK/scheduler-$label.log" 2>&1 &
-    sched=$!
-    PIDS+=($sched)
-    wait_for "$WORK/scheduler-$label.log" "proxy listening"
-    agents=()
-  elif [[ $opts == bare:* ]]; then
-    # The yardstick: the least a Vert.x proxy does, on the same ports (bench/BareProxy.java).
-    if [ ! -f "$WORK/bare/BareProxy.class" ]; then
-      mkdir -p "$WORK/bare"
-      javac -cp scheduler/target/scheduler.jar -d "$WORK/bare" bench/BareProxy.java
-    fi
-    # shellcheck disable=SC2086 # options are words on purpose
-    java ${opts#bare:} -cp "$WORK/bare:scheduler/target/scheduler.jar" BareProxy > "$WORK/scheduler-$label.log" 2>&1 &
+    java ${opts#*:} -cp "$WORK/bare:scheduler/target/scheduler.jar" "$main" > "$WORK/scheduler-$label.log" 2>&1 &
     sched=$!
     PIDS+=($sched)
     wait_for "$WORK/scheduler-$label.log" "proxy listening"
