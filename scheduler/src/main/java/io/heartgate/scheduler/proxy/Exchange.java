@@ -4,7 +4,6 @@ import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TableSnapshot;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpContent;
@@ -65,6 +64,7 @@ final class Exchange {
     private final boolean clientHttp10;
     private final long startNanos;
     private String model;
+    private boolean modelServed;
     private List<String> tried;
     private int attempts;
     private Node node;
@@ -142,6 +142,7 @@ final class Exchange {
         }
         TableSnapshot snapshot = shared.table().snapshot();
         List<Node> candidates = snapshot.candidates(model);
+        modelServed = !candidates.isEmpty();
         if (candidates.isEmpty()) {
             if (snapshot.routable().isEmpty()) {
                 shared.stats().errorsNoUpstream.increment();
@@ -240,9 +241,9 @@ final class Exchange {
         loop.timeouts().awaitHead(this, attempts);
         // A new message per attempt over the same headers and a duplicate of the body, so a retry
         // sends the body again from its start.
+        // No promise per write: a failed write reaches UpstreamConnection.exceptionCaught, which closes.
         ch.writeAndFlush(new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, req.method(), uri,
-                        req.content().retainedDuplicate(), req.headers(), req.trailingHeaders()))
-                .addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+                req.content().retainedDuplicate(), req.headers(), req.trailingHeaders()), ch.voidPromise());
     }
 
     private void connectFailed(Node n, Throwable cause) {
@@ -352,7 +353,7 @@ final class Exchange {
         }
         lastChunkMs = loop.timeouts().nowMs();
         loop.timeouts().relaying(this);
-        client.write(response);
+        client.write(response, client.voidPromise()); // a failed write reaches ClientConnection.exceptionCaught
         unflushed = true;
     }
 
@@ -375,7 +376,7 @@ final class Exchange {
         }
         lastChunkMs = loop.timeouts().nowMs();
         if (!last) {
-            client.write(content);
+            client.write(content, client.voidPromise());
             unflushed = true;
             if (!client.isWritable()) {
                 upstream.config().setAutoRead(false); // resumed by clientWritabilityChanged
@@ -560,12 +561,15 @@ final class Exchange {
         }
     }
 
-    /** Returns the model as a metric label: only models some node serves, so the label set stays bounded. */
+    /**
+     * Returns the model as a metric label: only models some node served when the request was
+     * routed, so the label set stays bounded.
+     */
     private String metricModel() {
         if (model == null) {
             return null;
         }
-        return shared.table().snapshot().candidates(model).isEmpty() ? "other" : model;
+        return modelServed ? model : "other";
     }
 
     private String displayModel() {
