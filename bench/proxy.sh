@@ -16,8 +16,8 @@ cd "$(dirname "$0")/.."
 
 REPEATS=${REPEATS:-3}
 DURATION=${DURATION:-15}
-# Two minutes: the issue asks for at least one; after one, C2 was still compiling the scheduler's
-# code and cost about 2 us per request more than after 150 s (docs/BENCHMARKS.md).
+# Two minutes: the issue asks for at least one; a profile 75 s after start still found C2 compiling
+# the scheduler's code on 7% of its CPU (docs/BENCHMARKS.md).
 WARMUP=${WARMUP:-120}
 STREAMS=${STREAMS:-100}
 STREAM_REPEATS=${STREAM_REPEATS:-9}

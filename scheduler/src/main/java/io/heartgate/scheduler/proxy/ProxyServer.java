@@ -54,7 +54,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Why Netty directly and not Vert.x's HTTP server and client (or {@code vertx-http-proxy}):
  * measured in bench/variants.sh on the same machine and load, the least a Vert.x 5 proxy can do
- * (bench/BareProxy.java) spent 28 to 34 us of CPU per request and reached 0.8 to 0.9 of nginx's
+ * (bench/BareProxy.java) spent 28 to 34 us of CPU per request and reached 0.7 to 0.9 of nginx's
  * throughput, while the same relay on Netty's HTTP codec (bench/BareNettyProxy.java) spent 19 to
  * 21 us and matched nginx; the issue's target is nginx's throughput. {@code vertx-http-proxy} also
  * picks the node before the body is read and replays nothing, while this proxy reads the
