@@ -5,10 +5,12 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelPromise;
 import io.netty.channel.EventLoop;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.resolver.AddressResolverGroup;
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
@@ -89,7 +91,11 @@ final class LoopState {
         idle.computeIfAbsent(target, t -> new ArrayDeque<>()).addLast(new Idle(channel, timeouts.nowMs()));
     }
 
-    /** Opens a new connection to {@code target}; its handler is an idle {@link UpstreamConnection}. */
+    /**
+     * Opens a new connection to {@code target}; its handler is an idle {@link UpstreamConnection}.
+     * For an https node the future completes once the TLS handshake has, so that a certificate the
+     * proxy cannot trust fails the connect (and counts toward ejection) like a refused connection.
+     */
     ChannelFuture connect(Target target) {
         Bootstrap b = bootstrap.clone().handler(new ChannelInitializer<SocketChannel>() {
             @Override
@@ -100,7 +106,26 @@ final class LoopState {
                 ch.pipeline().addLast(new HttpClientCodec(8192, 64 * 1024, 64 * 1024), new UpstreamConnection());
             }
         });
-        return b.connect(target.address());
+        ChannelFuture connected = b.connect(target.address());
+        if (!target.ssl()) {
+            return connected;
+        }
+        ChannelPromise ready = connected.channel().newPromise();
+        connected.addListener((ChannelFuture f) -> {
+            if (!f.isSuccess()) {
+                ready.tryFailure(f.cause());
+                return;
+            }
+            f.channel().pipeline().get(SslHandler.class).handshakeFuture().addListener(h -> {
+                if (h.isSuccess()) {
+                    ready.trySuccess();
+                } else {
+                    f.channel().close();
+                    ready.tryFailure(h.cause());
+                }
+            });
+        });
+        return ready;
     }
 
     /** Runs every 100 ms on the loop: timeouts, and once a second the idle connections' expiry. */

@@ -115,6 +115,18 @@ public final class ProxyServer implements AutoCloseable {
      * @throws IllegalStateException when the port cannot be bound
      */
     public static ProxyServer start(Shared shared) {
+        SslContext tls;
+        try {
+            // https:// nodes: the JVM's trusted CAs, and the certificate must name the node's host.
+            tls = SslContextBuilder.forClient().endpointIdentificationAlgorithm("HTTPS").build();
+        } catch (SSLException e) {
+            throw new IllegalStateException("cannot set up TLS for https nodes: " + e.getMessage(), e);
+        }
+        return start(shared, tls);
+    }
+
+    /** Starts the proxy with the given TLS client context for https nodes (tests give their own CA). */
+    static ProxyServer start(Shared shared, SslContext tls) {
         ProxyConfig c = shared.config();
         boolean epoll = Epoll.isAvailable();
         if (!epoll) {
@@ -132,7 +144,6 @@ public final class ProxyServer implements AutoCloseable {
                 .datagramChannelType(datagramType)
                 .nameServerProvider(DnsServerAddressStreamProviders.platformDefault()));
         try {
-            SslContext tls = SslContextBuilder.forClient().endpointIdentificationAlgorithm("HTTPS").build();
             Map<EventLoop, LoopState> loops = new IdentityHashMap<>();
             group.forEach(executor -> {
                 EventLoop loop = (EventLoop) executor;
@@ -169,7 +180,7 @@ public final class ProxyServer implements AutoCloseable {
             // The exact line scripts and tests wait for (CONTRACT.md).
             log.info("proxy listening on {}:{}", c.bind(), proxy.port());
             return proxy;
-        } catch (SSLException | RuntimeException e) {
+        } catch (RuntimeException e) {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             resolver.close();
             throw new IllegalStateException("proxy cannot listen on " + c.bind() + ":" + c.port() + ": " + e.getMessage(), e);

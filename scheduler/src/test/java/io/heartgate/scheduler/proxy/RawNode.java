@@ -35,6 +35,7 @@ final class RawNode implements AutoCloseable {
     }
 
     private final ServerSocket server;
+    private final String scheme;
     private final Script script;
     private final Thread acceptor;
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
@@ -43,15 +44,21 @@ final class RawNode implements AutoCloseable {
     final Map<Integer, Integer> requestsPerConnection = new ConcurrentHashMap<>();
 
     RawNode(Script script) throws IOException {
+        this(script, new ServerSocket(0, 50, InetAddress.getLoopbackAddress()), "http");
+    }
+
+    /** A node on a socket of the caller's (a TLS one for an https node). */
+    RawNode(Script script, ServerSocket server, String scheme) {
         this.script = script;
-        this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        this.server = server;
+        this.scheme = scheme;
         this.acceptor = new Thread(this::accept, "raw-node-" + server.getLocalPort());
         acceptor.setDaemon(true);
         acceptor.start();
     }
 
     String url() {
-        return "http://127.0.0.1:" + server.getLocalPort();
+        return scheme + "://127.0.0.1:" + server.getLocalPort();
     }
 
     int port() {

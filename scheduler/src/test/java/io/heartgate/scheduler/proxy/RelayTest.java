@@ -9,6 +9,8 @@ import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.health.PassiveHealth;
 import io.heartgate.scheduler.table.NodeTable;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
 import io.vertx.core.json.JsonObject;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -16,6 +18,9 @@ import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyStore;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -24,10 +29,14 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
+import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.SSLContext;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The relay's HTTP/1.1 details over real sockets, with scripted nodes (no Kafka: the table is fed
@@ -62,6 +71,10 @@ class RelayTest {
     }
 
     private void start(UnaryOperator<ProxyConfig> config, List<String> urls) {
+        start(config, urls, null);
+    }
+
+    private void start(UnaryOperator<ProxyConfig> config, List<String> urls, SslContext tls) {
         NodeTable table = new NodeTable(Clock.systemUTC(), 3, Duration.ofMillis(50));
         for (int i = 0; i < urls.size(); i++) {
             table.apply(Heartbeat.builder("n" + (i + 1), urls.get(i)).instance("i1").seq(1L).state(NodeState.UP)
@@ -69,9 +82,10 @@ class RelayTest {
         }
         table.publish();
         ProxyConfig c = config.apply(ProxyConfig.defaults("127.0.0.1", 0, 2));
-        proxy = ProxyServer.start(ProxyServer.Shared.of(c, table, Strategy.ROUND_ROBIN.create(),
+        ProxyServer.Shared shared = ProxyServer.Shared.of(c, table, Strategy.ROUND_ROBIN.create(),
                 new PassiveHealth(Clock.systemUTC(), c.ejectAfter(), c.ejectFor(), Duration.ofMinutes(5)),
-                new ProxyStats(), new ProxyMetrics(new SimpleMeterRegistry()), System::nanoTime));
+                new ProxyStats(), new ProxyMetrics(new SimpleMeterRegistry()), System::nanoTime);
+        proxy = tls == null ? ProxyServer.start(shared) : ProxyServer.start(shared, tls);
     }
 
     private Socket client() throws IOException {
@@ -203,6 +217,75 @@ class RelayTest {
         assertThat(r.body()).isEqualTo("named");
         assertThat(n.seen.get(0).header("host")).isEqualTo("localhost:" + n.port());
         assertThat(n.seen.get(0).requestLine()).isEqualTo("POST /base/v1/models HTTP/1.1");
+    }
+
+    /** A self-signed certificate for localhost and 127.0.0.1, made with the JDK's keytool. */
+    private static Path certificate(Path dir) throws Exception {
+        String keytool = Path.of(System.getProperty("java.home"), "bin", "keytool").toString();
+        Path store = dir.resolve("node.p12");
+        run(keytool, "-genkeypair", "-keystore", store.toString(), "-storetype", "PKCS12", "-storepass", "changeit",
+                "-alias", "node", "-keyalg", "RSA", "-keysize", "2048", "-dname", "CN=localhost", "-validity", "2",
+                "-ext", "SAN=dns:localhost,ip:127.0.0.1");
+        run(keytool, "-exportcert", "-rfc", "-keystore", store.toString(), "-storepass", "changeit", "-alias", "node",
+                "-file", dir.resolve("node.pem").toString());
+        return store;
+    }
+
+    private static void run(String... command) throws Exception {
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(out).isZero();
+    }
+
+    private RawNode tlsNode(Path store) throws Exception {
+        KeyStore ks = KeyStore.getInstance("PKCS12");
+        try (InputStream in = Files.newInputStream(store)) {
+            ks.load(in, "changeit".toCharArray());
+        }
+        KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+        kmf.init(ks, "changeit".toCharArray());
+        SSLContext ssl = SSLContext.getInstance("TLS");
+        ssl.init(kmf.getKeyManagers(), null, null);
+        RawNode n = new RawNode((req, out) -> {
+            RawNode.respond(out, "200 OK", "", "over tls");
+            return true;
+        }, ssl.getServerSocketFactory().createServerSocket(0, 50, InetAddress.getLoopbackAddress()), "https");
+        closing.add(n);
+        return n;
+    }
+
+    @Test
+    void anHttpsNodeIsReachedOverVerifiedTls(@TempDir Path dir) throws Exception {
+        Path store = certificate(dir);
+        RawNode n = tlsNode(store);
+        SslContext trusting = SslContextBuilder.forClient().endpointIdentificationAlgorithm("HTTPS")
+                .trustManager(dir.resolve("node.pem").toFile()).build();
+        start(c -> c, List.of("https://localhost:" + n.port()), trusting);
+        Socket s = client();
+        for (int i = 0; i < 2; i++) {
+            send(s, post("/v1/chat/completions", "", CHAT));
+            Response r = read(s.getInputStream());
+            assertThat(r.status()).isEqualTo(200);
+            assertThat(r.body()).isEqualTo("over tls");
+        }
+        assertThat(n.seen.get(0).header("host")).isEqualTo("localhost:" + n.port());
+        assertThat(n.connections.get()).as("the TLS connection is pooled").isEqualTo(1);
+    }
+
+    @Test
+    void anHttpsNodeWithACertificateNobodyTrustsFailsLikeARefusedConnection(@TempDir Path dir) throws Exception {
+        RawNode n = tlsNode(certificate(dir));
+        start(c -> c, List.of("https://localhost:" + n.port())); // the JVM's CAs: the self-signed one is not among them
+        Socket s = client();
+        send(s, post("/v1/chat/completions", "", CHAT));
+        Response r = read(s.getInputStream());
+        assertThat(r.status()).isEqualTo(502);
+        JsonObject error = new JsonObject(r.body()).getJsonObject("error");
+        assertThat(error.getString("type")).isEqualTo("upstream_unreachable");
+        assertThat(error.getString("message")).contains("n1: SSL");
+        assertThat(proxy.shared().stats().connectFailures()).isEqualTo(1);
+        assertThat(n.seen).isEmpty();
     }
 
     @Test
