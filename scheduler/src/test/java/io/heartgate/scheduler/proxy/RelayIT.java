@@ -43,7 +43,7 @@ import org.junit.jupiter.api.io.TempDir;
  * directly): what reaches the node, framing, pipelining, 100-continue, malformed requests,
  * informational answers, stale pooled connections and back-pressure.
  */
-class RelayTest {
+class RelayIT {
 
     private static final String CHAT = "{\"model\":\"llama3:8b\",\"messages\":[]}";
 
