@@ -110,7 +110,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
             }
             return;
         }
-        if (queued != null && !queued.isEmpty()) {
+        if (queued != null && !queued.isEmpty() && ctx.channel().isActive()) {
             FullHttpRequest next = queued.pollFirst();
             if (!ctx.channel().config().isAutoRead() && queued.size() < MAX_QUEUED) {
                 ctx.channel().config().setAutoRead(true);
