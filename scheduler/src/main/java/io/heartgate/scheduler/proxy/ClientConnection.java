@@ -96,13 +96,17 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
         }
     }
 
-    /** Called by the current exchange once its response is written whole or abandoned. */
-    void exchangeDone(Exchange e, ChannelFuture lastWrite) {
+    /**
+     * Called by the current exchange once its response is written whole or abandoned; {@code close}
+     * when the connection ends with it (the client asked so, HTTP/1.0 without keep-alive, a body
+     * that ends by closing, draining, or a cut response).
+     */
+    void exchangeDone(Exchange e, ChannelFuture lastWrite, boolean close) {
         if (current != e) {
             return;
         }
         current = null;
-        if (draining) {
+        if (close || draining) {
             if (lastWrite == null) {
                 ctx.close();
             } else {

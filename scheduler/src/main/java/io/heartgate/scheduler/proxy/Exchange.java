@@ -8,6 +8,7 @@ import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponse;
@@ -62,6 +63,8 @@ final class Exchange {
     private final Channel client;
     private final FullHttpRequest req;
     private final boolean clientHttp10;
+    /** Whether the client's connection stays open after this response (its request's keep-alive, not draining). */
+    private boolean keepClient;
     private final long startNanos;
     private String model;
     private boolean modelServed;
@@ -97,6 +100,7 @@ final class Exchange {
         this.client = conn.ctx().channel();
         this.req = req;
         this.clientHttp10 = req.protocolVersion() == HttpVersion.HTTP_1_0;
+        this.keepClient = HttpUtil.isKeepAlive(req);
         this.startNanos = shared.nanoTicker().getAsLong();
     }
 
@@ -338,18 +342,22 @@ final class Exchange {
         }
         if (clientHttp10 && HttpUtil.isTransferEncodingChunked(response)) {
             h.remove(HttpHeaderNames.TRANSFER_ENCODING); // HTTP/1.0 has no chunks: end by closing
+            keepClient = false;
         }
         h.set(X_UPSTREAM_NODE, node.id());
         String type = h.get(HttpHeaderNames.CONTENT_TYPE);
         streaming = type != null && (type.startsWith("text/event-stream") || type.contains("ndjson"));
         if (streaming) {
             // Tell an nginx in front of us not to buffer, and caches not to keep it.
-            h.set(HttpHeaderNames.CACHE_CONTROL, io.netty.handler.codec.http.HttpHeaderValues.NO_CACHE);
+            h.set(HttpHeaderNames.CACHE_CONTROL, HttpHeaderValues.NO_CACHE);
             h.set(X_ACCEL_BUFFERING, NO);
             shared.stats().activeStreams.increment();
         }
-        if (conn.draining()) {
-            HttpUtil.setKeepAlive(response, false);
+        keepClient &= !conn.draining();
+        if (!keepClient) {
+            h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+        } else if (clientHttp10) {
+            h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
         }
         lastChunkMs = loop.timeouts().nowMs();
         loop.timeouts().relaying(this);
@@ -387,7 +395,7 @@ final class Exchange {
         ChannelFuture written = client.writeAndFlush(content);
         endOfUpstreamResponse();
         finish(status);
-        conn.exchangeDone(this, written);
+        conn.exchangeDone(this, written, !keepClient);
     }
 
     /** The node's response ended: its connection goes back to the pool, or is closed. */
@@ -430,7 +438,7 @@ final class Exchange {
         log.debug("Node {} broke off a response: {}", node.id(), cause == null ? "connection closed" : describe(cause));
         finish(status);
         client.close();
-        conn.exchangeDone(this, null);
+        conn.exchangeDone(this, null, true);
     }
 
     private void failedBeforeHead(Throwable cause) {
@@ -464,8 +472,9 @@ final class Exchange {
     /** Answers the client with the proxy's own error and ends the exchange. */
     private void fail(int code, String type, String message) {
         finish(code);
-        ChannelFuture written = ProxyErrors.send(client, code, type, message, conn.draining());
-        conn.exchangeDone(this, written);
+        boolean close = !keepClient || conn.draining();
+        ChannelFuture written = ProxyErrors.send(client, code, type, message, close);
+        conn.exchangeDone(this, written, close);
     }
 
     /** The client's socket buffer filled or drained: pause or resume reading from the node. */
@@ -527,7 +536,7 @@ final class Exchange {
         release();
         closeUpstream();
         client.close();
-        conn.exchangeDone(this, null);
+        conn.exchangeDone(this, null, true);
     }
 
     private void finish(int metricStatus) {

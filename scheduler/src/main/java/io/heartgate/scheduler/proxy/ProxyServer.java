@@ -26,7 +26,6 @@ import io.netty.channel.socket.nio.NioDatagramChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.http.HttpServerCodec;
-import io.netty.handler.codec.http.HttpServerKeepAliveHandler;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.resolver.dns.DnsAddressResolverGroup;
@@ -164,7 +163,6 @@ public final class ProxyServer implements AutoCloseable {
                             LoopState state = frozen.get(ch.eventLoop());
                             ch.pipeline().addLast(
                                     new HttpServerCodec(8192, 64 * 1024, 64 * 1024),
-                                    new HttpServerKeepAliveHandler(),
                                     new RequestAggregator(shared),
                                     new ClientConnection(state));
                             clients.add(ch);

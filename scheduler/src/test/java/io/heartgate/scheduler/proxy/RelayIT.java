@@ -289,6 +289,29 @@ class RelayIT {
     }
 
     @Test
+    void theClientsConnectionHeaderDecidesWhetherItsConnectionStaysOpen() throws Exception {
+        RawNode n = node((req, out) -> {
+            RawNode.respond(out, "200 OK", "", "ok");
+            return true;
+        });
+        start(c -> c, n);
+        Socket closing = client();
+        send(closing, post("/x", "connection: close\r\n", CHAT));
+        Response r = read(closing.getInputStream());
+        assertThat(r.header("connection")).isEqualTo("close");
+        assertThat(closing.getInputStream().read()).as("closed after the response").isEqualTo(-1);
+
+        Socket old = client(); // HTTP/1.0 asking for keep-alive: told so, and the connection serves a second request
+        for (int i = 0; i < 2; i++) {
+            send(old, "GET /x HTTP/1.0\r\nconnection: keep-alive\r\n\r\n");
+            Response kept = read(old.getInputStream());
+            assertThat(kept.status()).isEqualTo(200);
+            assertThat(kept.header("connection")).isEqualTo("keep-alive");
+        }
+        assertThat(n.seen).hasSize(3);
+    }
+
+    @Test
     void pipelinedRequestsAreAnsweredInOrder() throws Exception {
         RawNode n = node((req, out) -> {
             RawNode.respond(out, "200 OK", "", req.requestLine().split(" ")[1]);
