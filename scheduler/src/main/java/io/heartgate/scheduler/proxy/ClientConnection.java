@@ -31,7 +31,6 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
     private String remoteIp = "unknown";
     private Exchange current;
     private ArrayDeque<FullHttpRequest> queued;
-    private boolean draining;
 
     ClientConnection(LoopState loop) {
         this.loop = loop;
@@ -60,7 +59,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
             badRequest(request);
             return;
         }
-        if (current != null || draining) {
+        if (current != null || draining()) {
             if (queued == null) {
                 queued = new ArrayDeque<>();
             }
@@ -106,7 +105,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
             return;
         }
         current = null;
-        if (close || draining) {
+        if (close || draining()) {
             if (lastWrite == null) {
                 ctx.close();
             } else {
@@ -125,14 +124,14 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
 
     /** Closes the connection once it has no request in flight (the proxy is draining). */
     void drain() {
-        draining = true;
         if (current == null) {
             ctx.close();
         }
     }
 
+    /** Returns whether the proxy is draining: every connection closes after its current response. */
     boolean draining() {
-        return draining;
+        return loop.shared().draining().get();
     }
 
     ChannelHandlerContext ctx() {

@@ -120,23 +120,31 @@ final class Exchange {
         HttpHeaders h = req.headers();
         String originalHost = h.get(HttpHeaderNames.HOST);
         String priorForwardedFor = h.get(X_FORWARDED_FOR);
-        String connection = h.get(HttpHeaderNames.CONNECTION);
-        if (connection != null) {
-            for (String token : connection.split(",")) {
-                String name = token.trim();
-                if (!name.equalsIgnoreCase("content-length")) {
-                    h.remove(name);
-                }
-            }
-        }
-        for (AsciiString name : HOP_BY_HOP) {
-            h.remove(name);
-        }
+        removeHopByHop(h, HOP_BY_HOP);
         String ip = conn.remoteIp();
         h.set(X_FORWARDED_FOR, priorForwardedFor == null ? ip : priorForwardedFor + ", " + ip);
         h.set(X_FORWARDED_PROTO, HTTP);
         if (originalHost != null) {
             h.set(X_FORWARDED_HOST, originalHost);
+        }
+    }
+
+    /**
+     * Removes the headers the Connection header names, then {@code names}. The message's framing
+     * headers are never removed by a Connection token: the framing is this hop's to decide.
+     */
+    private static void removeHopByHop(HttpHeaders h, AsciiString[] names) {
+        String connection = h.get(HttpHeaderNames.CONNECTION);
+        if (connection != null) {
+            for (String token : connection.split(",")) {
+                String name = token.trim();
+                if (!name.equalsIgnoreCase("content-length") && !name.equalsIgnoreCase("transfer-encoding")) {
+                    h.remove(name);
+                }
+            }
+        }
+        for (AsciiString name : names) {
+            h.remove(name);
         }
     }
 
@@ -159,9 +167,7 @@ final class Exchange {
         }
         List<Node> eligible = eligible(candidates);
         if (eligible.isEmpty()) {
-            shared.stats().errorsUnreachable.increment();
-            fail(502, ProxyErrors.UPSTREAM_UNREACHABLE,
-                    "every node tried failed before answering (" + attempts + " tried; last: " + lastFailure + ")");
+            failUnreachable();
             return;
         }
         send(shared.balancer().pick(eligible).orElseThrow());
@@ -267,10 +273,14 @@ final class Exchange {
             shared.stats().retries.increment();
             dispatch();
         } else {
-            shared.stats().errorsUnreachable.increment();
-            fail(502, ProxyErrors.UPSTREAM_UNREACHABLE,
-                    "every node tried failed before answering (" + attempts + " tried; last: " + lastFailure + ")");
+            failUnreachable();
         }
+    }
+
+    private void failUnreachable() {
+        shared.stats().errorsUnreachable.increment();
+        fail(502, ProxyErrors.UPSTREAM_UNREACHABLE,
+                "every node tried failed before answering (" + attempts + " tried; last: " + lastFailure + ")");
     }
 
     /** What the node sent: a response head, body chunks, the end. Ownership of {@code msg} passes here. */
@@ -323,18 +333,7 @@ final class Exchange {
         status = response.status().code();
         response.setProtocolVersion(HttpVersion.HTTP_1_1);
         HttpHeaders h = response.headers();
-        String connection = h.get(HttpHeaderNames.CONNECTION);
-        if (connection != null) {
-            for (String token : connection.split(",")) {
-                String name = token.trim();
-                if (!name.equalsIgnoreCase("content-length") && !name.equalsIgnoreCase("transfer-encoding")) {
-                    h.remove(name);
-                }
-            }
-        }
-        for (AsciiString name : HOP_BY_HOP_RESPONSE) {
-            h.remove(name);
-        }
+        removeHopByHop(h, HOP_BY_HOP_RESPONSE);
         if (!h.contains(HttpHeaderNames.CONTENT_LENGTH) && !HttpUtil.isTransferEncodingChunked(response)
                 && req.method() != HttpMethod.HEAD && status != 204 && status != 304 && status >= 200) {
             // A body that ends when the node closes: chunk it, so the client connection stays usable.

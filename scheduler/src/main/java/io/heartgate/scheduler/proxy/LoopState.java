@@ -29,15 +29,12 @@ final class LoopState {
     /** How long an idle upstream connection is kept (the node may close it sooner). */
     static final long IDLE_KEEP_MS = 60_000;
 
-    private record Idle(Channel channel, long sinceMs) {
-    }
-
     private final ProxyServer.Shared shared;
     private final EventLoop loop;
     private final Bootstrap bootstrap;
     private final SslContext tls;
     private final Timeouts timeouts;
-    private final Map<Target, ArrayDeque<Idle>> idle = new HashMap<>();
+    private final Map<Target, ArrayDeque<Channel>> idle = new HashMap<>();
     private long nextPurgeMs;
 
     LoopState(ProxyServer.Shared shared, EventLoop loop, Class<? extends SocketChannel> socketType,
@@ -69,14 +66,14 @@ final class LoopState {
 
     /** Returns an idle open connection to {@code target}, most recently used first, or {@code null}. */
     Channel acquire(Target target) {
-        ArrayDeque<Idle> stack = idle.get(target);
+        ArrayDeque<Channel> stack = idle.get(target);
         if (stack == null) {
             return null;
         }
-        Idle i;
-        while ((i = stack.pollLast()) != null) {
-            if (i.channel().isActive()) {
-                return i.channel();
+        Channel ch;
+        while ((ch = stack.pollLast()) != null) {
+            if (ch.isActive()) {
+                return ch;
             }
         }
         return null;
@@ -88,7 +85,9 @@ final class LoopState {
             channel.close();
             return;
         }
-        idle.computeIfAbsent(target, t -> new ArrayDeque<>()).addLast(new Idle(channel, timeouts.nowMs()));
+        // The idle-since time lives on the connection's handler: nothing is allocated per request.
+        ((UpstreamConnection) channel.pipeline().last()).idleSinceMs = timeouts.nowMs();
+        idle.computeIfAbsent(target, t -> new ArrayDeque<>()).addLast(channel);
     }
 
     /**
@@ -134,12 +133,14 @@ final class LoopState {
         long now = timeouts.nowMs();
         if (now >= nextPurgeMs) {
             nextPurgeMs = now + 1000;
-            for (Iterator<ArrayDeque<Idle>> it = idle.values().iterator(); it.hasNext(); ) {
-                ArrayDeque<Idle> stack = it.next();
-                stack.removeIf(i -> {
-                    boolean expired = !i.channel().isActive() || now - i.sinceMs() > IDLE_KEEP_MS;
+            for (Iterator<ArrayDeque<Channel>> it = idle.values().iterator(); it.hasNext(); ) {
+                ArrayDeque<Channel> stack = it.next();
+                stack.removeIf(ch -> {
+                    // A closed channel may have lost its handlers already: test it first.
+                    boolean expired = !ch.isActive()
+                            || now - ((UpstreamConnection) ch.pipeline().last()).idleSinceMs > IDLE_KEEP_MS;
                     if (expired) {
-                        i.channel().close();
+                        ch.close();
                     }
                     return expired;
                 });
@@ -152,7 +153,7 @@ final class LoopState {
 
     /** Closes every idle upstream connection (shutdown). */
     void closeAll() {
-        idle.values().forEach(stack -> stack.forEach(i -> i.channel().close()));
+        idle.values().forEach(stack -> stack.forEach(Channel::close));
         idle.clear();
     }
 }

@@ -13,6 +13,8 @@ final class UpstreamConnection extends ChannelInboundHandlerAdapter {
 
     private Exchange exchange;
     private Throwable cause;
+    /** When the connection last went back to its loop's pool (the loop's coarse clock, ms). */
+    long idleSinceMs;
 
     /** Binds the connection to the exchange about to send on it. */
     void attach(Exchange e) {

@@ -60,6 +60,14 @@ class RelayIT {
         }
     }
 
+    /** A node that answers every request 200 with {@code body}, keeping its connections open. */
+    private RawNode answering(String body) throws IOException {
+        return node((req, out) -> {
+            RawNode.respond(out, "200 OK", "", body);
+            return true;
+        });
+    }
+
     private RawNode node(RawNode.Script script) throws IOException {
         RawNode n = new RawNode(script);
         closing.add(n);
@@ -205,10 +213,7 @@ class RelayIT {
 
     @Test
     void aNodeNamedByHostNameIsResolvedWithoutBlockingAndGetsItsNameAsHost() throws Exception {
-        RawNode n = node((req, out) -> {
-            RawNode.respond(out, "200 OK", "", "named");
-            return true;
-        });
+        RawNode n = answering("named");
         start(c -> c, List.of("http://localhost:" + n.port() + "/base"));
         Socket s = client();
         send(s, post("/v1/models", "", ""));
@@ -290,10 +295,7 @@ class RelayIT {
 
     @Test
     void theClientsConnectionHeaderDecidesWhetherItsConnectionStaysOpen() throws Exception {
-        RawNode n = node((req, out) -> {
-            RawNode.respond(out, "200 OK", "", "ok");
-            return true;
-        });
+        RawNode n = answering("ok");
         start(c -> c, n);
         Socket closing = client();
         send(closing, post("/x", "connection: close\r\n", CHAT));
