@@ -11,6 +11,9 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.uring.IoUringIoHandler;
+import io.netty.channel.uring.IoUringServerSocketChannel;
+import io.netty.channel.uring.IoUringSocketChannel;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpClientCodec;
@@ -31,6 +34,8 @@ import java.util.ArrayDeque;
 public final class BareNettyProxy {
 
     private static final int[] PORTS = {19001, 19002, 19003};
+    /** -Dbare.transport=io_uring runs it on Netty's io_uring transport instead of epoll. */
+    private static final boolean URING = "io_uring".equals(System.getProperty("bare.transport"));
 
     /** Idle upstream connections of one event loop, per sim; touched only by that loop's thread. */
     private static final class LoopPool {
@@ -102,7 +107,7 @@ public final class BareNettyProxy {
                 send(up, ctx.channel(), request);
                 return;
             }
-            new Bootstrap().group(loop).channel(EpollSocketChannel.class).option(ChannelOption.TCP_NODELAY, true)
+            new Bootstrap().group(loop).channel(URING ? IoUringSocketChannel.class : EpollSocketChannel.class).option(ChannelOption.TCP_NODELAY, true)
                     .handler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel ch) {
@@ -127,8 +132,8 @@ public final class BareNettyProxy {
 
     public static void main(String[] args) throws InterruptedException {
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(Runtime.getRuntime().availableProcessors(),
-                EpollIoHandler.newFactory());
-        new ServerBootstrap().group(group).channel(EpollServerSocketChannel.class)
+                URING ? IoUringIoHandler.newFactory() : EpollIoHandler.newFactory());
+        new ServerBootstrap().group(group).channel(URING ? IoUringServerSocketChannel.class : EpollServerSocketChannel.class)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override

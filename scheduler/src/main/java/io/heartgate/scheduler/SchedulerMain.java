@@ -5,6 +5,7 @@ import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.config.SchedulerConfig;
 import io.heartgate.scheduler.demo.Demo;
 import io.heartgate.scheduler.proxy.ProxyConfig;
+import io.heartgate.scheduler.proxy.Transport;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -114,6 +115,11 @@ public final class SchedulerMain implements Callable<Integer> {
                     + "[env SCHEDULER_LOOK_BACK] (default: 3m)")
     Duration lookBack;
 
+    @Option(names = "--transport", defaultValue = "${env:SCHEDULER_TRANSPORT:-auto}",
+            description = "the proxy's I/O: auto (io_uring, else epoll, else nio), io_uring, epoll or nio "
+                    + "[env SCHEDULER_TRANSPORT] (default: auto)")
+    String transport;
+
     @Option(names = "--log-format", defaultValue = "${env:SCHEDULER_LOG_FORMAT:-text}",
             description = "text or json (one JSON object per line, for log shippers) [env SCHEDULER_LOG_FORMAT] "
                     + "(default: text)")
@@ -132,7 +138,9 @@ public final class SchedulerMain implements Callable<Integer> {
     /** Builds the validated configuration; throws {@link IllegalArgumentException} naming the bad flag. */
     SchedulerConfig config() {
         ProxyConfig proxy = new ProxyConfig(bind, port, maxBody, retries, connectTimeout, firstByteTimeout, idleTimeout,
-                drainTimeout, ejectAfter, ejectFor, Math.max(1, Runtime.getRuntime().availableProcessors()));
+                drainTimeout, ejectAfter, ejectFor, Math.max(1, Runtime.getRuntime().availableProcessors()),
+                Transport.parse(transport));
+        proxy.transport().resolve(); // an explicit choice the host lacks: one line and exit 2
         return new SchedulerConfig(kafka, embeddedKafkaPort, embeddedKafkaHost, dataDir, topic, topicPartitions, bind,
                 adminPort, Strategy.parse(strategy), missedHeartbeats, proxy, demo, lookBack);
     }

@@ -33,7 +33,7 @@ public enum Strategy {
                 return s;
             }
         }
-        throw new IllegalArgumentException("'" + value
+        throw new IllegalArgumentException("--strategy: '" + value
                 + "' is not a strategy; use random, round-robin, weighted, least-connections or least-loaded");
     }
 

@@ -15,11 +15,12 @@ import java.time.Duration;
  * @param drainTimeout how long in-flight requests may finish on shutdown
  * @param ejectAfter consecutive connect failures that eject a node
  * @param ejectFor first ejection period; doubles with each ejection in a row, up to 5 minutes
- * @param eventLoops proxy verticle instances, one per event loop
+ * @param eventLoops proxy event loops (threads)
+ * @param transport the event loops' I/O transport; {@link Transport#AUTO} takes the best available
  */
 public record ProxyConfig(String bind, int port, long maxBodyBytes, int retries, Duration connectTimeout,
                           Duration firstByteTimeout, Duration idleTimeout, Duration drainTimeout, int ejectAfter,
-                          Duration ejectFor, int eventLoops) {
+                          Duration ejectFor, int eventLoops, Transport transport) {
 
     /** Checks ranges. */
     public ProxyConfig {
@@ -45,6 +46,9 @@ public record ProxyConfig(String bind, int port, long maxBodyBytes, int retries,
         if (eventLoops < 1) {
             throw new IllegalArgumentException("event loops must be at least 1");
         }
+        if (transport == null) {
+            throw new IllegalArgumentException("--transport must be set");
+        }
     }
 
     private static void positive(String flag, Duration d) {
@@ -56,19 +60,25 @@ public record ProxyConfig(String bind, int port, long maxBodyBytes, int retries,
     /** Returns a copy with another first-byte timeout. */
     public ProxyConfig withFirstByteTimeout(Duration d) {
         return new ProxyConfig(bind, port, maxBodyBytes, retries, connectTimeout, d, idleTimeout, drainTimeout,
-                ejectAfter, ejectFor, eventLoops);
+                ejectAfter, ejectFor, eventLoops, transport);
     }
 
     /** Returns a copy with another body limit. */
     public ProxyConfig withMaxBodyBytes(long bytes) {
         return new ProxyConfig(bind, port, bytes, retries, connectTimeout, firstByteTimeout, idleTimeout, drainTimeout,
-                ejectAfter, ejectFor, eventLoops);
+                ejectAfter, ejectFor, eventLoops, transport);
+    }
+
+    /** Returns a copy with another transport. */
+    public ProxyConfig withTransport(Transport t) {
+        return new ProxyConfig(bind, port, maxBodyBytes, retries, connectTimeout, firstByteTimeout, idleTimeout, drainTimeout,
+                ejectAfter, ejectFor, eventLoops, t);
     }
 
     /** Returns the defaults with the given address, port and retries. */
     public static ProxyConfig defaults(String bind, int port, int retries) {
         return new ProxyConfig(bind, port, 16L * 1024 * 1024, retries, Duration.ofSeconds(2), Duration.ofMinutes(5),
                 Duration.ofMinutes(2), Duration.ofSeconds(30), 3, Duration.ofSeconds(10),
-                Math.max(1, Runtime.getRuntime().availableProcessors()));
+                Math.max(1, Runtime.getRuntime().availableProcessors()), Transport.AUTO);
     }
 }

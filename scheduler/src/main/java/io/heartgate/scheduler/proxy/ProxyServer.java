@@ -9,22 +9,10 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.ServerChannel;
-import io.netty.channel.epoll.Epoll;
-import io.netty.channel.epoll.EpollDatagramChannel;
-import io.netty.channel.epoll.EpollIoHandler;
-import io.netty.channel.epoll.EpollServerSocketChannel;
-import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
-import io.netty.channel.nio.NioIoHandler;
-import io.netty.channel.socket.DatagramChannel;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioDatagramChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
@@ -46,7 +34,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Serves the proxy port: an HTTP/1.1 relay on Netty's event loops (native epoll on Linux), each
+ * Serves the proxy port: an HTTP/1.1 relay on Netty's event loops (io_uring or epoll on Linux), each
  * loop with its own pool of keep-alive connections to the nodes, so a request and its upstream
  * connection never leave the loop that accepted the client. See {@link Exchange} for what happens
  * to one request.
@@ -127,26 +115,23 @@ public final class ProxyServer implements AutoCloseable {
     /** Starts the proxy with the given TLS client context for https nodes (tests give their own CA). */
     static ProxyServer start(Shared shared, SslContext tls) {
         ProxyConfig c = shared.config();
-        boolean epoll = Epoll.isAvailable();
-        if (!epoll) {
-            log.info("Native epoll transport unavailable ({}); the proxy uses NIO", Epoll.unavailabilityCause() == null
-                    ? "not Linux" : Epoll.unavailabilityCause().toString());
+        Transport transport = c.transport().resolve();
+        if (c.transport() != Transport.AUTO || transport == Transport.IO_URING) {
+            log.info("Proxy transport: {}", transport.flagValue());
+        } else {
+            log.info("Proxy transport: {} ({})", transport.flagValue(), transport.whyNotFaster());
         }
-        IoHandlerFactory io = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
-        Class<? extends ServerChannel> serverType = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
-        Class<? extends SocketChannel> socketType = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
-        Class<? extends DatagramChannel> datagramType = epoll ? EpollDatagramChannel.class : NioDatagramChannel.class;
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(c.eventLoops(),
-                new DefaultThreadFactory("heartgate-proxy", false), io);
+                new DefaultThreadFactory("heartgate-proxy", false), transport.ioHandlerFactory());
         // Node names are resolved without blocking an event loop (hosts file first, then DNS).
         DnsAddressResolverGroup resolver = new DnsAddressResolverGroup(new DnsNameResolverBuilder()
-                .datagramChannelType(datagramType)
+                .datagramChannelType(transport.datagramChannel())
                 .nameServerProvider(DnsServerAddressStreamProviders.platformDefault()));
         try {
             Map<EventLoop, LoopState> loops = new IdentityHashMap<>();
             group.forEach(executor -> {
                 EventLoop loop = (EventLoop) executor;
-                LoopState state = new LoopState(shared, loop, socketType, resolver, tls);
+                LoopState state = new LoopState(shared, loop, transport.socketChannel(), resolver, tls);
                 loops.put(loop, state);
                 loop.scheduleAtFixedRate(state::sweep, 100, 100, TimeUnit.MILLISECONDS);
             });
@@ -154,7 +139,7 @@ public final class ProxyServer implements AutoCloseable {
             ChannelGroup clients = new DefaultChannelGroup("heartgate-proxy-clients", GlobalEventExecutor.INSTANCE);
             Channel server = new ServerBootstrap()
                     .group(group)
-                    .channel(serverType)
+                    .channel(transport.serverChannel())
                     .option(ChannelOption.SO_BACKLOG, 1024)
                     .childOption(ChannelOption.TCP_NODELAY, true)
                     .childHandler(new ChannelInitializer<SocketChannel>() {

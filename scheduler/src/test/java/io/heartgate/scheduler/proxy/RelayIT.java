@@ -37,13 +37,37 @@ import javax.net.ssl.SSLContext;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The relay's HTTP/1.1 details over real sockets, with scripted nodes (no Kafka: the table is fed
  * directly): what reaches the node, framing, pipelining, 100-continue, malformed requests,
- * informational answers, stale pooled connections and back-pressure.
+ * informational answers, stale pooled connections and back-pressure. Every test runs once per I/O
+ * transport this host offers (io_uring, epoll, NIO), since {@code --transport} lets an operator pick
+ * any of them.
  */
+@ParameterizedClass(name = "transport {0}")
+@MethodSource("transports")
 class RelayIT {
+
+    /** The concrete transports available here; NIO always is. */
+    static List<Transport> transports() {
+        List<Transport> available = new ArrayList<>();
+        for (Transport t : List.of(Transport.IO_URING, Transport.EPOLL)) {
+            try {
+                available.add(t.resolve());
+            } catch (IllegalArgumentException e) {
+                System.out.println("[heartgate-test] RelayIT without " + t.flagValue() + ": " + e.getMessage());
+            }
+        }
+        available.add(Transport.NIO);
+        return available;
+    }
+
+    @Parameter
+    Transport transport;
 
     private static final String CHAT = "{\"model\":\"llama3:8b\",\"messages\":[]}";
 
@@ -89,7 +113,7 @@ class RelayIT {
                     .intervalMs(60_000).models(List.of("llama3:8b")).build(), Instant.now());
         }
         table.publish();
-        ProxyConfig c = config.apply(ProxyConfig.defaults("127.0.0.1", 0, 2));
+        ProxyConfig c = config.apply(ProxyConfig.defaults("127.0.0.1", 0, 2).withTransport(transport));
         ProxyServer.Shared shared = ProxyServer.Shared.of(c, table, Strategy.ROUND_ROBIN.create(),
                 new PassiveHealth(Clock.systemUTC(), c.ejectAfter(), c.ejectFor(), Duration.ofMinutes(5)),
                 new ProxyStats(), new ProxyMetrics(new SimpleMeterRegistry()), System::nanoTime);
