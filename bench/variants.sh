@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# A/B of scheduler JVM options: three fast sims behind nginx and behind the scheduler, started once
+# A/B of scheduler JVM options and flags: three fast sims behind nginx and behind the scheduler, started once
 # per variant; each round measures the scheduler, then nginx as the yardstick of the machine's speed
 # at that moment. Prints one line per measurement: requests/s, p50, p99, proxy CPU us/request.
 #
 #   bench/variants.sh "default|" "parallel-gc|-XX:+UseParallelGC" "one-loop|-XX:ActiveProcessorCount=1"
 #   bench/variants.sh "bare|bare:" "bare-vertx-meters|bare: -Dbare.vertxMeters=true"   # bench/BareProxy.java
 #   bench/variants.sh "netty|netty:"                                                   # bench/BareNettyProxy.java
+#   bench/variants.sh "epoll||--transport epoll" "io_uring||--transport io_uring"      # LABEL|JVM OPTIONS|FLAGS
 #   ROUNDS=3 DURATION=10 WARMUP=40 CONNECTIONS=32 bench/variants.sh ...
 #
 # Needs what bench/proxy.sh needs, after: mvn -B -DskipTests package.
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}; DURATION=${DURATION:-10}; WARMUP=${WARMUP:-40}; CONNECTIONS=${CONNECTIONS:-32}
 NAME=bench/variants.sh
 if [ $# -eq 0 ]; then
-  echo "usage: bench/variants.sh \"LABEL|JVM OPTIONS\"... (\"LABEL|bare: OPTIONS\" runs bench/BareProxy.java, \"LABEL|netty: OPTIONS\" bench/BareNettyProxy.java)" >&2
+  echo "usage: bench/variants.sh \"LABEL|JVM OPTIONS[|SCHEDULER FLAGS]\"... (\"LABEL|bare: OPTIONS\" runs bench/BareProxy.java, \"LABEL|netty: OPTIONS\" bench/BareNettyProxy.java)" >&2
   exit 2
 fi
 for variant in "$@"; do
@@ -42,7 +43,8 @@ start_nginx
 MODEL=bench-fast wrk -t2 -c64 -d5s -s bench/chat-completion.lua http://127.0.0.1:19090 > /dev/null
 
 for variant in "$@"; do
-  label=${variant%%|*}; opts=${variant#*|}
+  label=${variant%%|*}; opts=${variant#*|}; flags=""
+  if [[ $opts == *"|"* ]]; then flags=${opts#*|}; opts=${opts%%|*}; fi
   if [[ $opts == bare:* || $opts == netty:* ]]; then
     # The yardsticks, on the same ports: the least a Vert.x proxy (bench/BareProxy.java) or a raw
     # Netty proxy (bench/BareNettyProxy.java) does.
@@ -60,7 +62,7 @@ for variant in "$@"; do
   else
     # shellcheck disable=SC2086 # options are words on purpose
     java $opts -jar scheduler/target/scheduler.jar --embedded-kafka-port 0 --bind 127.0.0.1 --port 19080 \
-      --admin-port 19081 --strategy round-robin > "$WORK/scheduler-$label.log" 2>&1 &
+      --admin-port 19081 --strategy round-robin $flags > "$WORK/scheduler-$label.log" 2>&1 &
     sched=$!
     PIDS+=($sched)
     wait_for "$WORK/scheduler-$label.log" "proxy listening"

@@ -57,6 +57,10 @@ final class Exchange {
     private static final AsciiString HTTP = AsciiString.cached("http");
     private static final AsciiString NO = AsciiString.cached("no");
 
+    /** This exchange's neighbours in its loop's list of responses being relayed ({@link Timeouts}). */
+    Exchange relayPrev;
+    Exchange relayNext;
+    boolean relayLinked;
     private final LoopState loop;
     private final ProxyServer.Shared shared;
     private final ClientConnection conn;

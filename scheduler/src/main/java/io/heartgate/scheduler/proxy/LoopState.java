@@ -7,6 +7,7 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.EventLoop;
+import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.ssl.SslContext;
@@ -35,13 +36,15 @@ final class LoopState {
     private final SslContext tls;
     private final Timeouts timeouts;
     private final Map<Target, ArrayDeque<Channel>> idle = new HashMap<>();
+    private final ChannelGroup upstreams;
     private long nextPurgeMs;
 
     LoopState(ProxyServer.Shared shared, EventLoop loop, Class<? extends SocketChannel> socketType,
-              AddressResolverGroup<InetSocketAddress> resolver, SslContext tls) {
+              AddressResolverGroup<InetSocketAddress> resolver, SslContext tls, ChannelGroup upstreams) {
         this.shared = shared;
         this.loop = loop;
         this.tls = tls;
+        this.upstreams = upstreams;
         ProxyConfig c = shared.config();
         this.timeouts = new Timeouts(shared.nanoTicker(), c.firstByteTimeout().toMillis(), c.idleTimeout().toMillis());
         this.bootstrap = new Bootstrap()
@@ -103,6 +106,7 @@ final class LoopState {
                     ch.pipeline().addLast(tls.newHandler(ch.alloc(), target.host(), target.port()));
                 }
                 ch.pipeline().addLast(new HttpClientCodec(8192, 64 * 1024, 64 * 1024), new UpstreamConnection());
+                upstreams.add(ch); // so that shutdown closes it, and waits, before the loops stop
             }
         });
         ChannelFuture connected = b.connect(target.address());
@@ -151,9 +155,4 @@ final class LoopState {
         }
     }
 
-    /** Closes every idle upstream connection (shutdown). */
-    void closeAll() {
-        idle.values().forEach(stack -> stack.forEach(Channel::close));
-        idle.clear();
-    }
 }

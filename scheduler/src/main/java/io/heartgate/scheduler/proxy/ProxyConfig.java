@@ -63,6 +63,12 @@ public record ProxyConfig(String bind, int port, long maxBodyBytes, int retries,
                 ejectAfter, ejectFor, eventLoops, transport);
     }
 
+    /** Returns a copy with another idle timeout. */
+    public ProxyConfig withIdleTimeout(Duration d) {
+        return new ProxyConfig(bind, port, maxBodyBytes, retries, connectTimeout, firstByteTimeout, d, drainTimeout,
+                ejectAfter, ejectFor, eventLoops, transport);
+    }
+
     /** Returns a copy with another body limit. */
     public ProxyConfig withMaxBodyBytes(long bytes) {
         return new ProxyConfig(bind, port, bytes, retries, connectTimeout, firstByteTimeout, idleTimeout, drainTimeout,

@@ -83,16 +83,16 @@ public final class ProxyServer implements AutoCloseable {
     private final EventLoopGroup group;
     private final DnsAddressResolverGroup resolver;
     private final ChannelGroup clients;
+    private final ChannelGroup upstreams;
     private final Channel serverChannel;
-    private final Map<EventLoop, LoopState> loops;
 
-    private ProxyServer(Shared shared, EventLoopGroup group, DnsAddressResolverGroup resolver, Map<EventLoop, LoopState> loops,
-                        ChannelGroup clients, Channel serverChannel) {
+    private ProxyServer(Shared shared, EventLoopGroup group, DnsAddressResolverGroup resolver, ChannelGroup clients,
+                        ChannelGroup upstreams, Channel serverChannel) {
         this.shared = shared;
         this.clients = clients;
+        this.upstreams = upstreams;
         this.group = group;
         this.resolver = resolver;
-        this.loops = loops;
         this.serverChannel = serverChannel;
     }
 
@@ -128,10 +128,11 @@ public final class ProxyServer implements AutoCloseable {
                 .datagramChannelType(transport.datagramChannel())
                 .nameServerProvider(DnsServerAddressStreamProviders.platformDefault()));
         try {
+            ChannelGroup upstreams = new DefaultChannelGroup("heartgate-proxy-upstreams", GlobalEventExecutor.INSTANCE);
             Map<EventLoop, LoopState> loops = new IdentityHashMap<>();
             group.forEach(executor -> {
                 EventLoop loop = (EventLoop) executor;
-                LoopState state = new LoopState(shared, loop, transport.socketChannel(), resolver, tls);
+                LoopState state = new LoopState(shared, loop, transport.socketChannel(), resolver, tls, upstreams);
                 loops.put(loop, state);
                 loop.scheduleAtFixedRate(state::sweep, 100, 100, TimeUnit.MILLISECONDS);
             });
@@ -159,7 +160,7 @@ public final class ProxyServer implements AutoCloseable {
                     .bind(new InetSocketAddress(c.bind(), c.port()))
                     .syncUninterruptibly()
                     .channel();
-            ProxyServer proxy = new ProxyServer(shared, group, resolver, frozen, clients, server);
+            ProxyServer proxy = new ProxyServer(shared, group, resolver, clients, upstreams, server);
             // The exact line scripts and tests wait for (CONTRACT.md).
             log.info("proxy listening on {}:{}", c.bind(), proxy.port());
             return proxy;
@@ -219,7 +220,9 @@ public final class ProxyServer implements AutoCloseable {
         shared.draining().set(true);
         serverChannel.close().syncUninterruptibly();
         clients.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
-        loops.values().forEach(state -> state.loop().execute(state::closeAll));
+        // Every channel is closed before the loops stop: a loop that stops with a channel still
+        // closing rejects the channel's last task (io_uring closes asynchronously).
+        upstreams.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
         resolver.close();
     }

@@ -32,7 +32,7 @@ import java.util.stream.Collectors;
 public enum Transport {
     /** The best available: io_uring, else epoll, else NIO. */
     AUTO,
-    /** Linux io_uring (kernel 5.14 or later, not disabled). */
+    /** Linux io_uring, where Netty's probe at start finds it (recent kernel, not disabled). */
     IO_URING,
     /** Linux native epoll. */
     EPOLL,

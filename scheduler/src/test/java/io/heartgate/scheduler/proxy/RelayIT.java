@@ -29,6 +29,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
@@ -432,6 +433,77 @@ class RelayIT {
         assertThat(proxy.shared().stats().staleConnections()).isEqualTo(2);
         assertThat(proxy.shared().stats().upstreamResets()).isZero();
         assertThat(proxy.shared().health().isEjected("n1")).isFalse();
+    }
+
+    @Test
+    void aResponseSilentForLongerThanTheIdleTimeoutIsCutWhileLiveResponsesGoOn() throws Exception {
+        CountDownLatch released = new CountDownLatch(1);
+        closing.add(released::countDown);
+        RawNode n = node((req, out) -> {
+            String path = req.requestLine().split(" ")[1];
+            if (path.equals("/quick")) {
+                RawNode.respond(out, "200 OK", "", "done");
+                return true;
+            }
+            out.write("HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\ntransfer-encoding: chunked\r\n\r\n"
+                    .getBytes(StandardCharsets.ISO_8859_1));
+            int chunks = path.equals("/live") ? 25 : 1;
+            for (int i = 0; i < chunks; i++) {
+                out.write(("6\r\ntoken\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+                out.flush();
+                sleep(path.equals("/live") ? 100 : 0);
+            }
+            if (path.equals("/stall")) {
+                try {
+                    released.await(20, TimeUnit.SECONDS); // silent until the test ends
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return false;
+            }
+            out.write("0\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
+            return true;
+        });
+        start(c -> c.withIdleTimeout(Duration.ofMillis(400)), n);
+
+        // Three responses relayed at once on the loops' watch lists: one that stalls, one that keeps
+        // sending for 2.5 s, one that ends at once (leaving the lists from their middle or end).
+        Socket stalled = client();
+        send(stalled, post("/stall", "", CHAT));
+        InputStream stalledIn = stalled.getInputStream();
+        assertThat(RawNode.line(stalledIn)).startsWith("HTTP/1.1 200");
+        for (String h; (h = RawNode.line(stalledIn)) != null && !h.isEmpty(); ) {
+            // headers
+        }
+        assertThat(RawNode.line(stalledIn)).isEqualTo("6");
+        assertThat(RawNode.line(stalledIn)).isEqualTo("token");
+        RawNode.line(stalledIn);
+        long lastChunk = System.nanoTime();
+        Socket live = client();
+        send(live, post("/live", "", CHAT));
+        Socket quick = client();
+        send(quick, post("/quick", "", CHAT));
+        assertThat(read(quick.getInputStream()).body()).isEqualTo("done");
+
+        // The stalled response is cut: the connection closes without the terminating chunk, after the
+        // idle timeout and within it plus the once-a-second check (and a second of margin).
+        assertThat(stalledIn.read()).as("no terminating chunk, just the close").isEqualTo(-1);
+        long silentMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lastChunk);
+        assertThat(silentMs).isBetween(400L, 2400L);
+        assertThat(proxy.shared().stats().timeouts.sum()).isEqualTo(1);
+
+        // The live one, silent for no more than 100 ms at a time, is relayed to its end.
+        Response r = read(live.getInputStream());
+        assertThat(r.body()).isEqualTo("token\n".repeat(25));
+        assertThat(proxy.shared().stats().timeouts.sum()).isEqualTo(1);
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     @Test
