@@ -2,23 +2,19 @@ package io.heartgate.agent;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
+import io.heartgate.testkit.CommandLineRun;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.api.Test;
-import picocli.CommandLine;
 
 class AgentMainTest {
 
     @Test
     void printsEveryFlagWithItsEnvironmentVariable() {
-        StringWriter out = new StringWriter();
-        CommandLine cmd = AgentMain.commandLine();
-        cmd.setOut(new PrintWriter(out));
+        CommandLineRun run = CommandLineRun.run(AgentMain.commandLine(), "--help");
 
-        assertThat(cmd.execute("--help")).isZero();
-        assertThat(out.toString()).contains(
+        assertThat(run.status()).isZero();
+        assertThat(run.out()).contains(
                 "--kafka", "KAFKA_BOOTSTRAP_SERVERS", "--topic", "HEARTBEAT_TOPIC", "--node-id", "NODE_ID",
                 "--url", "NODE_URL", "--probe-url", "NODE_PROBE_URL", "--backend", "NODE_BACKEND",
                 "--weight", "NODE_WEIGHT", "--models", "NODE_MODELS", "--interval", "HEARTBEAT_INTERVAL",
@@ -39,21 +35,9 @@ class AgentMainTest {
         "--kafka k:9092 --url http://h:1 --frobnicate | --frobnicate",
     })
     void rejectsBadFlagsWithOneLineAndStatus2(String args, String message) {
-        StringWriter err = new StringWriter();
-        CommandLine cmd = AgentMain.commandLine();
-        cmd.setErr(new PrintWriter(err));
-        java.io.PrintStream realErr = System.err;
-        java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
-        System.setErr(new java.io.PrintStream(captured, true, java.nio.charset.StandardCharsets.UTF_8));
-        int status;
-        try {
-            status = cmd.execute(args.trim().split(" +"));
-        } finally {
-            System.setErr(realErr);
-        }
-        String all = (err + captured.toString(java.nio.charset.StandardCharsets.UTF_8)).strip();
+        CommandLineRun run = CommandLineRun.run(AgentMain.commandLine(), args.trim().split(" +"));
 
-        assertThat(status).isEqualTo(2);
-        assertThat(all).startsWith("heartbeat-agent: ").contains(message).doesNotContain("\n");
+        assertThat(run.status()).isEqualTo(2);
+        assertThat(run.err()).startsWith("heartbeat-agent: ").contains(message).doesNotContain("\n");
     }
 }

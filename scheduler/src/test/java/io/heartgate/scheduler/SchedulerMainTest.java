@@ -2,27 +2,20 @@ package io.heartgate.scheduler;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.io.PrintWriter;
-import java.io.StringWriter;
-import java.nio.charset.StandardCharsets;
+import io.heartgate.testkit.CommandLineRun;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import picocli.CommandLine;
 
 /** The scheduler's command line, short of starting it: help text and bad flags. */
 class SchedulerMainTest {
 
     @Test
     void helpListsTheTransportFlagWithItsEnvironmentVariable() {
-        StringWriter out = new StringWriter();
-        CommandLine cmd = SchedulerMain.commandLine();
-        cmd.setOut(new PrintWriter(out));
+        CommandLineRun run = CommandLineRun.run(SchedulerMain.commandLine(), "--help");
 
-        assertThat(cmd.execute("--help")).isZero();
-        assertThat(out.toString()).contains("--transport", "SCHEDULER_TRANSPORT", "io_uring", "epoll", "nio",
+        assertThat(run.status()).isZero();
+        assertThat(run.out()).contains("--transport", "SCHEDULER_TRANSPORT", "io_uring", "epoll", "nio",
                 "--port", "SCHEDULER_PORT", "--strategy", "SCHEDULER_STRATEGY", "--retries", "SCHEDULER_RETRIES");
     }
 
@@ -34,21 +27,9 @@ class SchedulerMainTest {
         "--port 70000 | --port must be 0 to 65535",
     })
     void rejectsBadFlagsWithOneLineAndStatus2(String args, String message) {
-        StringWriter err = new StringWriter();
-        CommandLine cmd = SchedulerMain.commandLine();
-        cmd.setErr(new PrintWriter(err));
-        PrintStream realErr = System.err;
-        ByteArrayOutputStream captured = new ByteArrayOutputStream();
-        System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
-        int status;
-        try {
-            status = cmd.execute(args.trim().split(" +"));
-        } finally {
-            System.setErr(realErr);
-        }
-        String all = (err + captured.toString(StandardCharsets.UTF_8)).strip();
+        CommandLineRun run = CommandLineRun.run(SchedulerMain.commandLine(), args.trim().split(" +"));
 
-        assertThat(status).isEqualTo(2);
-        assertThat(all).startsWith("scheduler: ").contains(message).doesNotContain("\n");
+        assertThat(run.status()).isEqualTo(2);
+        assertThat(run.err()).startsWith("scheduler: ").contains(message).doesNotContain("\n");
     }
 }
