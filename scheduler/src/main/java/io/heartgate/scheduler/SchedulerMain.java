@@ -76,6 +76,11 @@ public final class SchedulerMain implements Callable<Integer> {
             description = "longest pause between two chunks of a response [env SCHEDULER_IDLE_TIMEOUT] (default: 2m)")
     Duration idleTimeout;
 
+    @Option(names = "--keepalive-timeout", defaultValue = "${env:SCHEDULER_KEEPALIVE_TIMEOUT:-75s}",
+            description = "how long a client connection may sit idle between requests before it is closed "
+                    + "[env SCHEDULER_KEEPALIVE_TIMEOUT] (default: 75s)")
+    Duration keepAliveTimeout;
+
     @Option(names = "--drain-timeout", defaultValue = "${env:SCHEDULER_DRAIN_TIMEOUT:-30s}",
             description = "how long in-flight requests may finish on SIGTERM [env SCHEDULER_DRAIN_TIMEOUT] (default: 30s)")
     Duration drainTimeout;
@@ -139,7 +144,7 @@ public final class SchedulerMain implements Callable<Integer> {
     SchedulerConfig config() {
         ProxyConfig proxy = new ProxyConfig(bind, port, maxBody, retries, connectTimeout, firstByteTimeout, idleTimeout,
                 drainTimeout, ejectAfter, ejectFor, Math.max(1, Runtime.getRuntime().availableProcessors()),
-                Transport.parse(transport));
+                Transport.parse(transport), keepAliveTimeout);
         proxy.transport().resolve(); // an explicit choice the host lacks: one line and exit 2
         return new SchedulerConfig(kafka, embeddedKafkaPort, embeddedKafkaHost, dataDir, topic, topicPartitions, bind,
                 adminPort, Strategy.parse(strategy), missedHeartbeats, proxy, demo, lookBack);

@@ -11,11 +11,12 @@ import org.junit.jupiter.params.provider.CsvSource;
 class SchedulerMainTest {
 
     @Test
-    void helpListsTheTransportFlagWithItsEnvironmentVariable() {
+    void helpListsTheProxyFlagsWithTheirEnvironmentVariables() {
         CommandLineRun run = CommandLineRun.run(SchedulerMain.commandLine(), "--help");
 
         assertThat(run.status()).isZero();
-        assertThat(run.out()).contains("--transport", "SCHEDULER_TRANSPORT", "io_uring", "epoll", "nio",
+        assertThat(run.out()).contains("--transport", "SCHEDULER_TRANSPORT", "--keepalive-timeout",
+                "SCHEDULER_KEEPALIVE_TIMEOUT", "io_uring", "epoll", "nio",
                 "--port", "SCHEDULER_PORT", "--strategy", "SCHEDULER_STRATEGY", "--retries", "SCHEDULER_RETRIES");
     }
 
@@ -25,6 +26,7 @@ class SchedulerMainTest {
         "--strategy fastest | --strategy",
         "--retries 11 | --retries must be 0 to 10",
         "--port 70000 | --port must be 0 to 65535",
+        "--keepalive-timeout 0s | --keepalive-timeout must be positive",
     })
     void rejectsBadFlagsWithOneLineAndStatus2(String args, String message) {
         CommandLineRun run = CommandLineRun.run(SchedulerMain.commandLine(), args.trim().split(" +"));

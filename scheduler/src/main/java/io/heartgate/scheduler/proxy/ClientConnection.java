@@ -12,6 +12,7 @@ import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.netty.util.ReferenceCountUtil;
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -19,7 +20,9 @@ import org.slf4j.LoggerFactory;
  * One client connection: takes its requests in order, one {@link Exchange} at a time, and tells the
  * exchange when the client hangs up or its socket buffer fills or drains. A pipelining client's next
  * requests wait, already read, until the current response is written; past a few, reading stops.
- * Event-loop confined.
+ * A connection idle between requests for the keep-alive timeout is closed, so clients that never
+ * hang up (or stop half-way through a request) do not hold sockets forever; a response in progress,
+ * however long, keeps it open. Event-loop confined.
  */
 final class ClientConnection extends ChannelInboundHandlerAdapter {
 
@@ -27,13 +30,17 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
     private static final int MAX_QUEUED = 16;
 
     private final LoopState loop;
+    private final long keepAliveMs;
     private ChannelHandlerContext ctx;
+    /** When the client last sent bytes or a response ended (the coarse clock of {@link Timeouts}). */
+    private long lastActivityMs;
     private String remoteIp = "unknown";
     private Exchange current;
     private ArrayDeque<FullHttpRequest> queued;
 
     ClientConnection(LoopState loop) {
         this.loop = loop;
+        this.keepAliveMs = loop.shared().config().keepAliveTimeout().toMillis();
     }
 
     @Override
@@ -46,7 +53,33 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
         if (ctx.channel().remoteAddress() instanceof InetSocketAddress a && a.getAddress() != null) {
             remoteIp = a.getAddress().getHostAddress();
         }
+        lastActivityMs = loop.timeouts().nowMs();
+        // One timer per connection per keep-alive period, not per request: requests only move
+        // lastActivityMs, and the check reschedules itself.
+        ctx.executor().schedule(this::checkIdle, keepAliveMs, TimeUnit.MILLISECONDS);
         ctx.fireChannelActive();
+    }
+
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+        lastActivityMs = loop.timeouts().nowMs();
+        ctx.fireChannelReadComplete();
+    }
+
+    /** Closes the connection if it has been idle between requests for the keep-alive timeout. */
+    private void checkIdle() {
+        if (!ctx.channel().isActive()) {
+            return;
+        }
+        long idleMs = loop.timeouts().nowMs() - lastActivityMs;
+        boolean busy = current != null || (queued != null && !queued.isEmpty());
+        if (!busy && idleMs >= keepAliveMs) {
+            log.debug("Client {} idle for {} ms between requests; closing its connection", remoteIp, idleMs);
+            ctx.close();
+            return;
+        }
+        long next = busy ? keepAliveMs : Math.max(1, keepAliveMs - idleMs);
+        ctx.executor().schedule(this::checkIdle, next, TimeUnit.MILLISECONDS);
     }
 
     @Override
@@ -105,6 +138,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
             return;
         }
         current = null;
+        lastActivityMs = loop.timeouts().nowMs();
         if (close || draining()) {
             if (lastWrite == null) {
                 ctx.close();

@@ -17,10 +17,13 @@ import java.time.Duration;
  * @param ejectFor first ejection period; doubles with each ejection in a row, up to 5 minutes
  * @param eventLoops proxy event loops (threads)
  * @param transport the event loops' I/O transport; {@link Transport#AUTO} takes the best available
+ * @param keepAliveTimeout how long a client connection may sit idle between requests before the
+ *     proxy closes it (nginx's {@code keepalive_timeout}, 75 s there too)
  */
 public record ProxyConfig(String bind, int port, long maxBodyBytes, int retries, Duration connectTimeout,
                           Duration firstByteTimeout, Duration idleTimeout, Duration drainTimeout, int ejectAfter,
-                          Duration ejectFor, int eventLoops, Transport transport) {
+                          Duration ejectFor, int eventLoops, Transport transport,
+                          Duration keepAliveTimeout) {
 
     /** Checks ranges. */
     public ProxyConfig {
@@ -49,6 +52,7 @@ public record ProxyConfig(String bind, int port, long maxBodyBytes, int retries,
         if (transport == null) {
             throw new IllegalArgumentException("--transport must be set");
         }
+        positive("--keepalive-timeout", keepAliveTimeout);
     }
 
     private static void positive(String flag, Duration d) {
@@ -60,31 +64,37 @@ public record ProxyConfig(String bind, int port, long maxBodyBytes, int retries,
     /** Returns a copy with another first-byte timeout. */
     public ProxyConfig withFirstByteTimeout(Duration d) {
         return new ProxyConfig(bind, port, maxBodyBytes, retries, connectTimeout, d, idleTimeout, drainTimeout,
-                ejectAfter, ejectFor, eventLoops, transport);
+                ejectAfter, ejectFor, eventLoops, transport, keepAliveTimeout);
     }
 
     /** Returns a copy with another idle timeout. */
     public ProxyConfig withIdleTimeout(Duration d) {
         return new ProxyConfig(bind, port, maxBodyBytes, retries, connectTimeout, firstByteTimeout, d, drainTimeout,
-                ejectAfter, ejectFor, eventLoops, transport);
+                ejectAfter, ejectFor, eventLoops, transport, keepAliveTimeout);
     }
 
     /** Returns a copy with another body limit. */
     public ProxyConfig withMaxBodyBytes(long bytes) {
         return new ProxyConfig(bind, port, bytes, retries, connectTimeout, firstByteTimeout, idleTimeout, drainTimeout,
-                ejectAfter, ejectFor, eventLoops, transport);
+                ejectAfter, ejectFor, eventLoops, transport, keepAliveTimeout);
+    }
+
+    /** Returns a copy with another client keep-alive timeout. */
+    public ProxyConfig withKeepAliveTimeout(Duration d) {
+        return new ProxyConfig(bind, port, maxBodyBytes, retries, connectTimeout, firstByteTimeout, idleTimeout, drainTimeout,
+                ejectAfter, ejectFor, eventLoops, transport, d);
     }
 
     /** Returns a copy with another transport. */
     public ProxyConfig withTransport(Transport t) {
         return new ProxyConfig(bind, port, maxBodyBytes, retries, connectTimeout, firstByteTimeout, idleTimeout, drainTimeout,
-                ejectAfter, ejectFor, eventLoops, t);
+                ejectAfter, ejectFor, eventLoops, t, keepAliveTimeout);
     }
 
     /** Returns the defaults with the given address, port and retries. */
     public static ProxyConfig defaults(String bind, int port, int retries) {
         return new ProxyConfig(bind, port, 16L * 1024 * 1024, retries, Duration.ofSeconds(2), Duration.ofMinutes(5),
                 Duration.ofMinutes(2), Duration.ofSeconds(30), 3, Duration.ofSeconds(10),
-                Math.max(1, Runtime.getRuntime().availableProcessors()), Transport.AUTO);
+                Math.max(1, Runtime.getRuntime().availableProcessors()), Transport.AUTO, Duration.ofSeconds(75));
     }
 }

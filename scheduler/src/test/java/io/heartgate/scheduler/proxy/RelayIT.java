@@ -498,6 +498,46 @@ class RelayIT {
         assertThat(proxy.shared().stats().timeouts.sum()).isEqualTo(1);
     }
 
+    @Test
+    void aClientConnectionIdleBetweenRequestsForTheKeepAliveTimeoutIsClosedButNotMidResponse() throws Exception {
+        RawNode n = node((req, out) -> {
+            if (req.requestLine().contains("/slow")) {
+                out.write("HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\ntransfer-encoding: chunked\r\n\r\n"
+                        .getBytes(StandardCharsets.ISO_8859_1));
+                for (int i = 0; i < 8; i++) { // 800 ms: longer than the keep-alive timeout
+                    out.write("6\r\ntoken\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
+                    out.flush();
+                    sleep(100);
+                }
+                out.write("0\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
+                return true;
+            }
+            RawNode.respond(out, "200 OK", "", "ok");
+            return true;
+        });
+        start(c -> c.withKeepAliveTimeout(Duration.ofMillis(300)), n);
+
+        // A response that takes longer than the timeout keeps its connection, which then serves more.
+        Socket busy = client();
+        send(busy, post("/slow", "", CHAT));
+        assertThat(read(busy.getInputStream()).body()).isEqualTo("token\n".repeat(8));
+        send(busy, post("/again", "", CHAT));
+        assertThat(read(busy.getInputStream()).body()).isEqualTo("ok");
+        long answered = System.nanoTime();
+
+        // Then, idle between requests, it is closed after the timeout (checked with 1.5 s of margin).
+        assertThat(busy.getInputStream().read()).as("closed by the proxy").isEqualTo(-1);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - answered)).isBetween(200L, 1800L);
+
+        // So is a client that stopped half-way through its request's headers.
+        Socket half = client();
+        send(half, "POST /v1/chat/completions HTTP/1.1\r\nhost: front.example\r\n");
+        long sent = System.nanoTime();
+        assertThat(half.getInputStream().read()).as("closed by the proxy").isEqualTo(-1);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent)).isBetween(200L, 1800L);
+        assertThat(n.seen).hasSize(2);
+    }
+
     private static void sleep(long ms) {
         try {
             Thread.sleep(ms);
