@@ -30,6 +30,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
@@ -439,6 +440,7 @@ class RelayIT {
     void aResponseSilentForLongerThanTheIdleTimeoutIsCutWhileLiveResponsesGoOn() throws Exception {
         CountDownLatch released = new CountDownLatch(1);
         closing.add(released::countDown);
+        Semaphore liveChunks = new Semaphore(0);
         RawNode n = node((req, out) -> {
             String path = req.requestLine().split(" ")[1];
             if (path.equals("/quick")) {
@@ -449,9 +451,11 @@ class RelayIT {
                     .getBytes(StandardCharsets.ISO_8859_1));
             int chunks = path.equals("/live") ? 25 : 1;
             for (int i = 0; i < chunks; i++) {
+                if (path.equals("/live")) {
+                    awaitPermit(liveChunks); // the test paces the live response
+                }
                 out.write(("6\r\ntoken\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
                 out.flush();
-                sleep(path.equals("/live") ? 100 : 0);
             }
             if (path.equals("/stall")) {
                 try {
@@ -467,7 +471,7 @@ class RelayIT {
         start(c -> c.withIdleTimeout(Duration.ofMillis(400)), n);
 
         // Three responses relayed at once on the loops' watch lists: one that stalls, one that keeps
-        // sending for 2.5 s, one that ends at once (leaving the lists from their middle or end).
+        // sending, one that ends at once (leaving the lists from their middle or end).
         Socket stalled = client();
         send(stalled, post("/stall", "", CHAT));
         InputStream stalledIn = stalled.getInputStream();
@@ -485,6 +489,12 @@ class RelayIT {
         send(quick, post("/quick", "", CHAT));
         assertThat(read(quick.getInputStream()).body()).isEqualTo("done");
 
+        // The live response gets a chunk every poll (100 ms) until the stalled one has been cut.
+        await().pollInterval(Duration.ofMillis(100)).atMost(Duration.ofSeconds(5)).until(() -> {
+            liveChunks.release();
+            return proxy.shared().stats().timeouts.sum() > 0;
+        });
+
         // The stalled response is cut: the connection closes without the terminating chunk, after the
         // idle timeout and within it plus the once-a-second check (and a second of margin).
         assertThat(stalledIn.read()).as("no terminating chunk, just the close").isEqualTo(-1);
@@ -492,7 +502,8 @@ class RelayIT {
         assertThat(silentMs).isBetween(400L, 2400L);
         assertThat(proxy.shared().stats().timeouts.sum()).isEqualTo(1);
 
-        // The live one, silent for no more than 100 ms at a time, is relayed to its end.
+        // The live one, never silent for long, is relayed to its end.
+        liveChunks.release(25);
         Response r = read(live.getInputStream());
         assertThat(r.body()).isEqualTo("token\n".repeat(25));
         assertThat(proxy.shared().stats().timeouts.sum()).isEqualTo(1);
@@ -500,14 +511,22 @@ class RelayIT {
 
     @Test
     void aClientConnectionIdleBetweenRequestsForTheKeepAliveTimeoutIsClosedButNotMidResponse() throws Exception {
+        CountDownLatch rest = new CountDownLatch(1);
+        closing.add(rest::countDown);
         RawNode n = node((req, out) -> {
             if (req.requestLine().contains("/slow")) {
                 out.write("HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\ntransfer-encoding: chunked\r\n\r\n"
                         .getBytes(StandardCharsets.ISO_8859_1));
-                for (int i = 0; i < 8; i++) { // 800 ms: longer than the keep-alive timeout
+                for (int i = 0; i < 8; i++) {
+                    if (i == 1) {
+                        try {
+                            rest.await(20, TimeUnit.SECONDS); // the test decides when the rest follows
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }
                     out.write("6\r\ntoken\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
                     out.flush();
-                    sleep(100);
                 }
                 out.write("0\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
                 return true;
@@ -517,16 +536,21 @@ class RelayIT {
         });
         start(c -> c.withKeepAliveTimeout(Duration.ofMillis(300)), n);
 
-        // A response that takes longer than the timeout keeps its connection, which then serves more.
+        // A response that lasts longer than the timeout keeps its connection, which then serves more.
         Socket busy = client();
         send(busy, post("/slow", "", CHAT));
-        assertThat(read(busy.getInputStream()).body()).isEqualTo("token\n".repeat(8));
+        InputStream busyIn = busy.getInputStream();
+        await().atMost(Duration.ofSeconds(10)).until(() -> n.seen.size() == 1);
+        await().during(Duration.ofMillis(700)).atMost(Duration.ofSeconds(3))
+                .until(() -> proxy.shared().stats().clientCancellations.sum() == 0);
+        rest.countDown();
+        assertThat(read(busyIn).body()).isEqualTo("token\n".repeat(8));
         send(busy, post("/again", "", CHAT));
-        assertThat(read(busy.getInputStream()).body()).isEqualTo("ok");
+        assertThat(read(busyIn).body()).isEqualTo("ok");
         long answered = System.nanoTime();
 
         // Then, idle between requests, it is closed after the timeout (checked with 1.5 s of margin).
-        assertThat(busy.getInputStream().read()).as("closed by the proxy").isEqualTo(-1);
+        assertThat(busyIn.read()).as("closed by the proxy").isEqualTo(-1);
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - answered)).isBetween(200L, 1800L);
 
         // So is a client that stopped half-way through its request's headers.
@@ -538,9 +562,10 @@ class RelayIT {
         assertThat(n.seen).hasSize(2);
     }
 
-    private static void sleep(long ms) {
+    /** Waits for one permit, up to 20 s (the node's thread pacing itself on the test). */
+    private static void awaitPermit(Semaphore permits) {
         try {
-            Thread.sleep(ms);
+            permits.tryAcquire(20, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
