@@ -264,6 +264,32 @@ class SimServerIT {
     }
 
     @Test
+    void answersBusyInEachFormatOnceTheSlotsAndTheQueueAreFull() throws Exception {
+        start(SimConfig.forTests("gpu-q", List.of("m")).withConcurrency(1, 0)
+                .withFaults(new Faults(false, 0, true, -1, null, null)));
+        CompletableFuture<HttpResponse<String>> holder = sim.http.sendAsync(
+                sim.postRequest("/api/generate", "{\"model\":\"m\",\"prompt\":\"p\"}"),
+                HttpResponse.BodyHandlers.ofString());
+        await().atMost(Duration.ofSeconds(10)).until(() -> sim.stats().getInteger("inFlight") == 1);
+
+        HttpResponse<String> ollama = sim.post("/api/chat", "{\"model\":\"m\",\"messages\":[]}");
+        HttpResponse<String> openai = sim.post("/v1/chat/completions", "{\"model\":\"m\",\"messages\":[]}");
+
+        assertThat(ollama.statusCode()).isEqualTo(503);
+        assertThat(ollama.body()).isEqualTo(
+                "{\"error\":\"server busy, please try again.  maximum pending requests exceeded\"}");
+        assertThat(openai.statusCode()).isEqualTo(503);
+        assertThat(new JsonObject(openai.body())).isEqualTo(new JsonObject().put("error", new JsonObject()
+                .put("message", "server busy: 0 requests already waiting")
+                .put("type", "ServiceUnavailableError")
+                .put("param", null)
+                .put("code", 503)));
+        assertThat(sim.stats().getLong("rejectedBusy")).isEqualTo(2);
+        assertThat(sim.get("/metrics").body()).contains("sim_rejected_busy_total 2");
+        holder.cancel(true);
+    }
+
+    @Test
     void stopsGeneratingWithin100MillisecondsOfTheClientDisconnecting() throws Exception {
         start(SimConfig.forTests("gpu-i", List.of("m")).withTiming(10_000, Duration.ofMillis(10), Duration.ofMillis(1)));
         String body = "{\"model\":\"m\",\"stream\":true,\"messages\":[]}";

@@ -1,0 +1,243 @@
+package io.heartgate.sim;
+
+import io.heartgate.sim.Requests.Accepted;
+import io.heartgate.sim.Requests.Ask;
+import io.heartgate.sim.SimEngine.Generation;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.LongSupplier;
+
+/**
+ * Speaks Ollama's API ({@code /} and {@code /api/*}) in the shapes of Ollama {@value #VERSION}: NDJSON
+ * streams with a final object of durations, model lists, embeddings and Ollama's error objects.
+ */
+final class OllamaApi implements Dialect {
+
+    static final String VERSION = "0.11.6";
+    private static final String BUSY = "server busy, please try again.  maximum pending requests exceeded";
+
+    private final SimEngine engine;
+    private final Requests requests;
+    private final FaultControl faults;
+    private final Clock clock;
+    private final LongSupplier nanos;
+    private final Duration firstTokenDelay;
+
+    /**
+     * Creates the adapter; it serves nothing until {@link #mount} adds its routes.
+     *
+     * @param clock wall clock for {@code created_at} and {@code expires_at}
+     * @param nanos monotonic nanoseconds for the embedding duration
+     * @param firstTokenDelay the configured delay, reported as prompt evaluation time
+     */
+    OllamaApi(SimEngine engine, Requests requests, FaultControl faults, Clock clock, LongSupplier nanos,
+              Duration firstTokenDelay) {
+        this.engine = engine;
+        this.requests = requests;
+        this.faults = faults;
+        this.clock = clock;
+        this.nanos = nanos;
+        this.firstTokenDelay = firstTokenDelay;
+    }
+
+    /** Adds Ollama's routes to {@code router}. */
+    void mount(Router router) {
+        router.get("/").handler(ctx -> ctx.response().putHeader("content-type", "text/plain; charset=utf-8")
+                .end("Ollama is running"));
+        router.get("/api/version").handler(this::version);
+        router.get("/api/tags").handler(ctx -> Requests.json(ctx, 200, models(false)));
+        router.get("/api/ps").handler(ctx -> Requests.json(ctx, 200, models(true)));
+        router.post("/api/generate").handler(ctx -> generate(ctx, false));
+        router.post("/api/chat").handler(ctx -> generate(ctx, true));
+        router.post("/api/embed").handler(ctx -> embed(ctx, false));
+        router.post("/api/embeddings").handler(ctx -> embed(ctx, true));
+    }
+
+    private void version(RoutingContext ctx) {
+        if (faults.current().failHealth()) {
+            Requests.json(ctx, 503, new JsonObject().put("error", "unhealthy"));
+        } else {
+            Requests.json(ctx, 200, new JsonObject().put("version", VERSION));
+        }
+    }
+
+    private JsonObject models(boolean loaded) {
+        JsonArray models = new JsonArray();
+        for (String model : engine.models()) {
+            JsonObject m = new JsonObject()
+                    .put("name", model)
+                    .put("model", model)
+                    .put("size", 4_661_224_676L);
+            if (!loaded) {
+                m.put("modified_at", "2026-11-01T12:00:00Z");
+            }
+            m.put("digest", digest(model))
+                    .put("details", new JsonObject()
+                            .put("parent_model", "")
+                            .put("format", "gguf")
+                            .put("family", "llama")
+                            .put("families", new JsonArray().add("llama"))
+                            .put("parameter_size", "8.0B")
+                            .put("quantization_level", "Q4_0"));
+            if (loaded) {
+                m.put("expires_at", clock.instant().plusSeconds(300).toString())
+                        .put("size_vram", 4_661_224_676L)
+                        .put("context_length", 4096);
+            }
+            models.add(m);
+        }
+        return new JsonObject().put("models", models);
+    }
+
+    private void generate(RoutingContext ctx, boolean chat) {
+        Optional<Accepted> accepted = requests.accept(ctx, chat ? "ollama.chat" : "ollama.generate", this);
+        if (accepted.isEmpty()) {
+            return;
+        }
+        JsonObject body = accepted.get().body();
+        boolean stream = !(body.getValue("stream") instanceof Boolean b) || b; // Ollama streams unless told not to
+        Object numPredict = body.getValue("options") instanceof JsonObject o ? o.getValue("num_predict") : null;
+        Ask ask = new Ask(accepted.get().model(), chat, stream, Requests.promptTokens(body));
+        requests.generate(ctx, Requests.maxTokens(numPredict), new Answer(ctx, ask), this);
+    }
+
+    private void embed(RoutingContext ctx, boolean legacy) {
+        Optional<Accepted> accepted = requests.accept(ctx, legacy ? "ollama.embeddings" : "ollama.embed", this);
+        if (accepted.isEmpty()) {
+            return;
+        }
+        String model = accepted.get().model();
+        Optional<List<String>> inputs = Requests.inputs(accepted.get().body().getValue(legacy ? "prompt" : "input"));
+        if (inputs.isEmpty()) {
+            error(ctx, 400, legacy ? "prompt must be a string" : "input must be a string or an array of strings");
+        } else if (legacy) {
+            Requests.json(ctx, 200, new JsonObject()
+                    .put("embedding", Requests.json(engine.embedding(model, inputs.get().get(0)))));
+        } else {
+            long start = nanos.getAsLong();
+            JsonArray vectors = new JsonArray();
+            inputs.get().forEach(in -> vectors.add(Requests.json(engine.embedding(model, in))));
+            Requests.json(ctx, 200, new JsonObject()
+                    .put("model", model)
+                    .put("embeddings", vectors)
+                    .put("total_duration", nanos.getAsLong() - start)
+                    .put("load_duration", 0L)
+                    .put("prompt_eval_count", Requests.promptTokens(inputs.get())));
+        }
+    }
+
+    @Override
+    public void error(RoutingContext ctx, int status, String message) {
+        Requests.json(ctx, status, new JsonObject().put("error", message));
+    }
+
+    @Override
+    public void modelNotFound(RoutingContext ctx, String model) {
+        error(ctx, 404, "model '" + model + "' not found");
+    }
+
+    @Override
+    public Optional<String> unnamedModel(RoutingContext ctx) {
+        error(ctx, 400, "model is required");
+        return Optional.empty();
+    }
+
+    @Override
+    public void busy(RoutingContext ctx, int maxQueue) {
+        error(ctx, 503, BUSY);
+    }
+
+    @Override
+    public void injectedError(RoutingContext ctx, int status) {
+        if (status == 503) {
+            error(ctx, 503, BUSY); // a real Ollama's only 503 is its busy answer
+        } else {
+            Dialect.super.injectedError(ctx, status);
+        }
+    }
+
+    private static String digest(String model) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
+                    .digest(model.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is part of every JDK", e);
+        }
+    }
+
+    /** Writes one generation as Ollama does: a line per token then a final object, or that object alone. */
+    private final class Answer implements TokenSink {
+        private final RoutingContext ctx;
+        private final Ask ask;
+        private final ResponseStream out;
+
+        Answer(RoutingContext ctx, Ask ask) {
+            this.ctx = ctx;
+            this.ask = ask;
+            this.out = new ResponseStream(ctx, "application/x-ndjson");
+        }
+
+        @Override
+        public void token(Generation g, String token) {
+            if (ask.stream()) {
+                out.write(line(content(head(), token).put("done", false)));
+            }
+        }
+
+        @Override
+        public void finish(Generation g) {
+            if (ask.stream()) {
+                out.end(line(last(g, "")));
+            } else {
+                Requests.json(ctx, 200, last(g, g.text()));
+            }
+        }
+
+        @Override
+        public void cut(Generation g) {
+            out.cut();
+        }
+
+        private JsonObject head() {
+            return new JsonObject().put("model", ask.model()).put("created_at", clock.instant().toString());
+        }
+
+        private JsonObject content(JsonObject o, String text) {
+            return ask.chat() ? o.put("message", new JsonObject().put("role", "assistant").put("content", text))
+                    : o.put("response", text);
+        }
+
+        private JsonObject last(Generation g, String text) {
+            long total = g.elapsedNanos();
+            JsonObject o = content(head(), text).put("done", true).put("done_reason", g.finishReason());
+            if (!ask.chat()) {
+                JsonArray context = new JsonArray();
+                for (int i = 0; i < Math.min(ask.promptTokens() + g.sent(), 64); i++) {
+                    context.add(1000 + i);
+                }
+                o.put("context", context);
+            }
+            long promptEval = Math.min(total, firstTokenDelay.toNanos());
+            return o.put("total_duration", total)
+                    .put("load_duration", 0L)
+                    .put("prompt_eval_count", ask.promptTokens())
+                    .put("prompt_eval_duration", promptEval)
+                    .put("eval_count", g.sent())
+                    .put("eval_duration", Math.max(0, total - promptEval));
+        }
+    }
+
+    private static String line(JsonObject o) {
+        return o.encode() + "\n";
+    }
+}

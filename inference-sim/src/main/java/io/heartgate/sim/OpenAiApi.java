@@ -1,0 +1,243 @@
+package io.heartgate.sim;
+
+import io.heartgate.sim.Requests.Accepted;
+import io.heartgate.sim.Requests.Ask;
+import io.heartgate.sim.SimEngine.Generation;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import java.time.Clock;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Speaks the OpenAI-compatible API ({@code /v1/*}) the way vLLM serves it, with vLLM's {@code /health}:
+ * SSE streams ending in {@code [DONE]}, whole JSON answers with usage, and vLLM's error objects.
+ */
+final class OpenAiApi implements Dialect {
+
+    private static final String DONE = "data: [DONE]\n\n";
+
+    private final SimEngine engine;
+    private final Requests requests;
+    private final FaultControl faults;
+    private final Clock clock;
+    private final String idName;
+
+    /**
+     * Creates the adapter; it serves nothing until {@link #mount} adds its routes.
+     *
+     * @param nodeName the node's name; its letters and digits go into every response id
+     * @param clock wall clock for the {@code created} fields
+     */
+    OpenAiApi(String nodeName, SimEngine engine, Requests requests, FaultControl faults, Clock clock) {
+        this.engine = engine;
+        this.requests = requests;
+        this.faults = faults;
+        this.clock = clock;
+        this.idName = nodeName.replaceAll("[^A-Za-z0-9]", "");
+    }
+
+    /** Adds the OpenAI-compatible routes and {@code /health} to {@code router}. */
+    void mount(Router router) {
+        router.get("/health").handler(this::health);
+        router.get("/v1/models").handler(this::models);
+        router.post("/v1/chat/completions").handler(ctx -> generate(ctx, true));
+        router.post("/v1/completions").handler(ctx -> generate(ctx, false));
+        router.post("/v1/embeddings").handler(this::embeddings);
+    }
+
+    private void health(RoutingContext ctx) {
+        if (faults.current().failHealth()) {
+            Requests.json(ctx, 503, new JsonObject().put("error", "unhealthy").put("error_type", "healthcheck"));
+        } else {
+            ctx.response().setStatusCode(200).end();
+        }
+    }
+
+    private void models(RoutingContext ctx) {
+        JsonArray data = new JsonArray();
+        long created = clock.instant().getEpochSecond();
+        for (String model : engine.models()) {
+            data.add(new JsonObject()
+                    .put("id", model)
+                    .put("object", "model")
+                    .put("created", created)
+                    .put("owned_by", "inference-sim")
+                    .put("root", model)
+                    .put("parent", null)
+                    .put("max_model_len", 4096));
+        }
+        Requests.json(ctx, 200, new JsonObject().put("object", "list").put("data", data));
+    }
+
+    private void generate(RoutingContext ctx, boolean chat) {
+        Optional<Accepted> accepted = requests.accept(ctx, chat ? "openai.chat" : "openai.completions", this);
+        if (accepted.isEmpty()) {
+            return;
+        }
+        JsonObject body = accepted.get().body();
+        boolean stream = body.getValue("stream") instanceof Boolean b && b;
+        boolean includeUsage = body.getValue("stream_options") instanceof JsonObject so
+                && Boolean.TRUE.equals(so.getValue("include_usage"));
+        Object maxTokens = body.getValue("max_completion_tokens") != null
+                ? body.getValue("max_completion_tokens") : body.getValue("max_tokens");
+        Ask ask = new Ask(accepted.get().model(), chat, stream, Requests.promptTokens(body));
+        requests.generate(ctx, Requests.maxTokens(maxTokens), new Answer(ctx, ask, includeUsage), this);
+    }
+
+    private void embeddings(RoutingContext ctx) {
+        Optional<Accepted> accepted = requests.accept(ctx, "openai.embeddings", this);
+        if (accepted.isEmpty()) {
+            return;
+        }
+        String model = accepted.get().model();
+        Optional<List<String>> inputs = Requests.inputs(accepted.get().body().getValue("input"));
+        if (inputs.isEmpty()) {
+            error(ctx, 400, "input must be a string or an array of strings");
+            return;
+        }
+        JsonArray data = new JsonArray();
+        for (int i = 0; i < inputs.get().size(); i++) {
+            data.add(new JsonObject().put("object", "embedding").put("index", i)
+                    .put("embedding", Requests.json(engine.embedding(model, inputs.get().get(i)))));
+        }
+        int promptTokens = Requests.promptTokens(inputs.get());
+        Requests.json(ctx, 200, new JsonObject()
+                .put("object", "list")
+                .put("id", id("embd-", engine.nextRequestNumber()))
+                .put("created", clock.instant().getEpochSecond())
+                .put("model", model)
+                .put("data", data)
+                .put("usage", new JsonObject().put("prompt_tokens", promptTokens)
+                        .put("total_tokens", promptTokens)
+                        .put("completion_tokens", 0)));
+    }
+
+    @Override
+    public void error(RoutingContext ctx, int status, String message) {
+        String type = switch (status) {
+            case 400, 413 -> "BadRequestError";
+            case 404 -> "NotFoundError";
+            case 429 -> "RateLimitError";
+            case 503 -> "ServiceUnavailableError";
+            default -> "InternalServerError";
+        };
+        Requests.json(ctx, status, new JsonObject().put("error", new JsonObject()
+                .put("message", message).put("type", type).put("param", null).put("code", status)));
+    }
+
+    @Override
+    public void modelNotFound(RoutingContext ctx, String model) {
+        Requests.json(ctx, 404, new JsonObject().put("error", new JsonObject()
+                .put("message", "The model `" + model + "` does not exist.")
+                .put("type", "NotFoundError")
+                .put("param", "model")
+                .put("code", 404)));
+    }
+
+    @Override
+    public Optional<String> unnamedModel(RoutingContext ctx) {
+        return Optional.of(engine.defaultModel()); // vLLM serves its one model when none is named
+    }
+
+    @Override
+    public void busy(RoutingContext ctx, int maxQueue) {
+        error(ctx, 503, "server busy: " + maxQueue + " requests already waiting");
+    }
+
+    private String id(String prefix, long number) {
+        return prefix + idName + "-" + Long.toHexString(number);
+    }
+
+    private static String event(JsonObject o) {
+        return "data: " + o.encode() + "\n\n";
+    }
+
+    /**
+     * Writes one generation as vLLM does: SSE chunks (a role chunk first for chat), a finish chunk, an
+     * optional usage chunk and {@code [DONE]}; or one whole object with usage.
+     */
+    private final class Answer implements TokenSink {
+        private final RoutingContext ctx;
+        private final Ask ask;
+        private final boolean includeUsage;
+        private final ResponseStream out;
+        private final long created;
+
+        Answer(RoutingContext ctx, Ask ask, boolean includeUsage) {
+            this.ctx = ctx;
+            this.ask = ask;
+            this.includeUsage = includeUsage;
+            this.out = new ResponseStream(ctx, "text/event-stream");
+            this.created = clock.instant().getEpochSecond();
+        }
+
+        @Override
+        public void token(Generation g, String token) {
+            if (!ask.stream()) {
+                return;
+            }
+            if (ask.chat() && g.sent() == 1) {
+                out.write(event(chunk(g, new JsonObject().put("role", "assistant").put("content", ""), false)));
+            }
+            out.write(event(chunk(g, ask.chat() ? new JsonObject().put("content", token) : token, false)));
+        }
+
+        @Override
+        public void finish(Generation g) {
+            if (ask.stream()) {
+                out.write(event(chunk(g, ask.chat() ? new JsonObject().put("content", "") : "", true)));
+                if (includeUsage) {
+                    out.write(event(head(g, chunkObject()).put("choices", new JsonArray()).put("usage", usage(g))));
+                }
+                out.end(DONE);
+                return;
+            }
+            JsonObject choice = new JsonObject().put("index", 0);
+            if (ask.chat()) {
+                choice.put("message", new JsonObject().put("role", "assistant").put("content", g.text()));
+            } else {
+                choice.put("text", g.text());
+            }
+            choice.put("logprobs", null).put("finish_reason", g.finishReason());
+            Requests.json(ctx, 200, head(g, ask.chat() ? "chat.completion" : "text_completion")
+                    .put("choices", new JsonArray().add(choice))
+                    .put("usage", usage(g)));
+        }
+
+        @Override
+        public void cut(Generation g) {
+            out.cut();
+        }
+
+        private String chunkObject() {
+            return ask.chat() ? "chat.completion.chunk" : "text_completion";
+        }
+
+        /** Returns a streamed chunk: {@code content} is the chat delta object or the completion text. */
+        private JsonObject chunk(Generation g, Object content, boolean last) {
+            return head(g, chunkObject()).put("choices", new JsonArray().add(new JsonObject()
+                    .put("index", 0)
+                    .put(ask.chat() ? "delta" : "text", content)
+                    .put("logprobs", null)
+                    .put("finish_reason", last ? g.finishReason() : null)));
+        }
+
+        private JsonObject head(Generation g, String object) {
+            return new JsonObject()
+                    .put("id", id(ask.chat() ? "chatcmpl-" : "cmpl-", g.number()))
+                    .put("object", object)
+                    .put("created", created)
+                    .put("model", ask.model());
+        }
+
+        private JsonObject usage(Generation g) {
+            return new JsonObject()
+                    .put("prompt_tokens", ask.promptTokens())
+                    .put("total_tokens", ask.promptTokens() + g.sent())
+                    .put("completion_tokens", g.sent());
+        }
+    }
+}

@@ -1,0 +1,314 @@
+package io.heartgate.sim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.heartgate.sim.SimEngine.Admission;
+import io.heartgate.sim.SimEngine.Generation;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The engine on a fake clock: every event is logged as {@code "<ms> <request> <what>"}, a token as its
+ * text in brackets, so each test states the exact moment of every token.
+ */
+class SimEngineTest {
+
+    private final ManualTimers timers = new ManualTimers();
+    private final SimStats stats = new SimStats();
+    private final List<String> log = new ArrayList<>();
+    private Faults faults = Faults.NONE;
+
+    private SimEngine engine(int tokens, long tokenMs, long firstMs, int concurrency, int queue) {
+        SimConfig config = SimConfig.forTests("gpu-t", List.of("m", "n"))
+                .withTiming(tokens, Duration.ofMillis(tokenMs), Duration.ofMillis(firstMs))
+                .withConcurrency(concurrency, queue);
+        return new SimEngine(config, () -> faults, timers::nanos, timers, stats);
+    }
+
+    @Test
+    void sendsTheFirstTokenAfterTheFirstTokenDelayThenOneEveryTokenDelay() {
+        SimEngine engine = engine(4, 20, 100, 4, 64);
+        Recorder a = new Recorder("a");
+
+        assertThat(engine.admit(engine.open(Integer.MAX_VALUE, a))).isEqualTo(Admission.RUNNING);
+        timers.advanceMs(99);
+        assertThat(log).isEmpty();
+        timers.advanceMs(1);
+        assertThat(log).containsExactly("100 a [[gpu-t]]");
+        timers.advanceMs(1_000);
+
+        assertThat(log).containsExactly(
+                "100 a [[gpu-t]]", "120 a [ the]", "140 a [ GPU]", "160 a [ streams]", "160 a finish stop");
+        assertThat(a.text).isEqualTo("[gpu-t] the GPU streams");
+        assertThat(a.elapsedNanos).isEqualTo(Duration.ofMillis(160).toNanos());
+        assertThat(engine.running()).isZero();
+        assertThat(timers.pending()).isZero();
+        assertThat(stats.tokensSent.sum()).isEqualTo(4);
+        assertThat(stats.completed.sum()).isEqualTo(1);
+    }
+
+    @Test
+    void generatesEveryTokenAtOnceWithZeroDelays() {
+        SimEngine engine = engine(3, 0, 0, 1, 0);
+
+        engine.admit(engine.open(Integer.MAX_VALUE, new Recorder("a")));
+
+        assertThat(log).containsExactly("0 a [[gpu-t]]", "0 a [ the]", "0 a [ GPU]", "0 a finish stop");
+        assertThat(timers.pending()).isZero();
+        assertThat(engine.running()).isZero();
+    }
+
+    @Test
+    void fillsTheSlotsThenTheQueueThenAnswersBusy() {
+        SimEngine engine = engine(1, 10, 10, 2, 1);
+        Recorder busy = new Recorder("d");
+
+        assertThat(engine.admit(engine.open(Integer.MAX_VALUE, new Recorder("a")))).isEqualTo(Admission.RUNNING);
+        assertThat(engine.admit(engine.open(Integer.MAX_VALUE, new Recorder("b")))).isEqualTo(Admission.RUNNING);
+        assertThat(engine.admit(engine.open(Integer.MAX_VALUE, new Recorder("c")))).isEqualTo(Admission.WAITING);
+        assertThat(engine.admit(engine.open(Integer.MAX_VALUE, busy))).isEqualTo(Admission.BUSY);
+
+        assertThat(engine.running()).isEqualTo(2);
+        assertThat(engine.waiting()).isEqualTo(1);
+        assertThat(stats.rejectedBusy.sum()).isEqualTo(1);
+        timers.advanceMs(1_000);
+        assertThat(log).containsExactly("10 a [[gpu-t]]", "10 a finish stop", "10 b [[gpu-t]]", "10 b finish stop",
+                "20 c [[gpu-t]]", "20 c finish stop");
+        assertThat(busy.calls).isZero();
+    }
+
+    @Test
+    void answersBusyAtOnceWhenTheQueueIsZeroAndTheSlotsAreTaken() {
+        SimEngine engine = engine(1, 10, 10, 1, 0);
+
+        engine.admit(engine.open(Integer.MAX_VALUE, new Recorder("a")));
+
+        assertThat(engine.admit(engine.open(Integer.MAX_VALUE, new Recorder("b")))).isEqualTo(Admission.BUSY);
+        assertThat(engine.waiting()).isZero();
+    }
+
+    @Test
+    void startsTheNextWaitingGenerationTheMomentASlotFrees() {
+        SimEngine engine = engine(2, 5, 10, 1, 2);
+        Recorder c = new Recorder("c");
+        engine.admit(engine.open(Integer.MAX_VALUE, new Recorder("a")));
+        engine.admit(engine.open(Integer.MAX_VALUE, new Recorder("b")));
+        engine.admit(engine.open(Integer.MAX_VALUE, c));
+        assertThat(engine.waiting()).isEqualTo(2);
+
+        timers.advanceMs(15);
+        assertThat(engine.waiting()).isEqualTo(1);
+        assertThat(engine.running()).isEqualTo(1);
+        timers.advanceMs(1_000);
+
+        assertThat(log).containsExactly(
+                "10 a [[gpu-t]]", "15 a [ the]", "15 a finish stop",
+                "25 b [[gpu-t]]", "30 b [ the]", "30 b finish stop",
+                "40 c [[gpu-t]]", "45 c [ the]", "45 c finish stop");
+        assertThat(c.elapsedNanos).as("time in the queue counts").isEqualTo(Duration.ofMillis(45).toNanos());
+        assertThat(engine.waiting()).isZero();
+        assertThat(engine.running()).isZero();
+    }
+
+    @Test
+    void cancellingAWaitingGenerationTakesItOutOfTheQueue() {
+        SimEngine engine = engine(1, 5, 10, 1, 2);
+        Recorder b = new Recorder("b");
+        engine.admit(engine.open(Integer.MAX_VALUE, new Recorder("a")));
+        Generation waiting = engine.open(Integer.MAX_VALUE, b);
+        engine.admit(waiting);
+        engine.admit(engine.open(Integer.MAX_VALUE, new Recorder("c")));
+
+        engine.cancel(waiting);
+
+        assertThat(engine.waiting()).isEqualTo(1);
+        timers.advanceMs(1_000);
+        assertThat(log).containsExactly("10 a [[gpu-t]]", "10 a finish stop", "20 c [[gpu-t]]", "20 c finish stop");
+        assertThat(b.calls).isZero();
+        assertThat(stats.cancelledStreams.sum()).as("only running generations count as cancelled streams").isZero();
+    }
+
+    @Test
+    void cancellingARunningGenerationStopsItsTokensAndFreesTheSlotAtOnce() {
+        SimEngine engine = engine(100, 10, 10, 1, 1);
+        Generation a = engine.open(Integer.MAX_VALUE, new Recorder("a"));
+        engine.admit(a);
+        engine.admit(engine.open(Integer.MAX_VALUE, new Recorder("b")));
+        timers.advanceMs(25);
+
+        engine.cancel(a);
+
+        assertThat(engine.running()).isEqualTo(1);
+        assertThat(engine.waiting()).isZero();
+        assertThat(stats.cancelledStreams.sum()).isEqualTo(1);
+        assertThat(timers.pending()).as("a's next token is unscheduled; b's first is scheduled").isEqualTo(1);
+        timers.advanceMs(20);
+        assertThat(log).containsExactly("10 a [[gpu-t]]", "20 a [ the]", "35 b [[gpu-t]]", "45 b [ the]");
+
+        engine.cancel(a);
+        assertThat(stats.cancelledStreams.sum()).as("a second cancel does nothing").isEqualTo(1);
+        assertThat(engine.running()).isEqualTo(1);
+    }
+
+    @Test
+    void cancellingAFinishedGenerationDoesNothing() {
+        SimEngine engine = engine(1, 0, 0, 1, 0);
+        Generation a = engine.open(Integer.MAX_VALUE, new Recorder("a"));
+        engine.admit(a);
+
+        engine.cancel(a);
+
+        assertThat(engine.running()).isZero();
+        assertThat(stats.cancelledStreams.sum()).isZero();
+    }
+
+    @Test
+    void faultDelaysReplaceTheConfiguredOnesFromTheNextDelayOn() {
+        SimEngine engine = engine(3, 10, 100, 1, 0);
+        faults = new Faults(false, 0, false, -1, null, 5L);
+        engine.admit(engine.open(Integer.MAX_VALUE, new Recorder("a")));
+        timers.advanceMs(7);
+
+        faults = new Faults(false, 0, false, -1, 50L, 5L);
+        timers.advanceMs(1_000);
+
+        // the token at 15 was scheduled at 5, before the change; the one after it waits 50 ms
+        assertThat(log).containsExactly("5 a [[gpu-t]]", "15 a [ the]", "65 a [ GPU]", "65 a finish stop");
+    }
+
+    @Test
+    void hangHoldsTheSlotAndSendsNothingUntilCancelled() {
+        SimEngine engine = engine(1, 10, 10, 1, 1);
+        faults = new Faults(false, 0, true, -1, null, null);
+        Generation hung = engine.open(Integer.MAX_VALUE, new Recorder("a"));
+        engine.admit(hung);
+        engine.admit(engine.open(Integer.MAX_VALUE, new Recorder("b")));
+
+        timers.advance(Duration.ofHours(1));
+        assertThat(log).isEmpty();
+        assertThat(engine.running()).isEqualTo(1);
+        assertThat(engine.waiting()).isEqualTo(1);
+        assertThat(timers.pending()).isZero();
+
+        faults = Faults.NONE;
+        engine.cancel(hung);
+        timers.advanceMs(10);
+
+        assertThat(log).containsExactly("3600010 b [[gpu-t]]", "3600010 b finish stop");
+        assertThat(stats.cancelledStreams.sum()).isEqualTo(1);
+    }
+
+    @Test
+    void dropAfterTokensCutsWhereTheNextTokenWouldComeAndFreesTheSlot() {
+        SimEngine engine = engine(4, 5, 10, 1, 0);
+        faults = new Faults(false, 0, false, 2, null, null);
+
+        engine.admit(engine.open(Integer.MAX_VALUE, new Recorder("a")));
+        timers.advanceMs(1_000);
+
+        assertThat(log).containsExactly("10 a [[gpu-t]]", "15 a [ the]", "20 a cut");
+        assertThat(engine.running()).isZero();
+        assertThat(stats.droppedConnections.sum()).isEqualTo(1);
+        assertThat(stats.tokensSent.sum()).isEqualTo(2);
+        assertThat(stats.completed.sum()).isZero();
+    }
+
+    @Test
+    void dropAfterZeroTokensCutsWhenTheFirstTokenWouldCome() {
+        SimEngine engine = engine(4, 5, 10, 1, 0);
+        faults = new Faults(false, 0, false, 0, null, null);
+
+        engine.admit(engine.open(Integer.MAX_VALUE, new Recorder("a")));
+        timers.advanceMs(1_000);
+
+        assertThat(log).containsExactly("10 a cut");
+    }
+
+    @Test
+    void capsTheTokensAtTheRequestsLimitAndSaysLength() {
+        SimEngine engine = engine(8, 0, 0, 1, 0);
+        Recorder limited = new Recorder("a");
+        Recorder unlimited = new Recorder("b");
+        Recorder above = new Recorder("c");
+
+        engine.admit(engine.open(3, limited));
+        engine.admit(engine.open(Integer.MAX_VALUE, unlimited));
+        engine.admit(engine.open(20, above));
+
+        assertThat(limited.text).isEqualTo("[gpu-t] the GPU");
+        assertThat(log).contains("0 a finish length", "0 b finish stop", "0 c finish stop");
+        assertThat(stats.tokensSent.sum()).isEqualTo(3 + 8 + 8);
+    }
+
+    @Test
+    void numbersGenerationsRefusedOnesIncludedAndEmbeddingsInOneSequence() {
+        SimEngine engine = engine(1, 10, 10, 1, 0);
+        Generation first = engine.open(Integer.MAX_VALUE, new Recorder("a"));
+        engine.admit(first);
+        Generation refused = engine.open(Integer.MAX_VALUE, new Recorder("b"));
+        engine.admit(refused);
+
+        assertThat(first.number()).isEqualTo(1);
+        assertThat(refused.number()).isEqualTo(2);
+        assertThat(engine.nextRequestNumber()).isEqualTo(3);
+        assertThat(engine.open(1, new Recorder("c")).number()).isEqualTo(4);
+    }
+
+    @Test
+    void refusesToAdmitAGenerationTwice() {
+        SimEngine engine = engine(1, 10, 10, 1, 0);
+        Generation g = engine.open(Integer.MAX_VALUE, new Recorder("a"));
+        engine.admit(g);
+
+        assertThatThrownBy(() -> engine.admit(g)).isInstanceOf(IllegalStateException.class);
+        assertThat(engine.running()).isEqualTo(1);
+    }
+
+    @Test
+    void servesTheConfiguredModelsTheFirstByDefault() {
+        SimEngine engine = engine(1, 10, 10, 1, 0);
+
+        assertThat(engine.models()).containsExactly("m", "n");
+        assertThat(engine.defaultModel()).isEqualTo("m");
+        assertThat(engine.serves("n")).isTrue();
+        assertThat(engine.serves("llama3:8b")).isFalse();
+        assertThat(engine.embedding("m", "a")).hasSize(8).isEqualTo(TextSource.embedding("m", "a", 8));
+    }
+
+    /** Logs what the engine hands one request, and keeps what its final call saw. */
+    private final class Recorder implements TokenSink {
+        private final String label;
+        private int calls;
+        private String text;
+        private long elapsedNanos = -1;
+
+        Recorder(String label) {
+            this.label = label;
+        }
+
+        @Override
+        public void token(Generation g, String token) {
+            record("[" + token + "]");
+        }
+
+        @Override
+        public void finish(Generation g) {
+            text = g.text();
+            elapsedNanos = g.elapsedNanos();
+            record("finish " + g.finishReason());
+        }
+
+        @Override
+        public void cut(Generation g) {
+            record("cut");
+        }
+
+        private void record(String what) {
+            calls++;
+            log.add(timers.nowMs() + " " + label + " " + what);
+        }
+    }
+}
