@@ -5,16 +5,18 @@ import io.heartgate.embedded.EmbeddedKafkaConfig;
 import io.heartgate.scheduler.admin.AdminServer;
 import io.heartgate.scheduler.balancer.Balancer;
 import io.heartgate.scheduler.health.PassiveHealth;
-import io.heartgate.scheduler.proxy.ProxyStats;
+import io.heartgate.scheduler.proxy.ProxyCounters;
 import io.heartgate.scheduler.proxy.ProxyServer;
+import io.heartgate.scheduler.proxy.RequestMetrics;
+import io.heartgate.scheduler.proxy.policy.RouteSelector;
 import io.heartgate.scheduler.config.SchedulerConfig;
 import io.heartgate.scheduler.discovery.DiscoveryStats;
 import io.heartgate.scheduler.discovery.DiscoveryStatus;
 import io.heartgate.scheduler.discovery.HeartbeatConsumer;
 import io.heartgate.scheduler.discovery.TopicSetup;
+import io.heartgate.scheduler.status.Draining;
 import io.heartgate.scheduler.table.NodeTable;
 import io.heartgate.scheduler.metrics.SchedulerMetrics;
-import io.heartgate.scheduler.proxy.ProxyMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Vertx;
@@ -22,7 +24,6 @@ import io.vertx.micrometer.MicrometerMetricsFactory;
 import io.vertx.micrometer.MetricsDomain;
 import io.vertx.micrometer.MicrometerMetricsOptions;
 import io.vertx.core.VertxOptions;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
@@ -55,12 +56,14 @@ public final class Scheduler implements AutoCloseable {
     private final Vertx vertx;
     private final AdminServer admin;
     private final ProxyServer proxyServer;
-    private final ProxyServer.Shared proxy;
-    private final AtomicBoolean draining;
+    private final ProxyCounters proxyCounters;
+    private final PassiveHealth health;
+    private final Draining draining;
 
     private Scheduler(SchedulerConfig config, EmbeddedKafkaBroker broker, String bootstrap, NodeTable table,
                       DiscoveryStats stats, HeartbeatConsumer discovery, Thread discoveryThread, Vertx vertx,
-                      AdminServer admin, ProxyServer proxyServer, AtomicBoolean draining) {
+                      AdminServer admin, ProxyServer proxyServer, ProxyCounters proxyCounters, PassiveHealth health,
+                      Draining draining) {
         this.config = config;
         this.broker = broker;
         this.bootstrap = bootstrap;
@@ -71,7 +74,8 @@ public final class Scheduler implements AutoCloseable {
         this.vertx = vertx;
         this.admin = admin;
         this.proxyServer = proxyServer;
-        this.proxy = proxyServer.shared();
+        this.proxyCounters = proxyCounters;
+        this.health = health;
         this.draining = draining;
     }
 
@@ -132,21 +136,22 @@ public final class Scheduler implements AutoCloseable {
             Balancer balancer = config.strategy().create();
             PassiveHealth health = new PassiveHealth(clock, config.proxy().ejectAfter(), config.proxy().ejectFor(),
                     Duration.ofMinutes(5));
-            ProxyMetrics proxyMetrics = new ProxyMetrics(registry);
-            ProxyServer.Shared shared = ProxyServer.Shared.of(config.proxy(), table, balancer, health,
-                    new ProxyStats(), proxyMetrics, System::nanoTime);
-            AtomicBoolean draining = new AtomicBoolean();
+            RequestMetrics requestMetrics = new RequestMetrics(registry);
+            ProxyCounters counters = new ProxyCounters();
+            counters.bindTo(registry);
             HeartbeatConsumer d = discovery;
-            SchedulerMetrics.bind(registry, table, stats, d::status, shared.stats(), health, clock);
+            SchedulerMetrics.bind(registry, table, stats, d::status, health, clock);
+            Draining draining = new Draining();
             AdminServer admin = new AdminServer(config.bind(), config.adminPort(), table, d::status,
-                    config.strategy(), clock, health, draining::get, registry, proxyMetrics);
+                    config.strategy().label(), clock, health, draining, registry, requestMetrics);
             vertx.deployVerticle(admin).await(30, TimeUnit.SECONDS);
-            // The proxy is served by Netty directly, not by Vert.x (measured reasons in ProxyServer),
-            // and so does not carry vertx-micrometer-metrics' per-request meters either: its own
-            // pre-registered heartgate_proxy_* meters give the figures by node and model.
-            ProxyServer proxyServer = ProxyServer.start(shared);
+            // The proxy is served by Netty directly, not by Vert.x (docs/BENCHMARKS.md), and so does
+            // not carry vertx-micrometer-metrics' per-request meters either: its own pre-registered
+            // heartgate_proxy_* meters give the figures by node and model.
+            ProxyServer proxyServer = ProxyServer.start(config.proxy(), table::snapshot, new RouteSelector(balancer),
+                    health, counters, requestMetrics, System::nanoTime, draining);
             return new Scheduler(config, broker, bootstrap, table, stats, discovery, thread, vertx, admin,
-                    proxyServer, draining);
+                    proxyServer, counters, health, draining);
         } catch (Exception e) {
             if (discovery != null) {
                 discovery.close();
@@ -182,13 +187,13 @@ public final class Scheduler implements AutoCloseable {
     }
 
     /** Returns the proxy's counters. */
-    public ProxyStats proxyStats() {
-        return proxy.stats();
+    public ProxyCounters proxyCounters() {
+        return proxyCounters;
     }
 
     /** Returns the passive-health tracker. */
     public PassiveHealth health() {
-        return proxy.health();
+        return health;
     }
 
     /** Returns the table. */
@@ -216,7 +221,7 @@ public final class Scheduler implements AutoCloseable {
      * flight (streams included) finish, up to the drain timeout. Then {@link #close()}.
      */
     public void drain() {
-        if (!draining.compareAndSet(false, true)) {
+        if (!draining.begin()) {
             return;
         }
         log.info("Scheduler draining: /readyz is 503, no new connections, in-flight requests get up to {} ms",

@@ -8,6 +8,7 @@ import io.heartgate.agent.AgentRuntime;
 import io.heartgate.agent.probe.Backend;
 import io.heartgate.protocol.NodeState;
 import io.heartgate.scheduler.balancer.Strategy;
+import io.heartgate.scheduler.proxy.ProxyCounters.Counter;
 import io.heartgate.sim.Faults;
 import io.heartgate.testkit.KafkaExtension;
 import io.heartgate.testkit.TestKafka;
@@ -152,7 +153,7 @@ class ProxyIT {
                 .until(() -> cluster.simStats("gpu-d").getLong("cancelledStreams") == 1);
         System.out.printf("[heartgate-test] the sim saw the client's disconnect %d ms later%n",
                 (System.nanoTime() - closed) / 1_000_000);
-        await().atMost(Duration.ofSeconds(2)).until(() -> cluster.scheduler.proxyStats().clientCancellations() == 1);
+        await().atMost(Duration.ofSeconds(2)).until(() -> cluster.scheduler.proxyCounters().get(Counter.CLIENT_CANCELLATIONS) == 1);
         assertThat(cluster.scheduler.health().isEjected("gpu-d")).as("a hang-up is not the node's failure").isFalse();
         assertThat(cluster.scheduler.table().snapshot().node("gpu-d").inFlight().get()).isZero();
     }
@@ -175,7 +176,7 @@ class ProxyIT {
 
         assertThat(failed).isZero();
         assertThat(cluster.scheduler.health().isEjected("gpu-b")).isTrue();
-        assertThat(cluster.scheduler.proxyStats().retries()).isPositive();
+        assertThat(cluster.scheduler.proxyCounters().get(Counter.RETRIES)).isPositive();
         JsonObject b = node(cluster.admin("/admin/nodes"), "gpu-b");
         assertThat(b.getString("state")).isEqualTo("UP");
         assertThat(b.getBoolean("ejected")).isTrue();
@@ -225,7 +226,7 @@ class ProxyIT {
             assertThat(r.statusCode()).isEqualTo(200);
             assertThat(r.headers().firstValue("x-upstream-node")).isNotEqualTo(java.util.Optional.of("gpu-a"));
         }
-        assertThat(cluster.scheduler.proxyStats().overloadAnswers()).isPositive();
+        assertThat(cluster.scheduler.proxyCounters().get(Counter.OVERLOAD_ANSWERS)).isPositive();
         assertThat(cluster.scheduler.health().isEjected("gpu-a")).isFalse();
     }
 

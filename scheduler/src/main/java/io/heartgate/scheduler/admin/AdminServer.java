@@ -2,13 +2,12 @@ package io.heartgate.scheduler.admin;
 
 import io.heartgate.protocol.Gpu;
 import io.heartgate.protocol.Load;
-import io.heartgate.scheduler.balancer.Strategy;
-import io.heartgate.scheduler.discovery.DiscoveryStatus;
-import io.heartgate.scheduler.health.PassiveHealth;
+import io.heartgate.scheduler.status.DiscoveryView;
+import io.heartgate.scheduler.status.EjectionView;
+import io.heartgate.scheduler.status.TrafficView;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.NodeTable;
 import io.heartgate.scheduler.table.TableSnapshot;
-import io.heartgate.scheduler.proxy.ProxyMetrics;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
@@ -25,6 +24,7 @@ import io.vertx.ext.web.RoutingContext;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,8 +32,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Serves the admin port: {@code /healthz}, {@code /readyz}, {@code /admin/nodes}, Prometheus
  * {@code /metrics}, and the live dashboard at {@code /} fed by server-sent events from
- * {@code /admin/events}. Everything is read from the table's published snapshot and the counters;
- * nothing here touches the request path.
+ * {@code /admin/events}. Everything is read from the table's published snapshot and narrow
+ * read-only views of discovery, passive health and traffic; nothing here touches the request path.
  */
 public final class AdminServer extends VerticleBase {
 
@@ -42,26 +42,31 @@ public final class AdminServer extends VerticleBase {
     private final String bind;
     private final int port;
     private final NodeTable table;
-    private final Supplier<DiscoveryStatus> discovery;
-    private final Strategy strategy;
+    private final Supplier<? extends DiscoveryView> discovery;
+    private final String strategy;
     private final Clock clock;
-    private final PassiveHealth health;
-    private final java.util.function.BooleanSupplier draining;
+    private final EjectionView health;
+    private final BooleanSupplier draining;
     private final PrometheusMeterRegistry registry;
-    private final ProxyMetrics proxyMetrics;
+    private final TrafficView traffic;
     private final Set<HttpServerResponse> watchers = new LinkedHashSet<>();
     private Buffer dashboard;
     private HttpServer server;
     private volatile int actualPort = -1;
 
-    /** Creates the server; it listens once deployed. */
-    public AdminServer(String bind, int port, NodeTable table, Supplier<DiscoveryStatus> discovery, Strategy strategy,
-                       Clock clock, PassiveHealth health, java.util.function.BooleanSupplier draining,
-                       PrometheusMeterRegistry registry, ProxyMetrics proxyMetrics) {
+    /**
+     * Creates the server; it listens once deployed.
+     *
+     * @param strategy the balancing strategy's name, as {@code /admin/nodes} shows it
+     * @param draining whether the scheduler is shutting down ({@code /readyz} is then 503)
+     */
+    public AdminServer(String bind, int port, NodeTable table, Supplier<? extends DiscoveryView> discovery,
+                       String strategy, Clock clock, EjectionView health, BooleanSupplier draining,
+                       PrometheusMeterRegistry registry, TrafficView traffic) {
         this.health = health;
         this.draining = draining;
         this.registry = registry;
-        this.proxyMetrics = proxyMetrics;
+        this.traffic = traffic;
         this.bind = bind;
         this.port = port;
         this.table = table;
@@ -132,13 +137,13 @@ public final class AdminServer extends VerticleBase {
         JsonObject state = nodes(table.snapshot(), now);
         for (Object o : state.getJsonArray("nodes")) {
             JsonObject n = (JsonObject) o;
-            long[] counts = proxyMetrics.counts(n.getString("nodeId"));
-            n.put("requests", counts[0]).put("errors", counts[1]);
+            String id = n.getString("nodeId");
+            n.put("requests", traffic.requests(id)).put("errors", traffic.errors(id));
         }
-        DiscoveryStatus d = discovery.get();
-        double ttfb = proxyMetrics.firstByteMedianMs();
+        DiscoveryView d = discovery.get();
+        double ttfb = traffic.firstByteMedianMs();
         state.put("time", now.toEpochMilli())
-                .put("requests", proxyMetrics.total())
+                .put("requests", traffic.totalRequests())
                 .put("firstByteMedianMs", Double.isNaN(ttfb) ? null : ttfb)
                 .put("kafka", new JsonObject()
                         .put("caughtUp", d.caughtUp())
@@ -162,7 +167,7 @@ public final class AdminServer extends VerticleBase {
     }
 
     private void readyz(RoutingContext ctx) {
-        DiscoveryStatus d = discovery.get();
+        DiscoveryView d = discovery.get();
         int routable = table.snapshot().routable().size();
         String reason = null;
         if (draining.getAsBoolean()) {
@@ -223,7 +228,7 @@ public final class AdminServer extends VerticleBase {
             ejection.ifPresent(e -> o.put("ejectedForMs", Duration.between(now, e.until()).toMillis()));
             nodes.add(o);
         }
-        return new JsonObject().put("strategy", strategy.label()).put("nodes", nodes);
+        return new JsonObject().put("strategy", strategy).put("nodes", nodes);
     }
 
     private static JsonObject load(Load load) {

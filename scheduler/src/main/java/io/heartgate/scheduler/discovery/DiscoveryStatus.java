@@ -1,5 +1,6 @@
 package io.heartgate.scheduler.discovery;
 
+import io.heartgate.scheduler.status.DiscoveryView;
 import java.time.Instant;
 
 /**
@@ -12,7 +13,7 @@ import java.time.Instant;
  * @param fatal why discovery stopped for good, or {@code null} while it runs
  */
 public record DiscoveryStatus(boolean caughtUp, boolean selfPreservation, Instant lastContact, long lag,
-                              String fatal) {
+                              String fatal) implements DiscoveryView {
 
     /** The status before the loop starts. */
     public static final DiscoveryStatus STARTING = new DiscoveryStatus(false, false, Instant.MIN, -1, null);

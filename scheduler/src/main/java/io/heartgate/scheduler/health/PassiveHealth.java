@@ -1,11 +1,14 @@
 package io.heartgate.scheduler.health;
 
+import io.heartgate.scheduler.status.Ejection;
+import io.heartgate.scheduler.status.EjectionView;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -19,19 +22,9 @@ import org.slf4j.LoggerFactory;
  * <p>Only connect failures count. A client hanging up, a timeout, or a node's own overload answer
  * (503, 429) is never the node's death. Thread-safe; time comes from the injected clock.
  */
-public final class PassiveHealth {
+public final class PassiveHealth implements EjectionView {
 
     private static final Logger log = LoggerFactory.getLogger(PassiveHealth.class);
-
-    /**
-     * Describes an ejected node.
-     *
-     * @param until when it gets requests again
-     * @param consecutiveFailures connect failures in a row
-     * @param reason the last failure, for operators
-     */
-    public record Ejection(Instant until, int consecutiveFailures, String reason) {
-    }
 
     private static final class Record {
         int consecutiveFailures;
@@ -45,7 +38,7 @@ public final class PassiveHealth {
     private final Duration maxEjection;
     private final Map<String, Record> records = new ConcurrentHashMap<>();
     private volatile int ejectedCount;
-    private final java.util.concurrent.atomic.LongAdder ejections = new java.util.concurrent.atomic.LongAdder();
+    private final LongAdder ejections = new LongAdder();
 
     /** Creates the tracker. */
     public PassiveHealth(Clock clock, int failuresToEject, Duration baseEjection, Duration maxEjection) {
@@ -97,7 +90,7 @@ public final class PassiveHealth {
         recount();
     }
 
-    /** Returns whether {@code nodeId} is ejected now. */
+    @Override
     public boolean isEjected(String nodeId) {
         if (ejectedCount == 0) {
             return false;
@@ -110,7 +103,7 @@ public final class PassiveHealth {
         return e != null && clock.instant().isBefore(e.until());
     }
 
-    /** Returns the ejection of {@code nodeId} if it is ejected now. */
+    @Override
     public Optional<Ejection> ejection(String nodeId) {
         Record r = records.get(nodeId);
         if (r == null) {
@@ -130,7 +123,7 @@ public final class PassiveHealth {
         return records.keySet().stream().filter(this::isEjected).count();
     }
 
-    /** Returns whether any node may be ejected; a cheap check for the request path. */
+    @Override
     public boolean anyEjected() {
         return ejectedCount > 0;
     }

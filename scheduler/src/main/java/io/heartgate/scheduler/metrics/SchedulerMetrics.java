@@ -5,7 +5,6 @@ import io.heartgate.protocol.Rule;
 import io.heartgate.scheduler.discovery.DiscoveryStats;
 import io.heartgate.scheduler.discovery.DiscoveryStatus;
 import io.heartgate.scheduler.health.PassiveHealth;
-import io.heartgate.scheduler.proxy.ProxyStats;
 import io.heartgate.scheduler.table.NodeTable;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -19,8 +18,9 @@ import java.util.function.ToDoubleFunction;
 /**
  * Binds the scheduler's own counters to Micrometer meters, read at scrape time (no work on the
  * heartbeat or request path): heartbeats by outcome and rejection rule, nodes by state, expirations,
- * tombstones, ejections, self-preservation, Kafka lag and contact age, and the proxy's retries,
- * cancellations, errors and active streams. Per-request histograms are in {@code ProxyMetrics}.
+ * tombstones, ejections, self-preservation, Kafka lag and contact age, and the requests in flight
+ * to the table's nodes. The proxy binds its own counters ({@code ProxyCounters}) and per-request
+ * histograms ({@code RequestMetrics}).
  * Gauges over the discovery status hold it strongly: Micrometer's default weak reference would let
  * the supplier lambda be collected and the gauge read NaN.
  */
@@ -31,7 +31,7 @@ public final class SchedulerMetrics {
 
     /** Registers every meter on {@code registry}. */
     public static void bind(MeterRegistry registry, NodeTable table, DiscoveryStats stats,
-                            Supplier<DiscoveryStatus> discovery, ProxyStats proxy, PassiveHealth health, Clock clock) {
+                            Supplier<DiscoveryStatus> discovery, PassiveHealth health, Clock clock) {
         counter(registry, "heartgate_heartbeats_received", "Heartbeat records read from Kafka", stats,
                 DiscoveryStats::receivedCount);
         counter(registry, "heartgate_heartbeats_accepted", "Heartbeats that joined or renewed a node", stats,
@@ -76,26 +76,6 @@ public final class SchedulerMetrics {
                     : Duration.between(last, clock.instant()).toMillis() / 1000.0;
         }).description("Seconds since Kafka last answered").baseUnit("seconds").strongReference(true).register(registry);
 
-        counter(registry, "heartgate_proxy_requests", "Requests received by the proxy", proxy, ProxyStats::requests);
-        counter(registry, "heartgate_proxy_retries", "Attempts retried on another node", proxy, ProxyStats::retries);
-        counter(registry, "heartgate_proxy_client_cancellations", "Requests whose client hung up first", proxy,
-                ProxyStats::clientCancellations);
-        counter(registry, "heartgate_proxy_connect_failures", "Connections to nodes that failed", proxy,
-                ProxyStats::connectFailures);
-        counter(registry, "heartgate_proxy_upstream_resets", "Nodes that reset before answering", proxy,
-                ProxyStats::upstreamResets);
-        counter(registry, "heartgate_proxy_stale_connections",
-                "Pooled node connections found closed on reuse; the request went again on a new one", proxy,
-                ProxyStats::staleConnections);
-        counter(registry, "heartgate_proxy_overload_answers", "503/429 answers retried elsewhere", proxy,
-                ProxyStats::overloadAnswers);
-        for (String type : new String[] {"no_upstream", "model_not_found", "upstream_unreachable", "upstream_timeout",
-            "request_too_large", "bad_request"}) {
-            FunctionCounter.builder("heartgate_proxy_errors", proxy, p -> p.errors(type))
-                    .description("Errors the proxy answered itself, by type").tag("type", type).register(registry);
-        }
-        Gauge.builder("heartgate_proxy_active_streams", proxy, ProxyStats::activeStreams)
-                .description("SSE and NDJSON streams being relayed now").register(registry);
         // Summed when scraped, from the per-node counts the balancers read: nothing per request.
         Gauge.builder("heartgate_proxy_in_flight", table, t -> {
             long n = 0;

@@ -1,5 +1,12 @@
 package io.heartgate.scheduler.proxy;
 
+import io.heartgate.scheduler.proxy.ProxyCounters.Counter;
+import io.heartgate.scheduler.proxy.policy.ErrorType;
+import io.heartgate.scheduler.proxy.policy.RequestFacts;
+import io.heartgate.scheduler.proxy.policy.Route;
+import io.heartgate.scheduler.proxy.stage.Answer;
+import io.heartgate.scheduler.proxy.stage.Stage;
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -12,13 +19,17 @@ import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.netty.util.ReferenceCountUtil;
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One client connection: takes its requests in order, one {@link Exchange} at a time, and tells the
- * exchange when the client hangs up or its socket buffer fills or drains. A pipelining client's next
+ * One client connection: takes its requests in order, reads each one's facts once, runs it through
+ * the stages and then the relay ({@link Exchange}), one request at a time, and tells the exchange
+ * when the client hangs up or its socket buffer fills or drains. A pipelining client's next
  * requests wait, already read, until the current response is written; past a few, reading stops.
  * A connection idle between requests for the keep-alive timeout is closed, so clients that never
  * hang up (or stop half-way through a request) do not hold sockets forever; a response in progress,
@@ -29,18 +40,32 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
     private static final Logger log = LoggerFactory.getLogger(ClientConnection.class);
     private static final int MAX_QUEUED = 16;
 
-    private final LoopState loop;
+    private final Relay relay;
+    private final List<Stage> stages;
+    private final ProxyCounters counters;
+    private final LongSupplier nowMs;
     private final long keepAliveMs;
+    private final BooleanSupplier draining;
     private ChannelHandlerContext ctx;
-    /** When the client last sent bytes or a response ended (the coarse clock of {@link Timeouts}). */
+    /** When the client last sent bytes or a response ended (the loop's coarse clock). */
     private long lastActivityMs;
     private String remoteIp = "unknown";
+    private StagedCall staging;
     private Exchange current;
     private ArrayDeque<FullHttpRequest> queued;
 
-    ClientConnection(LoopState loop) {
-        this.loop = loop;
-        this.keepAliveMs = loop.shared().config().keepAliveTimeout().toMillis();
+    /**
+     * @param nowMs the loop's coarse clock, in ms
+     * @param draining whether the proxy is shutting down: every connection closes after its current response
+     */
+    ClientConnection(Relay relay, List<Stage> stages, ProxyCounters counters, LongSupplier nowMs, long keepAliveMs,
+                     BooleanSupplier draining) {
+        this.relay = relay;
+        this.stages = stages;
+        this.counters = counters;
+        this.nowMs = nowMs;
+        this.keepAliveMs = keepAliveMs;
+        this.draining = draining;
     }
 
     @Override
@@ -53,7 +78,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
         if (ctx.channel().remoteAddress() instanceof InetSocketAddress a && a.getAddress() != null) {
             remoteIp = a.getAddress().getHostAddress();
         }
-        lastActivityMs = loop.timeouts().nowMs();
+        lastActivityMs = nowMs.getAsLong();
         // One timer per connection per keep-alive period, not per request: requests only move
         // lastActivityMs, and the check reschedules itself.
         ctx.executor().schedule(this::checkIdle, keepAliveMs, TimeUnit.MILLISECONDS);
@@ -62,8 +87,12 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
-        lastActivityMs = loop.timeouts().nowMs();
+        lastActivityMs = nowMs.getAsLong();
         ctx.fireChannelReadComplete();
+    }
+
+    private boolean busy() {
+        return current != null || staging != null;
     }
 
     /** Closes the connection if it has been idle between requests for the keep-alive timeout. */
@@ -71,8 +100,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
         if (!ctx.channel().isActive()) {
             return;
         }
-        long idleMs = loop.timeouts().nowMs() - lastActivityMs;
-        boolean busy = current != null || (queued != null && !queued.isEmpty());
+        long idleMs = nowMs.getAsLong() - lastActivityMs;
+        boolean busy = busy() || (queued != null && !queued.isEmpty());
         if (!busy && idleMs >= keepAliveMs) {
             log.debug("Client {} idle for {} ms between requests; closing its connection", remoteIp, idleMs);
             ctx.close();
@@ -92,7 +121,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
             badRequest(request);
             return;
         }
-        if (current != null || draining()) {
+        if (busy() || draining()) {
             if (queued == null) {
                 queued = new ArrayDeque<>();
             }
@@ -106,8 +135,31 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
     }
 
     private void begin(FullHttpRequest request) {
-        current = new Exchange(loop, this, request);
-        current.start();
+        counters.add(Counter.REQUESTS);
+        RequestFacts facts = RequestFactsReader.read(request.content(), request.uri());
+        staging = new StagedCall(this, stages, request, facts);
+        staging.proceed();
+    }
+
+    /**
+     * The stages passed {@code request} on: the relay takes it to the node of {@code route};
+     * {@code keepAlive} is whether the client asked to keep its connection.
+     */
+    void relay(FullHttpRequest request, RequestFacts facts, Route.To route, boolean keepAlive) {
+        staging = null;
+        current = new Exchange(relay, this, request, facts, keepAlive);
+        current.start(route);
+    }
+
+    /** A stage answered {@code request} itself. */
+    void answered(FullHttpRequest request, Answer answer, boolean keepAlive) {
+        staging = null;
+        if (answer.error() != null) {
+            counters.error(answer.error());
+        }
+        boolean close = !keepAlive || draining();
+        request.release();
+        responded(ProxyErrors.send(ctx.channel(), answer, close), close);
     }
 
     private void badRequest(FullHttpRequest request) {
@@ -119,10 +171,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
                 : cause instanceof TooLongFrameException ? HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE
                 : HttpResponseStatus.BAD_REQUEST;
         log.debug("Bad request from {}: {}", remoteIp, cause == null ? "?" : cause.toString());
-        loop.shared().stats().badRequests.increment();
+        counters.error(ErrorType.BAD_REQUEST);
         // The parser lost its place in the stream: answer and close.
-        ChannelFuture written = ProxyErrors.send(ctx.channel(), status.code(), ProxyErrors.BAD_REQUEST,
-                "malformed HTTP request: " + (cause == null ? "?" : cause.getMessage()), true);
+        ChannelFuture written = ProxyErrors.send(ctx.channel(), Answer.error(ErrorType.BAD_REQUEST, status.code(),
+                "malformed HTTP request: " + (cause == null ? "?" : cause.getMessage())), true);
         if (written != null) {
             written.addListener(ChannelFutureListener.CLOSE);
         }
@@ -138,7 +190,11 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
             return;
         }
         current = null;
-        lastActivityMs = loop.timeouts().nowMs();
+        responded(lastWrite, close);
+    }
+
+    private void responded(ChannelFuture lastWrite, boolean close) {
+        lastActivityMs = nowMs.getAsLong();
         if (close || draining()) {
             if (lastWrite == null) {
                 ctx.close();
@@ -158,18 +214,18 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
 
     /** Closes the connection once it has no request in flight (the proxy is draining). */
     void drain() {
-        if (current == null) {
+        if (!busy()) {
             ctx.close();
         }
     }
 
     /** Returns whether the proxy is draining: every connection closes after its current response. */
     boolean draining() {
-        return loop.shared().draining().get();
+        return draining.getAsBoolean();
     }
 
-    ChannelHandlerContext ctx() {
-        return ctx;
+    Channel channel() {
+        return ctx.channel();
     }
 
     String remoteIp() {
@@ -191,6 +247,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
         current = null;
         if (e != null) {
             e.clientGone();
+        }
+        if (staging != null) {
+            staging.cancel();
+            staging = null;
         }
         if (queued != null) {
             queued.forEach(ReferenceCountUtil::release);

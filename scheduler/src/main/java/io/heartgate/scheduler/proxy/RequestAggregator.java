@@ -1,5 +1,8 @@
 package io.heartgate.scheduler.proxy;
 
+import io.heartgate.scheduler.proxy.ProxyCounters.Counter;
+import io.heartgate.scheduler.proxy.policy.ErrorType;
+import io.heartgate.scheduler.proxy.stage.Answer;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPipeline;
@@ -12,41 +15,37 @@ import io.netty.handler.codec.http.HttpUtil;
  * Reads a request body whole into a buffer of at most {@code --max-body} bytes, so the model can be
  * read before a node is chosen and the same body replayed on another node. Over the limit, whether
  * declared up front, announced with {@code Expect: 100-continue} or found while reading, the client
- * gets the contract's 413 {@code request_too_large} and the connection closes (the rest of the body
- * is not read).
+ * gets 413 {@code request_too_large} and the connection closes (the rest of the body is not read).
  */
 final class RequestAggregator extends HttpObjectAggregator {
 
-    private final ProxyServer.Shared shared;
+    private final long maxBodyBytes;
+    private final ProxyCounters counters;
 
-    RequestAggregator(ProxyServer.Shared shared) {
-        super((int) Math.min(Integer.MAX_VALUE - 8, shared.config().maxBodyBytes()), true);
-        this.shared = shared;
+    RequestAggregator(long maxBodyBytes, ProxyCounters counters) {
+        super((int) Math.min(Integer.MAX_VALUE - 8, maxBodyBytes), true);
+        this.maxBodyBytes = maxBodyBytes;
+        this.counters = counters;
     }
 
     @Override
     protected Object newContinueResponse(HttpMessage start, int maxContentLength, ChannelPipeline pipeline) {
         if (HttpUtil.is100ContinueExpected(start) && HttpUtil.getContentLength(start, -1L) > maxContentLength) {
             start.headers().remove(HttpHeaderNames.EXPECT);
-            counted();
-            return ProxyErrors.response(413, ProxyErrors.REQUEST_TOO_LARGE, message(), true);
+            return tooLarge();
         }
         return super.newContinueResponse(start, maxContentLength, pipeline);
     }
 
     @Override
     protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
-        counted();
-        ctx.writeAndFlush(ProxyErrors.response(413, ProxyErrors.REQUEST_TOO_LARGE, message(), true))
-                .addListener(ChannelFutureListener.CLOSE);
+        ctx.writeAndFlush(tooLarge()).addListener(ChannelFutureListener.CLOSE);
     }
 
-    private void counted() {
-        shared.stats().requests.increment();
-        shared.stats().errorsTooLarge.increment();
-    }
-
-    private String message() {
-        return "request body is larger than " + shared.config().maxBodyBytes() + " bytes";
+    private Object tooLarge() {
+        counters.add(Counter.REQUESTS);
+        counters.error(ErrorType.REQUEST_TOO_LARGE);
+        return ProxyErrors.response(Answer.error(ErrorType.REQUEST_TOO_LARGE,
+                "request body is larger than " + maxBodyBytes + " bytes"), true);
     }
 }

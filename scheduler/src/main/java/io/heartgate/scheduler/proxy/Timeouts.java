@@ -7,24 +7,101 @@ import java.util.function.LongSupplier;
 
 /**
  * Enforces the first-byte and idle timeouts of one event loop's exchanges with one periodic sweep
- * instead of a timer per request: scheduling and cancelling a timer per request cost the proxy a
- * measurable share of its CPU. First-byte deadlines are "send time + a constant", so they sit in a
- * FIFO queue in deadline order and the sweep only looks at its head; responses being relayed sit
- * in a list threaded through the exchanges themselves (no hashing or node allocated per request)
- * and are checked for idleness once a second. Event-loop confined.
+ * instead of a timer per request (scheduling and cancelling a timer per request cost measurable
+ * CPU). Each exchange holds a {@link Watch}, its handle here. First-byte deadlines are "send time +
+ * a constant", so they sit in a FIFO queue in deadline order and the sweep only looks at its head;
+ * watches of responses being relayed form a linked list (no hashing per request) checked for
+ * idleness once a second. Event-loop confined; time comes from the injected nanosecond ticker.
  */
 final class Timeouts {
 
-    private record Pending(Exchange exchange, int attempt, long deadlineMs) {
+    /** What a watch tells its owner. */
+    interface Watched {
+        /** No response head arrived within the first-byte timeout. */
+        void firstByteTimedOut();
+
+        /** Nothing was relayed for longer than the idle timeout. */
+        void idleTimedOut();
+    }
+
+    /** One exchange's handle: where it stands as far as timeouts go. */
+    final class Watch {
+        private final Watched owner;
+        private Watch prev;
+        private Watch next;
+        private boolean relaying;
+        private boolean awaitingHead;
+        private int attempt;
+        private long lastChunkMs;
+
+        private Watch(Watched owner) {
+            this.owner = owner;
+        }
+
+        /** Starts the first-byte clock of a new attempt; an earlier attempt's clock no longer counts. */
+        void awaitHead() {
+            awaitingHead = true;
+            attempt++;
+            pending.addLast(new Pending(this, attempt, nanoTicker.getAsLong() / 1_000_000 + firstByteMs));
+        }
+
+        /** Stops the first-byte clock: the head is here, or the attempt ended. */
+        void headDone() {
+            awaitingHead = false;
+        }
+
+        /** Starts watching the response for idleness; once per exchange. */
+        void relaying() {
+            if (relaying) {
+                return;
+            }
+            relaying = true;
+            lastChunkMs = nowMs;
+            prev = relayingLast;
+            if (relayingLast == null) {
+                relayingFirst = this;
+            } else {
+                relayingLast.next = this;
+            }
+            relayingLast = this;
+        }
+
+        /** Notes that a chunk was relayed just now. */
+        void touch() {
+            lastChunkMs = nowMs;
+        }
+
+        /** Stops watching; idempotent. */
+        void done() {
+            awaitingHead = false;
+            if (!relaying) {
+                return;
+            }
+            relaying = false;
+            if (prev == null) {
+                relayingFirst = next;
+            } else {
+                prev.next = next;
+            }
+            if (next == null) {
+                relayingLast = prev;
+            } else {
+                next.prev = prev;
+            }
+            prev = null;
+            next = null;
+        }
+    }
+
+    private record Pending(Watch watch, int attempt, long deadlineMs) {
     }
 
     private final LongSupplier nanoTicker;
     private final long firstByteMs;
     private final long idleMs;
-    private final ArrayDeque<Pending> awaitingHead = new ArrayDeque<>();
-    /** Ends of the list of exchanges being relayed, linked through their relay fields. */
-    private Exchange relayingFirst;
-    private Exchange relayingLast;
+    private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+    private Watch relayingFirst;
+    private Watch relayingLast;
     private long nowMs;
     private long nextIdleCheckMs;
 
@@ -35,77 +112,48 @@ final class Timeouts {
         this.nowMs = nanoTicker.getAsLong() / 1_000_000;
     }
 
+    /** Returns a new handle for {@code owner}. */
+    Watch watch(Watched owner) {
+        return new Watch(owner);
+    }
+
     /** Returns the time of the last sweep, in ms; coarse, but free to read per chunk. */
     long nowMs() {
         return nowMs;
     }
 
-    /** Starts the first-byte clock of an attempt. */
-    void awaitHead(Exchange e, int attempt) {
-        awaitingHead.addLast(new Pending(e, attempt, nanoTicker.getAsLong() / 1_000_000 + firstByteMs));
-    }
-
-    /** Watches a response being relayed for idleness; at most once per exchange until {@link #done}. */
-    void relaying(Exchange e) {
-        e.relayPrev = relayingLast;
-        e.relayNext = null;
-        if (relayingLast == null) {
-            relayingFirst = e;
-        } else {
-            relayingLast.relayNext = e;
-        }
-        relayingLast = e;
-        e.relayLinked = true;
-    }
-
-    /** Stops watching a finished response; does nothing for one not watched. */
-    void done(Exchange e) {
-        if (!e.relayLinked) {
-            return;
-        }
-        e.relayLinked = false;
-        if (e.relayPrev == null) {
-            relayingFirst = e.relayNext;
-        } else {
-            e.relayPrev.relayNext = e.relayNext;
-        }
-        if (e.relayNext == null) {
-            relayingLast = e.relayPrev;
-        } else {
-            e.relayNext.relayPrev = e.relayPrev;
-        }
-        e.relayPrev = null;
-        e.relayNext = null;
-    }
-
     /** Runs one sweep; called every 100 ms on the event loop. */
     void sweep() {
         nowMs = nanoTicker.getAsLong() / 1_000_000;
-        while (!awaitingHead.isEmpty()) {
-            Pending p = awaitingHead.peekFirst();
-            if (!p.exchange().waitingForHead(p.attempt())) {
-                awaitingHead.pollFirst();
+        while (!pending.isEmpty()) {
+            Pending p = pending.peekFirst();
+            Watch w = p.watch();
+            if (!w.awaitingHead || w.attempt != p.attempt()) {
+                pending.pollFirst();
                 continue;
             }
             if (p.deadlineMs() > nowMs) {
                 break;
             }
-            awaitingHead.pollFirst();
-            p.exchange().firstByteTimedOut();
+            pending.pollFirst();
+            w.awaitingHead = false;
+            w.owner.firstByteTimedOut();
         }
         if (nowMs >= nextIdleCheckMs) {
             nextIdleCheckMs = nowMs + 1000;
-            List<Exchange> idle = null;
-            for (Exchange e = relayingFirst; e != null; e = e.relayNext) {
-                if (nowMs - e.lastChunkMs() > idleMs) {
+            List<Watch> idle = null;
+            for (Watch w = relayingFirst; w != null; w = w.next) {
+                if (nowMs - w.lastChunkMs > idleMs) {
                     if (idle == null) {
                         idle = new ArrayList<>();
                     }
-                    idle.add(e);
+                    idle.add(w);
                 }
             }
             if (idle != null) {
-                idle.forEach(Exchange::idleTimedOut);
+                for (Watch w : idle) {
+                    w.owner.idleTimedOut();
+                }
             }
         }
     }

@@ -25,8 +25,8 @@ import java.util.stream.Collectors;
 /**
  * The I/O transport of the proxy's event loops ({@code --transport}). {@link #AUTO} takes the best
  * one the host offers: Linux io_uring, then native epoll, then Java NIO. io_uring comes first because
- * it was measured to cost the proxy about a tenth less CPU per request than epoll on the same load
- * (docs/BENCHMARKS.md); epoll stays as a choice for hosts where io_uring is off (a container's
+ * it costs the proxy less CPU per request than epoll (docs/BENCHMARKS.md); epoll stays as a choice
+ * for hosts where io_uring is off (a container's
  * seccomp profile, {@code kernel.io_uring_disabled}) or distrusted, NIO for hosts that are not Linux.
  */
 public enum Transport {

@@ -1,20 +1,48 @@
 package io.heartgate.scheduler.proxy;
 
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 
 /**
- * One keep-alive connection to a node: hands what the node sends to the exchange it currently
- * serves, or drops the connection when the node speaks while it is idle in the pool. Event-loop
- * confined.
+ * One keep-alive connection to a node, and the handle the pool and the exchanges hold of it: hands
+ * what the node sends to the exchange it serves now, or drops the connection when the node speaks
+ * while it is idle in the pool. Event-loop confined.
  */
 final class UpstreamConnection extends ChannelInboundHandlerAdapter {
 
+    private final Target target;
+    private Channel channel;
+    private ChannelFuture ready;
     private Exchange exchange;
     private Throwable cause;
-    /** When the connection last went back to its loop's pool (the loop's coarse clock, ms). */
-    long idleSinceMs;
+    private long idleSinceMs;
+
+    UpstreamConnection(Target target) {
+        this.target = target;
+    }
+
+    /** Returns the node this connection goes to. */
+    Target target() {
+        return target;
+    }
+
+    /** Records the channel and the future that completes once it can carry a request. */
+    void opened(Channel ch, ChannelFuture readyFuture) {
+        this.channel = ch;
+        this.ready = readyFuture;
+    }
+
+    /** Returns the future that completes once the connection (and its TLS handshake) is up. */
+    ChannelFuture ready() {
+        return ready;
+    }
 
     /** Binds the connection to the exchange about to send on it. */
     void attach(Exchange e) {
@@ -22,9 +50,43 @@ final class UpstreamConnection extends ChannelInboundHandlerAdapter {
         cause = null;
     }
 
+    /** Returns whether an exchange uses the connection now. */
+    boolean attached() {
+        return exchange != null;
+    }
+
     /** Unbinds the connection; what arrives afterwards is not that exchange's business. */
     void detach() {
         exchange = null;
+    }
+
+    /** Sends {@code request}; a failed write reaches {@link #exceptionCaught}, which closes. */
+    void send(HttpRequest request) {
+        channel.writeAndFlush(request, channel.voidPromise());
+    }
+
+    /** Pauses or resumes reading from the node (back-pressure from a slow client). */
+    void autoRead(boolean on) {
+        if (channel.config().isAutoRead() != on) {
+            channel.config().setAutoRead(on);
+        }
+    }
+
+    boolean isActive() {
+        return channel.isActive();
+    }
+
+    void close() {
+        channel.close();
+    }
+
+    /** Notes when the connection went back to the pool (the loop's coarse clock, ms). */
+    void idleSince(long ms) {
+        idleSinceMs = ms;
+    }
+
+    long idleSinceMs() {
+        return idleSinceMs;
     }
 
     @Override
@@ -35,7 +97,14 @@ final class UpstreamConnection extends ChannelInboundHandlerAdapter {
             ctx.close(); // a node talking on an idle connection: its state is unknown, do not reuse it
             return;
         }
-        e.upstreamRead(msg);
+        if (msg instanceof HttpResponse head && !e.head(head)) {
+            ReferenceCountUtil.release(msg);
+            ctx.close(); // an unreadable or unexpected head: the exchange hears of it as a reset
+            return;
+        }
+        if (msg instanceof HttpContent content) {
+            e.content(content, content instanceof LastHttpContent);
+        }
     }
 
     @Override

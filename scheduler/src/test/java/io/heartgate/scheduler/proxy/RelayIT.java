@@ -7,6 +7,10 @@ import io.heartgate.protocol.Heartbeat;
 import io.heartgate.protocol.NodeState;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.health.PassiveHealth;
+import io.heartgate.scheduler.proxy.ProxyCounters.Counter;
+import io.heartgate.scheduler.proxy.policy.ErrorType;
+import io.heartgate.scheduler.proxy.policy.RouteSelector;
+import io.heartgate.scheduler.status.Draining;
 import io.heartgate.scheduler.table.NodeTable;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.handler.ssl.SslContext;
@@ -75,6 +79,8 @@ class RelayIT {
 
     private final List<AutoCloseable> closing = new ArrayList<>();
     private ProxyServer proxy;
+    private ProxyCounters counters;
+    private PassiveHealth health;
 
     @AfterEach
     void tearDown() throws Exception {
@@ -116,10 +122,14 @@ class RelayIT {
         }
         table.publish();
         ProxyConfig c = config.apply(ProxyConfig.defaults("127.0.0.1", 0, 2).withTransport(transport));
-        ProxyServer.Shared shared = ProxyServer.Shared.of(c, table, Strategy.ROUND_ROBIN.create(),
-                new PassiveHealth(Clock.systemUTC(), c.ejectAfter(), c.ejectFor(), Duration.ofMinutes(5)),
-                new ProxyStats(), new ProxyMetrics(new SimpleMeterRegistry()), System::nanoTime);
-        proxy = tls == null ? ProxyServer.start(shared) : ProxyServer.start(shared, tls);
+        health = new PassiveHealth(Clock.systemUTC(), c.ejectAfter(), c.ejectFor(), Duration.ofMinutes(5));
+        counters = new ProxyCounters();
+        RouteSelector selector = new RouteSelector(Strategy.ROUND_ROBIN.create());
+        RequestMetrics metrics = new RequestMetrics(new SimpleMeterRegistry());
+        proxy = tls == null
+                ? ProxyServer.start(c, table::snapshot, selector, health, counters, metrics, System::nanoTime, new Draining())
+                : ProxyServer.start(c, table::snapshot, selector, health, counters, metrics, System::nanoTime, new Draining(),
+                        tls);
     }
 
     private Socket client() throws IOException {
@@ -315,7 +325,7 @@ class RelayIT {
         JsonObject error = new JsonObject(r.body()).getJsonObject("error");
         assertThat(error.getString("type")).isEqualTo("upstream_unreachable");
         assertThat(error.getString("message")).contains("n1: SSL");
-        assertThat(proxy.shared().stats().connectFailures()).isEqualTo(1);
+        assertThat(counters.get(Counter.CONNECT_FAILURES)).isEqualTo(1);
         assertThat(n.seen).isEmpty();
     }
 
@@ -381,7 +391,7 @@ class RelayIT {
         assertThat(new JsonObject(tooLarge.body()).getJsonObject("error").getString("type")).isEqualTo("request_too_large");
         assertThat(big.getInputStream().read()).as("connection closed").isEqualTo(-1);
         assertThat(n.seen).hasSize(1);
-        assertThat(proxy.shared().stats().errors("request_too_large")).isEqualTo(1);
+        assertThat(counters.errors(ErrorType.REQUEST_TOO_LARGE)).isEqualTo(1);
     }
 
     @Test
@@ -395,7 +405,7 @@ class RelayIT {
         assertThat(new JsonObject(r.body()).getJsonObject("error").getString("type")).isEqualTo("bad_request");
         assertThat(s.getInputStream().read()).isEqualTo(-1);
         assertThat(n.seen).isEmpty();
-        assertThat(proxy.shared().stats().errors("bad_request")).isEqualTo(1);
+        assertThat(counters.errors(ErrorType.BAD_REQUEST)).isEqualTo(1);
     }
 
     @Test
@@ -431,9 +441,9 @@ class RelayIT {
             Response r = read(s.getInputStream());
             assertThat(r.status()).as("request %d", i).isEqualTo(200);
         }
-        assertThat(proxy.shared().stats().staleConnections()).isEqualTo(2);
-        assertThat(proxy.shared().stats().upstreamResets()).isZero();
-        assertThat(proxy.shared().health().isEjected("n1")).isFalse();
+        assertThat(counters.get(Counter.STALE_CONNECTIONS)).isEqualTo(2);
+        assertThat(counters.get(Counter.UPSTREAM_RESETS)).isZero();
+        assertThat(health.isEjected("n1")).isFalse();
     }
 
     @Test
@@ -492,7 +502,7 @@ class RelayIT {
         // The live response gets a chunk every poll (100 ms) until the stalled one has been cut.
         await().pollInterval(Duration.ofMillis(100)).atMost(Duration.ofSeconds(5)).until(() -> {
             liveChunks.release();
-            return proxy.shared().stats().timeouts.sum() > 0;
+            return counters.get(Counter.TIMEOUTS) > 0;
         });
 
         // The stalled response is cut: the connection closes without the terminating chunk, after the
@@ -500,13 +510,13 @@ class RelayIT {
         assertThat(stalledIn.read()).as("no terminating chunk, just the close").isEqualTo(-1);
         long silentMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lastChunk);
         assertThat(silentMs).isBetween(400L, 2400L);
-        assertThat(proxy.shared().stats().timeouts.sum()).isEqualTo(1);
+        assertThat(counters.get(Counter.TIMEOUTS)).isEqualTo(1);
 
         // The live one, never silent for long, is relayed to its end.
         liveChunks.release(25);
         Response r = read(live.getInputStream());
         assertThat(r.body()).isEqualTo("token\n".repeat(25));
-        assertThat(proxy.shared().stats().timeouts.sum()).isEqualTo(1);
+        assertThat(counters.get(Counter.TIMEOUTS)).isEqualTo(1);
     }
 
     @Test
@@ -542,7 +552,7 @@ class RelayIT {
         InputStream busyIn = busy.getInputStream();
         await().atMost(Duration.ofSeconds(10)).until(() -> n.seen.size() == 1);
         await().during(Duration.ofMillis(700)).atMost(Duration.ofSeconds(3))
-                .until(() -> proxy.shared().stats().clientCancellations.sum() == 0);
+                .until(() -> counters.get(Counter.CLIENT_CANCELLATIONS) == 0);
         rest.countDown();
         assertThat(read(busyIn).body()).isEqualTo("token\n".repeat(8));
         send(busy, post("/again", "", CHAT));

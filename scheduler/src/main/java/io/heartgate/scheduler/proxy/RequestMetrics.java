@@ -1,5 +1,6 @@
 package io.heartgate.scheduler.proxy;
 
+import io.heartgate.scheduler.status.TrafficView;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
@@ -15,7 +16,7 @@ import java.util.concurrent.atomic.LongAdder;
  * models are recorded only when some node serves them (else {@code other}), and there is no path or
  * request id label. Also keeps per-node request and error counts for the dashboard. Thread-safe.
  */
-public final class ProxyMetrics {
+public final class RequestMetrics implements TrafficView {
 
     /** Index 0 is a response cut short (no status sent); 1 to 9 are 1xx to 9xx. */
     private static final String[] STATUS_CLASSES = {"none", "1xx", "2xx", "3xx", "4xx", "5xx", "6xx", "7xx", "8xx", "9xx"};
@@ -35,7 +36,7 @@ public final class ProxyMetrics {
     }
 
     /** Creates the recorder over {@code registry}. */
-    public ProxyMetrics(MeterRegistry registry) {
+    public RequestMetrics(MeterRegistry registry) {
         this.registry = registry;
         this.firstByteAll = Timer.builder("heartgate_proxy_first_byte_all")
                 .description("Time to first byte over all nodes, for the dashboard's chart")
@@ -81,25 +82,30 @@ public final class ProxyMetrics {
         }
     }
 
-    /** Returns requests and errors (5xx or cut) proxied to {@code node} so far. */
-    public long[] counts(String node) {
-        NodeMeters c = byNode.get(node);
-        return c == null ? new long[] {0, 0} : new long[] {c.requests.sum(), c.errors.sum()};
+    @Override
+    public long requests(String nodeId) {
+        NodeMeters c = byNode.get(nodeId);
+        return c == null ? 0 : c.requests.sum();
     }
 
-    /** Returns the median time to first byte over the last half minute, in ms, or NaN. */
+    @Override
+    public long errors(String nodeId) {
+        NodeMeters c = byNode.get(nodeId);
+        return c == null ? 0 : c.errors.sum();
+    }
+
+    @Override
     public double firstByteMedianMs() {
         var values = firstByteAll.takeSnapshot().percentileValues();
         return values.length == 0 ? Double.NaN : values[0].value(TimeUnit.MILLISECONDS);
     }
 
-    /** Returns the total requests recorded. */
-    public long total() {
+    @Override
+    public long totalRequests() {
         long n = 0;
         for (NodeMeters c : byNode.values()) {
             n += c.requests.sum();
         }
         return n;
     }
-
 }

@@ -1,0 +1,70 @@
+package io.heartgate.scheduler.proxy;
+
+import io.heartgate.scheduler.proxy.policy.Route;
+import io.heartgate.scheduler.table.Node;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The nodes one request was sent to, in order, and the in-flight count it holds on the current
+ * one, given back exactly once per attempt. Event-loop confined.
+ */
+final class Attempts {
+
+    private final List<String> tried = new ArrayList<>(3);
+    private Node node;
+    private Node held;
+    private Target target;
+    private String lastFailure;
+
+    /** Starts an attempt on the route's node: counts it in flight there. */
+    void begin(Route.To route, Targets targets) {
+        Node n = route.node();
+        tried.add(n.id());
+        n.inFlight().increment();
+        node = n;
+        held = n;
+        target = targets.of(n.url());
+    }
+
+    /** Gives back the in-flight count taken for the current attempt; idempotent. */
+    void release() {
+        Node n = held;
+        if (n != null) {
+            held = null;
+            n.inFlight().decrement();
+        }
+    }
+
+    /** Notes why the current attempt failed, for the message when every node failed; {@code null} is ignored. */
+    void failed(String why) {
+        if (why != null) {
+            lastFailure = why;
+        }
+    }
+
+    /** Returns why the last failed attempt failed, or {@code null}. */
+    String lastFailure() {
+        return lastFailure;
+    }
+
+    /** Returns the attempts made so far (a resend to the same node is not one). */
+    int count() {
+        return tried.size();
+    }
+
+    /** Returns the ids of the nodes tried, in order. */
+    List<String> tried() {
+        return tried;
+    }
+
+    /** Returns the current attempt's node. */
+    Node node() {
+        return node;
+    }
+
+    /** Returns the current attempt's node, parsed. */
+    Target target() {
+        return target;
+    }
+}

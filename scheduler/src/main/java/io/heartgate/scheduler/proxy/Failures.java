@@ -1,0 +1,87 @@
+package io.heartgate.scheduler.proxy;
+
+import io.heartgate.scheduler.proxy.ProxyCounters.Counter;
+import io.heartgate.scheduler.proxy.policy.ErrorType;
+import io.heartgate.scheduler.proxy.policy.RequestFacts;
+import io.heartgate.scheduler.proxy.policy.RetryPolicy;
+import io.heartgate.scheduler.proxy.policy.RetryPolicy.Action;
+import io.heartgate.scheduler.proxy.policy.RetryPolicy.Decision;
+import io.heartgate.scheduler.proxy.policy.RetryPolicy.Failure;
+import io.heartgate.scheduler.table.Node;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Counts and logs a failed attempt, and reports connect failures to passive health. */
+final class Failures {
+
+    private static final Logger log = LoggerFactory.getLogger(Exchange.class);
+
+    private Failures() {
+    }
+
+    /**
+     * Records {@code failure} of an attempt on {@code node} that the retry policy answered with
+     * {@code decision}; returns the failure in words, with the node's id, for the "every node
+     * failed" message, or {@code null} when it is not a node's failure to report.
+     */
+    static String record(Relay relay, Failure failure, Decision decision, Node node, Throwable cause) {
+        ProxyCounters counters = relay.counters();
+        switch (failure) {
+            case CONNECT_FAILED -> {
+                String why = describe(cause);
+                counters.add(Counter.CONNECT_FAILURES);
+                if (RetryPolicy.holdsAgainstNode(failure)) {
+                    relay.health().connectFailed(node.id(), node.url(), why);
+                }
+                log.debug("Node {} connect failed: {}", node.id(), why);
+                return node.id() + ": " + why;
+            }
+            case STALE_CONNECTION, RESET_BEFORE_HEAD -> {
+                if (decision.action() == Action.RESEND_SAME_NODE) {
+                    counters.add(Counter.STALE_CONNECTIONS);
+                    return null;
+                }
+                counters.add(Counter.UPSTREAM_RESETS);
+                String why = cause == null ? "connection closed before the response" : describe(cause);
+                log.debug("Node {} failed before answering: {}", node.id(), why);
+                return node.id() + ": " + why;
+            }
+            case FIRST_BYTE_TIMEOUT, IDLE_TIMEOUT -> {
+                counters.add(Counter.TIMEOUTS);
+                log.debug("Node {} timed out ({}): {}", node.id(), failure, decision.action() == Action.CUT
+                        ? "silent mid-response; cutting it" : "no response head in time");
+                return null;
+            }
+            case BROKE_OFF -> {
+                log.debug("Node {} broke off a response: {}", node.id(), cause == null ? "connection closed" : describe(cause));
+                return null;
+            }
+            case CLIENT_GONE -> {
+                counters.add(Counter.CLIENT_CANCELLATIONS);
+                return null;
+            }
+            default -> {
+                return null;
+            }
+        }
+    }
+
+    /** Returns the message of the proxy's own answer {@code error} after {@code attempts}. */
+    static String message(ErrorType error, RequestFacts facts, Attempts attempts, long firstByteMs) {
+        return switch (error) {
+            case NO_UPSTREAM -> "no routable inference node";
+            case MODEL_NOT_FOUND -> "no routable node serves model '" + facts.displayModel() + "'";
+            case UPSTREAM_TIMEOUT -> "node " + attempts.node().id() + " did not answer within " + firstByteMs + " ms";
+            default -> "every node tried failed before answering (" + attempts.count() + " tried; last: "
+                    + attempts.lastFailure() + ")";
+        };
+    }
+
+    static String describe(Throwable t) {
+        if (t == null) {
+            return "unknown";
+        }
+        String m = t.getMessage();
+        return t.getClass().getSimpleName() + (m == null ? "" : ": " + m);
+    }
+}

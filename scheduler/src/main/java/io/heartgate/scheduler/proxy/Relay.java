@@ -1,0 +1,89 @@
+package io.heartgate.scheduler.proxy;
+
+import io.heartgate.scheduler.health.PassiveHealth;
+import io.heartgate.scheduler.proxy.policy.RequestFacts;
+import io.heartgate.scheduler.proxy.policy.RetryPolicy;
+import io.heartgate.scheduler.proxy.policy.Route;
+import io.heartgate.scheduler.proxy.policy.RouteSelector;
+import io.heartgate.scheduler.table.TableSnapshot;
+import java.util.List;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+
+/**
+ * What the {@link Exchange}s of one event loop work with: the loop's pool and timeouts, the route
+ * selector for retries, the retry policy, passive health to report to, and the counters and
+ * metrics to record in. One per loop; event-loop confined apart from the thread-safe parts shared
+ * by every loop.
+ */
+final class Relay {
+
+    private final UpstreamPool pool;
+    private final Timeouts timeouts;
+    private final Supplier<TableSnapshot> table;
+    private final RouteSelector selector;
+    private final PassiveHealth health;
+    private final RetryPolicy retry;
+    private final Targets targets;
+    private final ProxyCounters counters;
+    private final RequestMetrics metrics;
+    private final LongSupplier nanoTicker;
+    private final long firstByteTimeoutMs;
+
+    Relay(UpstreamPool pool, Timeouts timeouts, Supplier<TableSnapshot> table, RouteSelector selector,
+          PassiveHealth health, RetryPolicy retry, Targets targets, ProxyCounters counters, RequestMetrics metrics,
+          LongSupplier nanoTicker, long firstByteTimeoutMs) {
+        this.pool = pool;
+        this.timeouts = timeouts;
+        this.table = table;
+        this.selector = selector;
+        this.health = health;
+        this.retry = retry;
+        this.targets = targets;
+        this.counters = counters;
+        this.metrics = metrics;
+        this.nanoTicker = nanoTicker;
+        this.firstByteTimeoutMs = firstByteTimeoutMs;
+    }
+
+    /** Returns where a retry of a request goes, leaving out the nodes it tried. */
+    Route reroute(RequestFacts facts, List<String> tried) {
+        return selector.select(table.get(), facts, tried, health);
+    }
+
+    UpstreamPool pool() {
+        return pool;
+    }
+
+    Timeouts timeouts() {
+        return timeouts;
+    }
+
+    PassiveHealth health() {
+        return health;
+    }
+
+    RetryPolicy retry() {
+        return retry;
+    }
+
+    Targets targets() {
+        return targets;
+    }
+
+    ProxyCounters counters() {
+        return counters;
+    }
+
+    RequestMetrics metrics() {
+        return metrics;
+    }
+
+    long nanoTime() {
+        return nanoTicker.getAsLong();
+    }
+
+    long firstByteTimeoutMs() {
+        return firstByteTimeoutMs;
+    }
+}

@@ -1,0 +1,111 @@
+package io.heartgate.scheduler.proxy;
+
+import io.heartgate.scheduler.proxy.policy.Headers;
+import io.heartgate.scheduler.proxy.policy.RequestFacts;
+import io.heartgate.scheduler.proxy.policy.Route;
+import io.heartgate.scheduler.proxy.stage.Answer;
+import io.heartgate.scheduler.proxy.stage.Call;
+import io.heartgate.scheduler.proxy.stage.Stage;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpUtil;
+import java.util.List;
+
+/**
+ * One request going through the stages of its {@link ClientConnection}: runs them in order, and
+ * hands the request to the relay after the last, or the answer of the stage that gave one back to
+ * the connection. Event-loop confined.
+ */
+final class StagedCall implements Call {
+
+    private final ClientConnection conn;
+    private final List<Stage> stages;
+    private final FullHttpRequest request;
+    private final NettyHeaders headers;
+    private final boolean keepAlive;
+    private RequestFacts facts;
+    private Route.To route;
+    private int next;
+    private boolean ended;
+
+    StagedCall(ClientConnection conn, List<Stage> stages, FullHttpRequest request, RequestFacts facts) {
+        this.conn = conn;
+        this.stages = stages;
+        this.request = request;
+        this.headers = new NettyHeaders(request.headers());
+        this.keepAlive = HttpUtil.isKeepAlive(request); // before a stage removes the Connection header
+        this.facts = facts;
+    }
+
+    @Override
+    public String method() {
+        return request.method().name();
+    }
+
+    @Override
+    public String uri() {
+        return request.uri();
+    }
+
+    @Override
+    public String clientIp() {
+        return conn.remoteIp();
+    }
+
+    @Override
+    public Headers headers() {
+        return headers;
+    }
+
+    @Override
+    public RequestFacts facts() {
+        return facts;
+    }
+
+    @Override
+    public void facts(RequestFacts updated) {
+        facts = updated;
+    }
+
+    @Override
+    public void route(Route.To first) {
+        route = first;
+    }
+
+    @Override
+    public void proceed() {
+        if (ended) {
+            return;
+        }
+        if (next < stages.size()) {
+            stages.get(next++).handle(this);
+            return;
+        }
+        ended = true;
+        if (route == null) {
+            throw new IllegalStateException("the stages passed a request on without routing it");
+        }
+        conn.relay(request, facts, route, keepAlive);
+    }
+
+    @Override
+    public void answer(Answer answer) {
+        if (ended) {
+            return;
+        }
+        ended = true;
+        conn.answered(request, answer, keepAlive);
+    }
+
+    @Override
+    public boolean ended() {
+        return ended;
+    }
+
+    /** The client went away while a stage still held the request. */
+    void cancel() {
+        if (!ended) {
+            ended = true;
+            request.release();
+        }
+    }
+}

@@ -1,0 +1,38 @@
+package io.heartgate.scheduler.proxy.policy;
+
+/**
+ * Names the answers the proxy gives itself, in the OpenAI error shape
+ * {@code {"error": {"message": ..., "type": ...}}}; the table is in docs/REFERENCE.md.
+ */
+public enum ErrorType {
+    /** 503: no routable node at all. */
+    NO_UPSTREAM(503, "no_upstream"),
+    /** 404: some nodes are routable, none serves the requested model. */
+    MODEL_NOT_FOUND(404, "model_not_found"),
+    /** 502: every node tried failed before answering. */
+    UPSTREAM_UNREACHABLE(502, "upstream_unreachable"),
+    /** 504: the node sent no response head within the first-byte timeout. */
+    UPSTREAM_TIMEOUT(504, "upstream_timeout"),
+    /** 413: the body is over the limit. */
+    REQUEST_TOO_LARGE(413, "request_too_large"),
+    /** 400, 414 or 431: the request is not valid HTTP/1.1; no node ever sees it. */
+    BAD_REQUEST(400, "bad_request");
+
+    private final int status;
+    private final String wireName;
+
+    ErrorType(int status, String wireName) {
+        this.status = status;
+        this.wireName = wireName;
+    }
+
+    /** Returns the HTTP status usually answered with this type. */
+    public int status() {
+        return status;
+    }
+
+    /** Returns the {@code type} field's value, as clients and metric labels see it. */
+    public String wireName() {
+        return wireName;
+    }
+}

@@ -1,0 +1,43 @@
+package io.heartgate.scheduler.proxy.policy;
+
+/**
+ * Holds what routing needs to know of one request, read once from its body by a single streaming
+ * pass and never parsed again: the model it names, whether it asked to stream, and the keys later
+ * stages read or fill in. Immutable; a stage that learns something new makes a copy.
+ *
+ * @param model the normalised model name (Ollama's rule: {@code llama3} is {@code llama3:latest}),
+ *     or {@code null} when the request names none (it may go to any node)
+ * @param stream {@code true} or {@code false} as the body's top-level {@code stream} said, {@code null}
+ *     when it said nothing (each API has its own default)
+ * @param sessionKey a key that ties requests of one conversation together, or {@code null}
+ * @param prefixHash a hash of the prompt's beginning, or {@code null}
+ * @param caller who sent the request (an API key's name), or {@code null} when unknown
+ */
+public record RequestFacts(String model, Boolean stream, String sessionKey, Long prefixHash, String caller) {
+
+    /** The facts of a request whose body says nothing (no body, or not a JSON object). */
+    public static final RequestFacts NONE = new RequestFacts(null, null, null, null, null);
+
+    /** Returns the facts of a request naming {@code model} and nothing else. */
+    public static RequestFacts ofModel(String model) {
+        return new RequestFacts(model, null, null, null, null);
+    }
+
+    /** Returns a copy with the caller's identity. */
+    public RequestFacts withCaller(String who) {
+        return new RequestFacts(model, stream, sessionKey, prefixHash, who);
+    }
+
+    /** Returns a copy with a session key. */
+    public RequestFacts withSessionKey(String key) {
+        return new RequestFacts(model, stream, key, prefixHash, caller);
+    }
+
+    /** Returns the model as users write it, without the {@code :latest} that normalising added; "" for none. */
+    public String displayModel() {
+        if (model == null) {
+            return "";
+        }
+        return model.endsWith(":latest") ? model.substring(0, model.length() - ":latest".length()) : model;
+    }
+}

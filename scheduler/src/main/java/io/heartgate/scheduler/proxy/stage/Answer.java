@@ -1,0 +1,43 @@
+package io.heartgate.scheduler.proxy.stage;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import io.heartgate.scheduler.proxy.policy.ErrorType;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+
+/**
+ * A whole response the proxy gives itself instead of relaying a node's: an error, or (for later
+ * stages) an answer it knows without asking a node. Immutable.
+ *
+ * @param status the HTTP status
+ * @param contentType the body's media type
+ * @param body the body's bytes; not copied, so not to be changed
+ * @param error the error type when this is one of the proxy's own errors (counted by type), else {@code null}
+ */
+public record Answer(int status, String contentType, byte[] body, ErrorType error) {
+
+    private static final JsonFactory JSON = new JsonFactory();
+
+    /** Returns an error in the OpenAI shape {@code {"error": {"message": ..., "type": ...}}} with the type's status. */
+    public static Answer error(ErrorType type, String message) {
+        return error(type, type.status(), message);
+    }
+
+    /** Returns an error in the OpenAI shape with another status than the type's usual one (414, 431). */
+    public static Answer error(ErrorType type, int status, String message) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(64 + message.length());
+        try (JsonGenerator g = JSON.createGenerator(out)) {
+            g.writeStartObject();
+            g.writeObjectFieldStart("error");
+            g.writeStringField("message", message);
+            g.writeStringField("type", type.wireName());
+            g.writeEndObject();
+            g.writeEndObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // not reached: writing to memory
+        }
+        return new Answer(status, "application/json; charset=utf-8", out.toByteArray(), type);
+    }
+}

@@ -1,0 +1,44 @@
+package io.heartgate.scheduler.proxy.stage;
+
+import io.heartgate.scheduler.proxy.policy.Headers;
+import io.heartgate.scheduler.proxy.policy.RequestFacts;
+import io.heartgate.scheduler.proxy.policy.Route;
+
+/**
+ * One request on its way through the {@link Stage}s to the relay, as a stage sees it: what it asks
+ * for, its headers (changes reach the node), and the two ways on: {@link #proceed()} or
+ * {@link #answer(Answer)}. Confined to the request's event loop: a stage that finishes later (after
+ * waiting for something) calls back on that loop.
+ */
+public interface Call {
+
+    /** Returns the request's method, such as {@code POST}. */
+    String method();
+
+    /** Returns the request target as the client sent it: path and query. */
+    String uri();
+
+    /** Returns the client's address. */
+    String clientIp();
+
+    /** Returns the request's headers; what a stage sets or removes here is what the node receives. */
+    Headers headers();
+
+    /** Returns what is known of the request so far. */
+    RequestFacts facts();
+
+    /** Replaces what is known of the request, for the stages after this one and the relay. */
+    void facts(RequestFacts updated);
+
+    /** Sets where the first attempt goes; the routing stage does, and it is required before the relay. */
+    void route(Route.To first);
+
+    /** Passes the request on to the next stage, or to the relay after the last. */
+    void proceed();
+
+    /** Answers the request; no later stage and no node sees it. */
+    void answer(Answer answer);
+
+    /** Returns whether the client is gone or the call was answered; a late stage then does nothing. */
+    boolean ended();
+}

@@ -1,0 +1,13 @@
+package io.heartgate.scheduler.proxy.stage;
+
+import io.heartgate.scheduler.proxy.policy.HeaderPolicy;
+
+/** Turns the client's request headers into the node's ({@link HeaderPolicy#towardNode}). */
+final class ForwardedHeaders implements Stage {
+
+    @Override
+    public void handle(Call call) {
+        HeaderPolicy.towardNode(call.headers(), call.clientIp());
+        call.proceed();
+    }
+}

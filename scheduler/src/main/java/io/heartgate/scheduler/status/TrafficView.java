@@ -1,0 +1,17 @@
+package io.heartgate.scheduler.status;
+
+/** Tells what the proxy relayed, for the dashboard. Read-only and thread-safe. */
+public interface TrafficView {
+
+    /** Returns the requests relayed to {@code nodeId} so far. */
+    long requests(String nodeId);
+
+    /** Returns the requests to {@code nodeId} that ended in a 5xx or were cut. */
+    long errors(String nodeId);
+
+    /** Returns every request relayed to any node so far. */
+    long totalRequests();
+
+    /** Returns the median time to first byte over the last half minute, in ms, or NaN. */
+    double firstByteMedianMs();
+}
