@@ -21,7 +21,7 @@ class ComposeFileTest {
         return new ObjectMapper(new YAMLFactory()).readTree(ROOT.resolve("docker-compose-env.yml").toFile());
     }
 
-    /** The defaults CONTRACT.md gives, as the scheduler's command line applies them with no flag set. */
+    /** The defaults docs/REFERENCE.md gives, as the scheduler's command line applies them with no flag set. */
     private static SchedulerConfig defaults() {
         SchedulerMain main = new SchedulerMain();
         io.heartgate.protocol.cli.Cli.commandLine("scheduler", main).parseArgs();
