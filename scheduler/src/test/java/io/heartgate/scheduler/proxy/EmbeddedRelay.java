@@ -1,0 +1,150 @@
+package io.heartgate.scheduler.proxy;
+
+import io.heartgate.protocol.Heartbeat;
+import io.heartgate.protocol.NodeState;
+import io.heartgate.scheduler.balancer.Strategy;
+import io.heartgate.scheduler.health.PassiveHealth;
+import io.heartgate.scheduler.proxy.policy.RetryPolicy;
+import io.heartgate.scheduler.proxy.policy.RouteSelector;
+import io.heartgate.scheduler.proxy.stage.Stages;
+import io.heartgate.scheduler.status.Draining;
+import io.heartgate.scheduler.table.InFlight;
+import io.heartgate.scheduler.table.Node;
+import io.heartgate.scheduler.table.TableSnapshot;
+import io.heartgate.testkit.MutableClock;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.handler.codec.http.DefaultFullHttpRequest;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpVersion;
+import java.net.ConnectException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The relay of one event loop on embedded channels and a fake clock: a client connection, the
+ * stages, the exchange, the pool and the timeouts, with nodes whose connections the test scripts
+ * (accept, refuse, or leave pending) and whose messages it writes by hand. No sockets, no sleeps.
+ */
+final class EmbeddedRelay {
+
+    static final long FIRST_BYTE_MS = 1000;
+    static final long IDLE_MS = 400;
+    static final long KEEP_ALIVE_MS = 5000;
+    static final String CHAT = "{\"model\":\"llama3:8b\",\"messages\":[]}";
+
+    /** How a node takes the next connection opened to it. */
+    enum Accept { AT_ONCE, REFUSE, LATER }
+
+    final AtomicLong nanos = new AtomicLong(1_000_000_000_000L);
+    final MutableClock clock = new MutableClock(Instant.parse("2026-12-01T10:00:00Z"));
+    final Timeouts timeouts = new Timeouts(nanos::get, FIRST_BYTE_MS, IDLE_MS);
+    final Draining draining = new Draining();
+    final PassiveHealth health = new PassiveHealth(clock, 3, Duration.ofSeconds(10), Duration.ofMinutes(5));
+    final ProxyCounters counters = new ProxyCounters();
+    final Map<String, Accept> accept = new HashMap<>();
+    /** Every connection opened, per node id, in order. */
+    final Map<String, List<EmbeddedChannel>> opened = new HashMap<>();
+    final ArrayDeque<io.netty.channel.ChannelPromise> pending = new ArrayDeque<>();
+    final UpstreamPool pool;
+    final List<Node> nodes = new ArrayList<>();
+    private TableSnapshot table = TableSnapshot.EMPTY;
+    final EmbeddedChannel client;
+
+    EmbeddedRelay(String... nodeIds) {
+        for (String id : nodeIds) {
+            Heartbeat hb = Heartbeat.builder(id, "http://127.0.0.1:" + (9000 + nodes.size())).instance("i1").seq(1L)
+                    .state(NodeState.UP).intervalMs(1000).models(List.of("llama3:8b")).build();
+            nodes.add(Node.of(hb, clock.instant(), new InFlight()));
+            accept.put(id, Accept.AT_ONCE);
+        }
+        table = new TableSnapshot(1, nodes);
+        pool = new UpstreamPool(this::open, timeouts::nowMs, draining);
+        RouteSelector selector = new RouteSelector(Strategy.ROUND_ROBIN.create(() -> 0L, 0));
+        Relay relay = new Relay(pool, timeouts, () -> table, selector, health, new RetryPolicy(2), new Targets(), counters,
+                new RequestMetrics(new SimpleMeterRegistry()), nanos::get, FIRST_BYTE_MS);
+        client = new EmbeddedChannel(new ClientConnection(relay, Stages.standard(() -> table, selector, health),
+                counters, timeouts::nowMs, KEEP_ALIVE_MS, draining));
+        client.freezeTime();
+    }
+
+    private String idOf(Target t) {
+        for (Node n : nodes) {
+            if (Target.of(n.url()).equals(t)) {
+                return n.id();
+            }
+        }
+        throw new IllegalArgumentException("no node at " + t);
+    }
+
+    private void open(UpstreamConnection handler) {
+        String id = idOf(handler.target());
+        EmbeddedChannel ch = new EmbeddedChannel(handler);
+        opened.computeIfAbsent(id, k -> new ArrayList<>()).add(ch);
+        switch (accept.get(id)) {
+            case AT_ONCE -> handler.opened(ch, ch.newSucceededFuture());
+            case REFUSE -> {
+                ChannelFuture failed = ch.newFailedFuture(new ConnectException("Connection refused"));
+                handler.opened(ch, failed);
+                ch.close();
+            }
+            case LATER -> {
+                io.netty.channel.ChannelPromise p = ch.newPromise();
+                pending.add(p);
+                handler.opened(ch, p);
+            }
+        }
+    }
+
+    /** Returns the newest connection opened to {@code id}. */
+    EmbeddedChannel upstream(String id) {
+        List<EmbeddedChannel> list = opened.get(id);
+        return list.get(list.size() - 1);
+    }
+
+    int connections(String id) {
+        return opened.getOrDefault(id, List.of()).size();
+    }
+
+    /** Moves the fake clock on by {@code ms} and runs one sweep of the timeouts and the pool. */
+    void advance(long ms) {
+        nanos.addAndGet(ms * 1_000_000);
+        timeouts.sweep();
+        pool.purge();
+    }
+
+    /** Moves the client channel's scheduled-task clock (the keep-alive check) and the fake clock together. */
+    void advanceClient(long ms) {
+        advance(ms);
+        client.advanceTimeBy(ms, java.util.concurrent.TimeUnit.MILLISECONDS);
+        client.runScheduledPendingTasks();
+    }
+
+    static FullHttpRequest post(String uri, String body) {
+        FullHttpRequest r = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.POST, uri,
+                Unpooled.copiedBuffer(body, StandardCharsets.UTF_8));
+        r.headers().set(HttpHeaderNames.HOST, "front.example").setInt(HttpHeaderNames.CONTENT_LENGTH,
+                r.content().readableBytes());
+        return r;
+    }
+
+    Node node(String id) {
+        return table.node(id);
+    }
+
+    void close() {
+        client.finishAndReleaseAll();
+        opened.values().forEach(list -> list.forEach(EmbeddedChannel::finishAndReleaseAll));
+    }
+}

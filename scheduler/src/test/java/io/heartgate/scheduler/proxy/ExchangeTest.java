@@ -1,0 +1,316 @@
+package io.heartgate.scheduler.proxy;
+
+import static io.heartgate.scheduler.proxy.EmbeddedRelay.CHAT;
+import static io.heartgate.scheduler.proxy.EmbeddedRelay.post;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.heartgate.scheduler.proxy.EmbeddedRelay.Accept;
+import io.heartgate.scheduler.proxy.ProxyCounters.Counter;
+import io.heartgate.scheduler.proxy.policy.ErrorType;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.DefaultLastHttpContent;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The relay on embedded channels and a fake clock: every timing exact, every failure rule on the relay itself. */
+class ExchangeTest {
+
+    private EmbeddedRelay relay;
+
+    @AfterEach
+    void tearDown() {
+        relay.close();
+    }
+
+    private static HttpResponse head(int status, String... headers) {
+        HttpResponse r = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(status));
+        for (int i = 0; i < headers.length; i += 2) {
+            r.headers().set(headers[i], headers[i + 1]);
+        }
+        return r;
+    }
+
+    private static HttpContent chunk(String text) {
+        return new DefaultHttpContent(Unpooled.copiedBuffer(text, StandardCharsets.UTF_8));
+    }
+
+    private static LastHttpContent last(String text) {
+        return new DefaultLastHttpContent(Unpooled.copiedBuffer(text, StandardCharsets.UTF_8));
+    }
+
+    /** Reads what the node received as one request, releasing it. */
+    private static FullHttpRequest received(EmbeddedChannel up) {
+        FullHttpRequest r = up.readOutbound();
+        assertThat(r).as("a request reached the node").isNotNull();
+        r.release();
+        return r;
+    }
+
+    private String clientText() {
+        StringBuilder sb = new StringBuilder();
+        Object o;
+        while ((o = relay.client.readOutbound()) != null) {
+            if (o instanceof HttpResponse r) {
+                sb.append('[').append(r.status().code()).append(']');
+            }
+            if (o instanceof HttpContent c) {
+                sb.append(c.content().toString(StandardCharsets.UTF_8));
+                c.release();
+            }
+        }
+        return sb.toString();
+    }
+
+    private HttpResponse clientHead() {
+        HttpResponse r = relay.client.readOutbound();
+        if (r instanceof FullHttpResponse full) {
+            full.retain(); // read by the caller; released with the channel
+        }
+        return r;
+    }
+
+    @Test
+    void relaysTheResponseWithItsHeadersAndPoolsTheConnectionForTheNextRequest() {
+        relay = new EmbeddedRelay("n1");
+        relay.client.writeInbound(post("/v1/chat/completions", CHAT));
+
+        EmbeddedChannel up = relay.upstream("n1");
+        FullHttpRequest sent = received(up);
+        assertThat(sent.uri()).isEqualTo("/v1/chat/completions");
+        assertThat(sent.headers().get("host")).isEqualTo("127.0.0.1:9000");
+        assertThat(sent.headers().get("x-forwarded-host")).isEqualTo("front.example");
+        assertThat(relay.node("n1").inFlight().get()).isEqualTo(1);
+
+        up.writeInbound(head(200, "content-type", "text/event-stream", "transfer-encoding", "chunked"));
+        up.writeInbound(chunk("data: a\n\n"));
+        assertThat(relay.counters.activeStreams()).isEqualTo(1);
+        HttpResponse h = relay.client.readOutbound();
+        assertThat(h.headers().get("x-upstream-node")).isEqualTo("n1");
+        assertThat(h.headers().get("x-accel-buffering")).isEqualTo("no");
+        up.writeInbound(last("data: [DONE]\n\n"));
+
+        assertThat(clientText()).isEqualTo("data: a\n\ndata: [DONE]\n\n");
+        assertThat(relay.node("n1").inFlight().get()).isZero();
+        assertThat(relay.counters.activeStreams()).isZero();
+        assertThat(relay.pool.idleCount()).isEqualTo(1);
+
+        relay.client.writeInbound(post("/v1/chat/completions", CHAT));
+        assertThat(relay.connections("n1")).as("the pooled connection carried the second request").isEqualTo(1);
+        received(up);
+        up.writeInbound(head(200, "content-length", "2"), last("ok"));
+        assertThat(clientText()).isEqualTo("[200]ok");
+        assertThat(relay.client.isActive()).isTrue();
+    }
+
+    @Test
+    void noResponseHeadWithinTheFirstByteTimeoutIs504AtTheFirstSweepPastTheDeadline() {
+        relay = new EmbeddedRelay("n1", "n2");
+        relay.client.writeInbound(post("/v1/chat/completions", CHAT));
+        EmbeddedChannel up = relay.upstream("n1");
+        received(up);
+
+        relay.advance(999);
+        assertThat(relay.client.outboundMessages()).isEmpty();
+        relay.advance(1);
+
+        assertThat(clientText()).startsWith("[504]").contains("upstream_timeout")
+                .contains("node n1 did not answer within 1000 ms");
+        assertThat(up.isActive()).as("the node's connection is closed").isFalse();
+        assertThat(relay.connections("n2")).as("no retry after a timeout").isZero();
+        assertThat(relay.counters.get(Counter.TIMEOUTS)).isEqualTo(1);
+        assertThat(relay.counters.errors(ErrorType.UPSTREAM_TIMEOUT)).isEqualTo(1);
+        assertThat(relay.node("n1").inFlight().get()).isZero();
+        assertThat(relay.health.isEjected("n1")).isFalse();
+    }
+
+    @Test
+    void aResponseSilentForLongerThanTheIdleTimeoutIsCutWhileOneWithRecentChunksGoesOn() {
+        relay = new EmbeddedRelay("n1");
+        relay.advance(0); // idle checks run now and then once a second
+        relay.client.writeInbound(post("/api/generate", CHAT));
+        EmbeddedChannel up = relay.upstream("n1");
+        received(up);
+        up.writeInbound(head(200, "content-type", "application/x-ndjson", "transfer-encoding", "chunked"),
+                chunk("{}\n"));
+
+        relay.advance(700);
+        up.writeInbound(chunk("{}\n")); // 300 ms before the check: under the 400 ms idle timeout
+        relay.advance(300);
+        assertThat(relay.client.isActive()).isTrue();
+
+        relay.advance(999);
+        assertThat(relay.client.isActive()).isTrue();
+        relay.advance(1); // the next check: 1000 ms since the last chunk
+
+        assertThat(relay.client.isActive()).as("the client sees a truncated stream").isFalse();
+        assertThat(up.isActive()).isFalse();
+        assertThat(relay.counters.get(Counter.TIMEOUTS)).isEqualTo(1);
+        assertThat(relay.counters.activeStreams()).isZero();
+        clientText();
+    }
+
+    @Test
+    void refusedConnectsAreRetriedOnNodesNotTriedThenAnswered502WithTheLastFailure() {
+        relay = new EmbeddedRelay("n1", "n2", "n3");
+        relay.accept.replaceAll((id, a) -> Accept.REFUSE);
+
+        relay.client.writeInbound(post("/v1/chat/completions", CHAT));
+
+        assertThat(relay.connections("n1") + relay.connections("n2") + relay.connections("n3")).isEqualTo(3);
+        assertThat(clientText()).startsWith("[502]").contains("upstream_unreachable")
+                .containsPattern("3 tried; last: n[123]: ConnectException: Connection refused");
+        assertThat(relay.counters.get(Counter.CONNECT_FAILURES)).isEqualTo(3);
+        assertThat(relay.counters.get(Counter.RETRIES)).isEqualTo(2);
+        assertThat(relay.nodes).allSatisfy(n -> assertThat(n.inFlight().get()).isZero());
+    }
+
+    @Test
+    void aConnectThatCompletesLaterCarriesTheRequestAndOneThatFailsGoesToTheNextNode() {
+        relay = new EmbeddedRelay("n1", "n2");
+        relay.accept.put("n1", Accept.LATER);
+        relay.client.writeInbound(post("/v1/chat/completions", CHAT));
+        assertThat(relay.upstream("n1").outboundMessages()).isEmpty();
+
+        relay.pending.poll().setFailure(new java.net.ConnectException("timed out"));
+
+        EmbeddedChannel up = relay.upstream("n2");
+        received(up);
+        up.writeInbound(head(200, "content-length", "2"), last("ok"));
+        assertThat(clientText()).isEqualTo("[200]ok");
+    }
+
+    @Test
+    void aNodesOverloadAnswerIsRetriedElsewhereAndPassedOnWhenNoOtherNodeIsLeft() {
+        relay = new EmbeddedRelay("n1", "n2");
+        relay.client.writeInbound(post("/v1/chat/completions", CHAT));
+        EmbeddedChannel first = relay.upstream("n1");
+        received(first);
+        first.writeInbound(head(503, "content-length", "4"), last("busy"));
+        EmbeddedChannel second = relay.upstream("n2");
+        received(second);
+        second.writeInbound(head(429, "content-length", "4", "retry-after", "3"), last("slow"));
+
+        HttpResponse passed = relay.client.readOutbound();
+        assertThat(passed.status().code()).as("the last node's own answer").isEqualTo(429);
+        assertThat(passed.headers().get("retry-after")).isEqualTo("3");
+        assertThat(clientText()).isEqualTo("slow");
+        assertThat(relay.counters.get(Counter.OVERLOAD_ANSWERS)).isEqualTo(1);
+        assertThat(relay.health.isEjected("n1")).isFalse();
+        assertThat(relay.pool.idleCount()).as("both connections stay usable").isEqualTo(2);
+    }
+
+    @Test
+    void aPooledConnectionTheNodeClosedIsSentAgainOnceOnANewConnectionToTheSameNode() {
+        relay = new EmbeddedRelay("n1", "n2");
+        relay.client.writeInbound(post("/v1/chat/completions", CHAT));
+        EmbeddedChannel up = relay.upstream("n1");
+        received(up);
+        up.writeInbound(head(200, "content-length", "2"), last("ok"));
+        clientText();
+        // The rotation gives n2 the second request, n1 the third.
+        relay.client.writeInbound(post("/v1/chat/completions", CHAT));
+        received(relay.upstream("n2"));
+        relay.upstream("n2").writeInbound(head(200, "content-length", "2"), last("ok"));
+        clientText();
+
+        relay.client.writeInbound(post("/v1/chat/completions", CHAT));
+        received(up);
+        up.close(); // the node's keep-alive timeout raced the request
+
+        assertThat(relay.connections("n1")).isEqualTo(2);
+        EmbeddedChannel fresh = relay.upstream("n1");
+        received(fresh);
+        fresh.writeInbound(head(200, "content-length", "2"), last("ok"));
+        assertThat(clientText()).isEqualTo("[200]ok");
+        assertThat(relay.counters.get(Counter.STALE_CONNECTIONS)).isEqualTo(1);
+        assertThat(relay.counters.get(Counter.RETRIES)).isZero();
+        assertThat(relay.counters.get(Counter.UPSTREAM_RESETS)).isZero();
+    }
+
+    @Test
+    void aResetBeforeTheHeadIsRetriedAndOneMidResponseCutsTheClient() {
+        relay = new EmbeddedRelay("n1", "n2");
+        relay.client.writeInbound(post("/v1/chat/completions", CHAT));
+        EmbeddedChannel n1 = relay.upstream("n1");
+        received(n1);
+        n1.close();
+        EmbeddedChannel n2 = relay.upstream("n2");
+        received(n2);
+        assertThat(relay.counters.get(Counter.UPSTREAM_RESETS)).isEqualTo(1);
+
+        n2.writeInbound(head(200, "transfer-encoding", "chunked"), chunk("par"));
+        n2.close();
+
+        assertThat(clientText()).isEqualTo("[200]par");
+        assertThat(relay.client.isActive()).as("no clean end: the connection is cut").isFalse();
+        assertThat(relay.counters.get(Counter.RETRIES)).isEqualTo(1);
+    }
+
+    @Test
+    void aClientThatHangsUpClosesTheNodesConnectionAndIsNeverTheNodesFailure() {
+        relay = new EmbeddedRelay("n1");
+        relay.client.writeInbound(post("/v1/chat/completions", CHAT));
+        EmbeddedChannel up = relay.upstream("n1");
+        received(up);
+
+        relay.client.close();
+
+        assertThat(up.isActive()).isFalse();
+        assertThat(relay.counters.get(Counter.CLIENT_CANCELLATIONS)).isEqualTo(1);
+        assertThat(relay.node("n1").inFlight().get()).isZero();
+        assertThat(relay.health.isEjected("n1")).isFalse();
+    }
+
+    @Test
+    void aClientThatHangsUpWhileItsConnectionOpensLeavesThatConnectionToThePool() {
+        relay = new EmbeddedRelay("n1");
+        relay.accept.put("n1", Accept.LATER);
+        relay.client.writeInbound(post("/v1/chat/completions", CHAT));
+
+        relay.client.close();
+        relay.pending.poll().setSuccess();
+
+        assertThat(relay.upstream("n1").outboundMessages()).isEmpty();
+        assertThat(relay.pool.idleCount()).isEqualTo(1);
+        assertThat(relay.counters.get(Counter.CLIENT_CANCELLATIONS)).isEqualTo(1);
+    }
+
+    @Test
+    void informationalAnswersAreSkippedAndTheRealHeadRelayed() {
+        relay = new EmbeddedRelay("n1");
+        relay.client.writeInbound(post("/v1/chat/completions", CHAT));
+        EmbeddedChannel up = relay.upstream("n1");
+        received(up);
+
+        up.writeInbound(head(103, "link", "</x>"), LastHttpContent.EMPTY_LAST_CONTENT);
+        up.writeInbound(head(200, "content-length", "2"), last("ok"));
+
+        assertThat(clientText()).isEqualTo("[200]ok");
+    }
+
+    @Test
+    void withNoRoutableNodeTheRoutingStageAnswersItselfAndTheNextRequestIsServed() {
+        relay = new EmbeddedRelay("n1");
+        relay.client.writeInbound(post("/v1/chat/completions", "{\"model\":\"qwen2.5:7b\"}"));
+
+        assertThat(clientText()).startsWith("[404]").contains("model_not_found")
+                .contains("no routable node serves model 'qwen2.5:7b'");
+        assertThat(relay.counters.errors(ErrorType.MODEL_NOT_FOUND)).isEqualTo(1);
+        assertThat(relay.connections("n1")).isZero();
+
+        relay.client.writeInbound(post("/v1/chat/completions", CHAT));
+        received(relay.upstream("n1"));
+        assertThat(relay.counters.get(Counter.REQUESTS)).isEqualTo(2);
+    }
+}

@@ -1,0 +1,60 @@
+package io.heartgate.scheduler.proxy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.heartgate.scheduler.proxy.policy.RequestFacts;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+class RequestFactsReaderTest {
+
+    private static RequestFacts read(String uri, String body) {
+        return RequestFactsReader.read(Unpooled.copiedBuffer(body, StandardCharsets.UTF_8), uri);
+    }
+
+    @Test
+    void readsTheTopLevelModelNormalisedAndTheStreamFlag() {
+        assertThat(read("/v1/chat/completions", "{\"model\":\"llama3\",\"messages\":[{\"role\":\"user\",\"model\":\"x\"}],"
+                + "\"stream\":true}")).isEqualTo(new RequestFacts("llama3:latest", true, null, null, null));
+        assertThat(read("/api/generate", "  {\"stream\": false, \"prompt\": {\"model\": \"nested\"}, \"model\": \"qwen2.5:7b\"}"))
+                .isEqualTo(new RequestFacts("qwen2.5:7b", false, null, null, null));
+        assertThat(read("/api/generate", "{\"model\":\"m:1\"}")).isEqualTo(RequestFacts.ofModel("m:1"));
+    }
+
+    @Test
+    void ollamasOlderNameFieldNamesTheModelOnlyOnItsManagementCalls() {
+        for (String uri : new String[] {"/api/show", "/api/pull", "/api/delete", "/api/show?verbose=true"}) {
+            assertThat(read(uri, "{\"name\":\"llama3\"}").model()).as(uri).isEqualTo("llama3:latest");
+        }
+        assertThat(read("/api/show", "{\"name\":\"a\",\"model\":\"b\"}").model()).isEqualTo("b:latest");
+        assertThat(read("/api/chat", "{\"name\":\"llama3\"}")).isEqualTo(RequestFacts.NONE);
+    }
+
+    @Test
+    void aBodyThatIsNotAJsonObjectSaysNothing() {
+        assertThat(read("/x", "")).isEqualTo(RequestFacts.NONE);
+        assertThat(read("/x", "[{\"model\":\"m\"}]")).isEqualTo(RequestFacts.NONE);
+        assertThat(read("/x", "model=m")).isEqualTo(RequestFacts.NONE);
+        assertThat(read("/x", "{\"model\": 3, \"stream\": \"yes\"}")).isEqualTo(RequestFacts.NONE);
+    }
+
+    @Test
+    void brokenJsonAfterTheFieldsKeepsWhatWasRead() {
+        assertThat(read("/x", "{\"model\":\"m\",\"messages\":[{\"role\":")).isEqualTo(RequestFacts.ofModel("m:latest"));
+        assertThat(read("/x", "{\"messages\":[{\"role\":")).isEqualTo(RequestFacts.NONE);
+    }
+
+    @Test
+    void readingLeavesTheBufferAsItWasAndWorksOnDirectBuffers() {
+        ByteBuf direct = Unpooled.directBuffer();
+        direct.writeCharSequence("{\"model\":\"m\",\"stream\":true}", StandardCharsets.UTF_8);
+        int readable = direct.readableBytes();
+
+        assertThat(RequestFactsReader.read(direct, "/x")).isEqualTo(new RequestFacts("m:latest", true, null, null, null));
+        assertThat(direct.readerIndex()).isZero();
+        assertThat(direct.readableBytes()).isEqualTo(readable);
+        direct.release();
+    }
+}

@@ -1,0 +1,118 @@
+package io.heartgate.scheduler.proxy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+/** The sweep on a fake ticker: first byte after 1000 ms, idle after 400 ms, checked once a second. */
+class TimeoutsTest {
+
+    private final AtomicLong nanos = new AtomicLong(5_000_000_000L);
+    private final Timeouts timeouts = new Timeouts(nanos::get, 1000, 400);
+    private final List<String> events = new ArrayList<>();
+
+    private Timeouts.Watch watch(String name) {
+        return timeouts.watch(new Timeouts.Watched() {
+            @Override
+            public void firstByteTimedOut() {
+                events.add(name + " first-byte");
+            }
+
+            @Override
+            public void idleTimedOut() {
+                events.add(name + " idle");
+            }
+        });
+    }
+
+    private void at(long ms) {
+        nanos.set(5_000_000_000L + ms * 1_000_000);
+        timeouts.sweep();
+    }
+
+    @Test
+    void aHeadNotArrivedWithinTheFirstByteTimeoutTimesOutOnceAtTheFirstSweepAfterTheDeadline() {
+        Timeouts.Watch a = watch("a");
+        a.awaitHead();
+        at(100);
+        Timeouts.Watch b = watch("b");
+        b.awaitHead();
+
+        at(999);
+        assertThat(events).isEmpty();
+        at(1000);
+        assertThat(events).containsExactly("a first-byte");
+        at(1099);
+        assertThat(events).containsExactly("a first-byte");
+        at(1100);
+        at(5000);
+        assertThat(events).containsExactly("a first-byte", "b first-byte");
+    }
+
+    @Test
+    void aHeadThatArrivedOrANewAttemptStopsTheEarlierClock() {
+        Timeouts.Watch a = watch("a");
+        a.awaitHead();
+        a.headDone();
+        Timeouts.Watch b = watch("b");
+        b.awaitHead();
+        at(600);
+        b.awaitHead(); // a retry: its own deadline, 1000 ms from now
+
+        at(1500);
+        assertThat(events).isEmpty();
+        at(1600);
+        assertThat(events).containsExactly("b first-byte");
+    }
+
+    @Test
+    void aRelayedResponseSilentForLongerThanTheIdleTimeoutIsCutAtTheNextSecondlyCheck() {
+        at(0); // the idle check runs now, then once a second
+        Timeouts.Watch live = watch("live");
+        Timeouts.Watch silent = watch("silent");
+        live.relaying();
+        silent.relaying();
+
+        for (long ms = 100; ms <= 1000; ms += 100) {
+            at(ms);
+            live.touch();
+        }
+        assertThat(events).containsExactly("silent idle");
+        at(1900);
+        assertThat(events).containsExactly("silent idle");
+        at(2000); // no chunk since 1000 now for either (a real exchange is cut and stops being watched)
+        assertThat(events).containsExactly("silent idle", "live idle", "silent idle");
+    }
+
+    @Test
+    void aFinishedResponseIsNoLongerWatchedAndDoneIsIdempotent() {
+        at(0);
+        Timeouts.Watch a = watch("a");
+        Timeouts.Watch b = watch("b");
+        Timeouts.Watch c = watch("c");
+        a.relaying();
+        b.relaying();
+        c.relaying();
+        b.done();
+        b.done();
+        a.done();
+
+        at(1000);
+        assertThat(events).containsExactly("c idle");
+        c.done();
+        at(2000);
+        assertThat(events).containsExactly("c idle");
+    }
+
+    @Test
+    void theCoarseClockIsTheLastSweepsTime() {
+        assertThat(timeouts.nowMs()).isEqualTo(5000);
+        nanos.addAndGet(250_000_000);
+        assertThat(timeouts.nowMs()).isEqualTo(5000);
+        timeouts.sweep();
+        assertThat(timeouts.nowMs()).isEqualTo(5250);
+    }
+}

@@ -1,0 +1,24 @@
+package io.heartgate.scheduler.proxy.policy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+class RequestFactsTest {
+
+    @Test
+    void theDisplayedModelLosesTheTagNormalisingAdded() {
+        assertThat(RequestFacts.ofModel("llama3:latest").displayModel()).isEqualTo("llama3");
+        assertThat(RequestFacts.ofModel("llama3:8b").displayModel()).isEqualTo("llama3:8b");
+        assertThat(RequestFacts.NONE.displayModel()).isEmpty();
+    }
+
+    @Test
+    void stagesAddWhatTheyLearnToACopy() {
+        RequestFacts f = new RequestFacts("m:latest", true, null, 7L, null);
+
+        assertThat(f.withCaller("team-a")).isEqualTo(new RequestFacts("m:latest", true, null, 7L, "team-a"));
+        assertThat(f.withSessionKey("s1")).isEqualTo(new RequestFacts("m:latest", true, "s1", 7L, null));
+        assertThat(f.caller()).isNull();
+    }
+}
