@@ -57,10 +57,11 @@ final class Exchange implements Timeouts.Watched {
     }
 
     private void open(boolean pooledOk) {
-        if (upstream.acquire(attempts.target(), pooledOk)) {
+        if (pooledOk && upstream.takePooled(attempts.target())) {
             write();
         } else {
-            phase = phase.to(Phase.CONNECTING);
+            phase = phase.to(Phase.CONNECTING); // first: the connect may complete at once
+            upstream.connect(attempts.target());
         }
     }
 
@@ -98,8 +99,9 @@ final class Exchange implements Timeouts.Watched {
         relay.health().succeeded(answeredBy);
         upstream.keepAlive(HttpUtil.isKeepAlive(response));
         if ((code == 503 || code == 429) && relay.retry().decide(Failure.OVERLOAD_ANSWER, attempts.count(), false,
-                resent).action() == Action.RETRY_ELSEWHERE) {
-            // The node is busy, not dead: try another one, and never count it toward ejection.
+                resent).action() == Action.RETRY_ELSEWHERE && relay.untriedLeft(facts, attempts.tried())) {
+            // The node is busy, not dead: try another one, never count it toward ejection, and
+            // with no other node left pass its own answer (and its Retry-After) on.
             relay.counters().add(Counter.OVERLOAD_ANSWERS);
             attempts.failed(answeredBy + ": answered " + code);
             phase = phase.to(Phase.DISCARDING);

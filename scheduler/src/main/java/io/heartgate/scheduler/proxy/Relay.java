@@ -51,6 +51,11 @@ final class Relay {
         return selector.select(table.get(), facts, tried, health);
     }
 
+    /** Returns whether a node this request has not tried could take it now. */
+    boolean untriedLeft(RequestFacts facts, List<String> tried) {
+        return RouteSelector.untriedLeft(table.get(), facts, tried);
+    }
+
     UpstreamPool pool() {
         return pool;
     }

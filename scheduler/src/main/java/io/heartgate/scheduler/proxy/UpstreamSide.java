@@ -24,19 +24,23 @@ final class UpstreamSide {
         this.exchange = exchange;
     }
 
-    /**
-     * Takes a pooled connection to {@code target} when {@code pooledOk} and one is idle, and returns
-     * {@code true}; else starts a new one, returns {@code false} and calls
-     * {@link Exchange#connectDone} once it is up or failed, unless the exchange let go of it
-     * ({@link #close}) meanwhile.
-     */
-    boolean acquire(Target target, boolean pooledOk) {
-        UpstreamConnection pooled = pooledOk ? pool.acquire(target) : null;
+    /** Takes an idle pooled connection to {@code target} if there is one; returns whether it did. */
+    boolean takePooled(Target target) {
+        UpstreamConnection pooled = pool.acquire(target);
         reused = pooled != null;
         if (pooled != null) {
             conn = pooled;
-            return true;
         }
+        return reused;
+    }
+
+    /**
+     * Starts opening a new connection to {@code target}; calls {@link Exchange#connectDone} once it
+     * is up or failed (at once, when the connect completes at once), unless the exchange let go of
+     * it ({@link #close}) meanwhile.
+     */
+    void connect(Target target) {
+        reused = false;
         UpstreamConnection c = pool.connect(target);
         conn = c;
         c.ready().addListener((ChannelFuture f) -> {
@@ -44,14 +48,13 @@ final class UpstreamSide {
                 if (f.isSuccess()) {
                     pool.release(c); // nobody needs it now; keep it for the next request
                 }
-            } else {
-                if (!f.isSuccess()) {
-                    conn = null;
-                }
-                exchange.connectDone(f.isSuccess() ? null : f.cause());
+                return;
             }
+            if (!f.isSuccess()) {
+                conn = null;
+            }
+            exchange.connectDone(f.isSuccess() ? null : f.cause());
         });
-        return false;
     }
 
     /**

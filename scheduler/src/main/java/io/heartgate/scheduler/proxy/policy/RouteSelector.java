@@ -59,6 +59,19 @@ public final class RouteSelector {
         return new Route.To(balancer.pick(panic ? fresh : healthy).orElseThrow(), panic);
     }
 
+    /**
+     * Returns whether any routable node serving the request's model is not in {@code tried}, ejected
+     * or not (panic mode would try an ejected one); picks nothing.
+     */
+    public static boolean untriedLeft(TableSnapshot snapshot, RequestFacts facts, List<String> tried) {
+        for (Node n : snapshot.candidates(facts.model())) {
+            if (!tried.contains(n.id())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private static List<Node> untried(List<Node> candidates, List<String> tried) {
         if (tried.isEmpty()) {
             return candidates;
