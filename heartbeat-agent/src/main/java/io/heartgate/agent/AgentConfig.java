@@ -1,5 +1,6 @@
 package io.heartgate.agent;
 
+import io.heartgate.protocol.InvalidSettingException;
 import io.heartgate.agent.probe.Backend;
 import io.heartgate.protocol.HeartbeatRules;
 import java.time.Duration;
@@ -28,51 +29,50 @@ public record AgentConfig(String kafka, String topic, String nodeId, String url,
                           int weight, List<String> models, Duration interval, Duration probeTimeout,
                           Duration gpuInterval, String nvidiaSmi, boolean drain, boolean once) {
 
-    /** Validates every field. */
+    /** Validates every field; a bad value throws {@link InvalidSettingException} naming its component. */
     public AgentConfig {
         if (!once && (kafka == null || kafka.isBlank())) {
-            throw new IllegalArgumentException("--kafka is required (or set KAFKA_BOOTSTRAP_SERVERS)");
+            throw new InvalidSettingException("kafka", "is required");
         }
         if (topic == null || !topic.matches("[A-Za-z0-9._-]{1,249}")) {
-            throw new IllegalArgumentException("--topic must be 1 to 249 of A-Za-z0-9._-, was '" + topic + "'");
+            throw new InvalidSettingException("topic", "must be 1 to 249 of A-Za-z0-9._-, was '" + topic + "'");
         }
         if (!HeartbeatRules.isValidNodeId(nodeId)) {
-            throw new IllegalArgumentException("--node-id must be 1 to 128 of A-Za-z0-9._:-, was '" + nodeId + "'");
+            throw new InvalidSettingException("nodeId", "must be 1 to 128 of A-Za-z0-9._:-, was '" + nodeId + "'");
         }
         if (url == null) {
-            throw new IllegalArgumentException("--url is required (or set NODE_URL)");
+            throw new InvalidSettingException("url", "is required");
         }
         HeartbeatRules.checkUrl(url).ifPresent(r -> {
-            throw new IllegalArgumentException("--url " + r.detail() + ": '" + url + "'");
+            throw new InvalidSettingException("url", r.detail() + ": '" + url + "'");
         });
         if (probeUrl == null) {
             probeUrl = url;
         }
         String probe = probeUrl;
         HeartbeatRules.checkUrl(probe).ifPresent(r -> {
-            throw new IllegalArgumentException("--probe-url " + r.detail() + ": '" + probe + "'");
+            throw new InvalidSettingException("probeUrl", r.detail() + ": '" + probe + "'");
         });
         Objects.requireNonNull(backend, "backend");
         if (weight < HeartbeatRules.MIN_WEIGHT || weight > HeartbeatRules.MAX_WEIGHT) {
-            throw new IllegalArgumentException("--weight must be 1 to 1000, was " + weight);
+            throw new InvalidSettingException("weight", "must be 1 to 1000, was " + weight);
         }
         if (models != null) {
             models = List.copyOf(models);
             if (models.isEmpty() || models.size() > HeartbeatRules.MAX_MODELS
                     || models.stream().anyMatch(m -> m.isBlank() || m.length() > HeartbeatRules.MAX_MODEL_LENGTH)) {
-                throw new IllegalArgumentException(
-                        "--models must list 1 to 1024 names of 1 to 256 characters, comma-separated");
+                throw new InvalidSettingException("models", "must list 1 to 1024 names of 1 to 256 characters, comma-separated");
             }
         }
         Objects.requireNonNull(interval, "interval");
         if (interval.toMillis() < HeartbeatRules.MIN_INTERVAL_MS || interval.toMillis() > HeartbeatRules.MAX_INTERVAL_MS) {
-            throw new IllegalArgumentException("--interval must be 100ms to 60s, was " + interval.toMillis() + "ms");
+            throw new InvalidSettingException("interval", "must be 100ms to 60s, was " + interval.toMillis() + "ms");
         }
         if (probeTimeout.toMillis() < 10 || probeTimeout.toSeconds() > 60) {
-            throw new IllegalArgumentException("--probe-timeout must be 10ms to 60s");
+            throw new InvalidSettingException("probeTimeout", "must be 10ms to 60s");
         }
         if (gpuInterval.toMillis() < 100 || gpuInterval.toMinutes() > 10) {
-            throw new IllegalArgumentException("--gpu-interval must be 100ms to 10m");
+            throw new InvalidSettingException("gpuInterval", "must be 100ms to 10m");
         }
         Objects.requireNonNull(nvidiaSmi, "nvidiaSmi");
     }

@@ -2,6 +2,7 @@ package io.heartgate.agent;
 
 import io.heartgate.agent.gpu.GpuSampler;
 import io.heartgate.agent.probe.Backend;
+import io.heartgate.protocol.InvalidSettingException;
 import io.heartgate.protocol.LogFormat;
 import io.heartgate.protocol.HeartbeatCodec;
 import java.net.InetAddress;
@@ -9,6 +10,7 @@ import java.net.UnknownHostException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import io.heartgate.protocol.cli.Cli;
@@ -101,7 +103,17 @@ public final class AgentMain implements Callable<Integer> {
         return Cli.commandLine("heartbeat-agent", new AgentMain());
     }
 
-    /** Builds the validated configuration; throws {@link IllegalArgumentException} naming the bad flag. */
+    /** The environment variables that stand in for required flags, named when one is missing. */
+    private static final Map<String, String> REQUIRED_ENV = Map.of("kafka", "KAFKA_BOOTSTRAP_SERVERS", "url", "NODE_URL");
+
+    /** Returns the one line for a bad setting: {@code --flag: why}. */
+    static String flagError(InvalidSettingException e) {
+        String line = Cli.flagError(e, Map.of("logFormat", "--log-format"));
+        String env = REQUIRED_ENV.get(e.setting());
+        return env != null && e.problem().equals("is required") ? line + " (or set " + env + ")" : line;
+    }
+
+    /** Builds the validated configuration; throws {@link InvalidSettingException} naming the bad setting. */
     AgentConfig config() {
         String id = nodeId != null ? nodeId : hostName();
         List<String> advertised = models == null || models.isEmpty() || (models.size() == 1 && models.get(0).isBlank())
@@ -116,8 +128,8 @@ public final class AgentMain implements Callable<Integer> {
         try {
             LogFormat.check(logFormat);
             config = config();
-        } catch (IllegalArgumentException e) {
-            System.err.println("heartbeat-agent: " + e.getMessage() + " (see --help)");
+        } catch (InvalidSettingException e) {
+            System.err.println("heartbeat-agent: " + flagError(e) + " (see --help)");
             return 2;
         }
         Clock clock = Clock.systemUTC();
@@ -132,15 +144,15 @@ public final class AgentMain implements Callable<Integer> {
         CountDownLatch stop = new CountDownLatch(1);
         Cli.onTerminate(stop::countDown);
         if (metricsPort < -1 || metricsPort > 65535) {
-            System.err.println("heartbeat-agent: --metrics-port must be -1 (off) or 0 to 65535, was " + metricsPort
+            System.err.println("heartbeat-agent: --metrics-port: must be -1 (off) or 0 to 65535, was " + metricsPort
                     + " (see --help)");
             return 2;
         }
         AgentRuntime runtime;
         try {
             runtime = AgentRuntime.start(config, clock, metricsPort);
-        } catch (IllegalArgumentException e) {
-            System.err.println("heartbeat-agent: " + e.getMessage() + " (see --help)");
+        } catch (InvalidSettingException e) {
+            System.err.println("heartbeat-agent: " + flagError(e) + " (see --help)");
             return 2;
         }
         Cli.onSignal("USR2", () -> runtime.agent().setDraining(true));

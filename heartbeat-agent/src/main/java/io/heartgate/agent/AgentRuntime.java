@@ -1,5 +1,6 @@
 package io.heartgate.agent;
 
+import io.heartgate.protocol.InvalidSettingException;
 import io.heartgate.agent.gpu.GpuSampler;
 import io.heartgate.agent.gpu.NvidiaSmi;
 import io.heartgate.agent.probe.JdkHttpGetter;
@@ -57,7 +58,7 @@ public final class AgentRuntime implements AutoCloseable {
      */
     public static AgentRuntime start(AgentConfig config, Clock clock, int metricsPort) {
         if (config.kafka() == null) {
-            throw new IllegalArgumentException("--kafka is required (or set KAFKA_BOOTSTRAP_SERVERS)");
+            throw new InvalidSettingException("kafka", "is required");
         }
         HeartbeatPublisher publisher = new HeartbeatPublisher(
                 new KafkaProducer<>(HeartbeatPublisher.producerConfig(config.kafka(), config.nodeId(), config.interval())),
@@ -72,7 +73,7 @@ public final class AgentRuntime implements AutoCloseable {
                 runtime.metricsPort = m.serve("0.0.0.0", metricsPort);
             } catch (java.io.IOException e) {
                 publisher.close(Duration.ZERO);
-                throw new IllegalArgumentException("--metrics-port " + metricsPort + ": " + e.getMessage());
+                throw new InvalidSettingException("metricsPort", metricsPort + ": " + e.getMessage());
             }
             runtime.metrics = m;
         }

@@ -23,15 +23,15 @@ class AgentMainTest {
 
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', value = {
-        "--kafka k:9092 --url http://h:1 --interval 50ms | --interval must be 100ms to 60s",
+        "--kafka k:9092 --url http://h:1 --interval 50ms | --interval: must be 100ms to 60s",
         "--kafka k:9092 --url http://h:1 --interval 2 | '2' is not a duration",
-        "--kafka k:9092 --url http://h:1 --weight 0 | --weight must be 1 to 1000",
+        "--kafka k:9092 --url http://h:1 --weight 0 | --weight: must be 1 to 1000",
         "--kafka k:9092 --url http://h:1 --weight many | --weight",
         "--kafka k:9092 --url http://h:1 --backend triton | 'triton' is not a backend",
-        "--kafka k:9092 --url /relative | --url must be absolute",
-        "--kafka k:9092 --url http://h:1 --node-id bad/id | --node-id must be 1 to 128",
-        "--url http://h:1 | --kafka is required",
-        "--kafka k:9092 | --url is required",
+        "--kafka k:9092 --url /relative | --url: must be absolute",
+        "--kafka k:9092 --url http://h:1 --node-id bad/id | --node-id: must be 1 to 128",
+        "--url http://h:1 | --kafka: is required (or set KAFKA_BOOTSTRAP_SERVERS)",
+        "--kafka k:9092 | --url: is required",
         "--kafka k:9092 --url http://h:1 --frobnicate | --frobnicate",
     })
     void rejectsBadFlagsWithOneLineAndStatus2(String args, String message) {

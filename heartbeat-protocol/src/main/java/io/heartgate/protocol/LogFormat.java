@@ -33,12 +33,12 @@ public final class LogFormat {
     /**
      * Checks a format name.
      *
-     * @throws IllegalArgumentException unless it is {@code text} or {@code json}
+     * @throws InvalidSettingException for {@code logFormat}, unless it is {@code text} or {@code json}
      */
     public static void check(String format) {
         String f = format == null ? "" : format.trim().toLowerCase(Locale.ROOT);
         if (!f.equals("text") && !f.equals("json")) {
-            throw new IllegalArgumentException("--log-format must be text or json, was '" + format + "'");
+            throw new InvalidSettingException("logFormat", "must be text or json, was '" + format + "'");
         }
     }
 }

@@ -1,5 +1,6 @@
 package io.heartgate.sim;
 
+import io.heartgate.protocol.InvalidSettingException;
 import io.vertx.core.json.JsonObject;
 import java.util.Set;
 
@@ -27,16 +28,16 @@ public record Faults(boolean failHealth, int errorStatus, boolean hang, int drop
     /** Checks ranges. */
     public Faults {
         if (!ERROR_STATUSES.contains(errorStatus)) {
-            throw new IllegalArgumentException("errorStatus must be 0, 429, 500, 502 or 503, was " + errorStatus);
+            throw new InvalidSettingException("errorStatus", "must be 0, 429, 500, 502 or 503, was " + errorStatus);
         }
         if (dropAfterTokens < -1) {
-            throw new IllegalArgumentException("dropAfterTokens must be -1 (off) or more, was " + dropAfterTokens);
+            throw new InvalidSettingException("dropAfterTokens", "must be -1 (off) or more, was " + dropAfterTokens);
         }
         if (tokenDelayMs != null && (tokenDelayMs < 0 || tokenDelayMs > 600_000)) {
-            throw new IllegalArgumentException("tokenDelayMs must be 0 to 600000, was " + tokenDelayMs);
+            throw new InvalidSettingException("tokenDelayMs", "must be 0 to 600000, was " + tokenDelayMs);
         }
         if (firstTokenDelayMs != null && (firstTokenDelayMs < 0 || firstTokenDelayMs > 600_000)) {
-            throw new IllegalArgumentException("firstTokenDelayMs must be 0 to 600000, was " + firstTokenDelayMs);
+            throw new InvalidSettingException("firstTokenDelayMs", "must be 0 to 600000, was " + firstTokenDelayMs);
         }
     }
 

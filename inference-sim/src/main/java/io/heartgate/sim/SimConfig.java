@@ -1,5 +1,6 @@
 package io.heartgate.sim;
 
+import io.heartgate.protocol.InvalidSettingException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -32,28 +33,28 @@ public record SimConfig(String name, String bindHost, int port, List<String> mod
         Objects.requireNonNull(firstTokenDelay, "firstTokenDelay");
         Objects.requireNonNull(faults, "faults");
         if (name.isBlank()) {
-            throw new IllegalArgumentException("--name must not be blank");
+            throw new InvalidSettingException("name", "must not be blank");
         }
         if (port < 0 || port > 65535) {
-            throw new IllegalArgumentException("--port must be 0 to 65535, was " + port);
+            throw new InvalidSettingException("port", "must be 0 to 65535, was " + port);
         }
         if (models.isEmpty() || models.stream().anyMatch(String::isBlank)) {
-            throw new IllegalArgumentException("--models must name at least one model, none blank");
+            throw new InvalidSettingException("models", "must name at least one model, none blank");
         }
         if (tokens < 1 || tokens > 100_000) {
-            throw new IllegalArgumentException("--tokens must be 1 to 100000, was " + tokens);
+            throw new InvalidSettingException("tokens", "must be 1 to 100000, was " + tokens);
         }
         if (tokenDelay.isNegative() || firstTokenDelay.isNegative()) {
-            throw new IllegalArgumentException("delays must not be negative");
+            throw new InvalidSettingException(tokenDelay.isNegative() ? "tokenDelay" : "firstTokenDelay", "must not be negative");
         }
         if (maxConcurrency < 1) {
-            throw new IllegalArgumentException("--max-concurrency must be at least 1, was " + maxConcurrency);
+            throw new InvalidSettingException("maxConcurrency", "must be at least 1, was " + maxConcurrency);
         }
         if (maxQueue < 0) {
-            throw new IllegalArgumentException("--max-queue must not be negative, was " + maxQueue);
+            throw new InvalidSettingException("maxQueue", "must not be negative, was " + maxQueue);
         }
         if (embeddingDim < 1 || embeddingDim > 8192) {
-            throw new IllegalArgumentException("--embedding-dim must be 1 to 8192, was " + embeddingDim);
+            throw new InvalidSettingException("embeddingDim", "must be 1 to 8192, was " + embeddingDim);
         }
     }
 

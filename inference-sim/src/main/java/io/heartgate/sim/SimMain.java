@@ -1,9 +1,11 @@
 package io.heartgate.sim;
 
+import io.heartgate.protocol.InvalidSettingException;
 import io.vertx.core.Vertx;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -87,8 +89,8 @@ public final class SimMain implements Callable<Integer> {
             Faults faults = new Faults(failHealth, errorStatus, hang, dropAfter, null, null);
             config = new SimConfig(name, bind, port, models, tokens, tokenDelay, firstTokenDelay, maxConcurrency,
                     maxQueue, embeddingDim, faults);
-        } catch (IllegalArgumentException e) {
-            System.err.println("inference-sim: " + e.getMessage() + " (see --help)");
+        } catch (InvalidSettingException e) {
+            System.err.println("inference-sim: " + Cli.flagError(e, Map.of("bindHost", "--bind", "dropAfterTokens", "--drop-after")) + " (see --help)");
             return 2;
         }
         Vertx vertx = Vertx.vertx();

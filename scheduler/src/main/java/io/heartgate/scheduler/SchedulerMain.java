@@ -1,5 +1,6 @@
 package io.heartgate.scheduler;
 
+import io.heartgate.protocol.InvalidSettingException;
 import io.heartgate.protocol.LogFormat;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.config.SchedulerConfig;
@@ -9,6 +10,7 @@ import io.heartgate.scheduler.proxy.Transport;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
@@ -140,7 +142,15 @@ public final class SchedulerMain implements Callable<Integer> {
         return Cli.commandLine("scheduler", new SchedulerMain());
     }
 
-    /** Builds the validated configuration; throws {@link IllegalArgumentException} naming the bad flag. */
+    /** The flags of the settings whose names do not spell their flag in kebab case. */
+    private static final Map<String, String> FLAGS = Map.of(
+            "maxBodyBytes", "--max-body",
+            "keepAliveTimeout", "--keepalive-timeout",
+            "demoNodes", "--demo",
+            "proxyPort", "--port",
+            "logFormat", "--log-format");
+
+    /** Builds the validated configuration; throws {@link InvalidSettingException} naming the bad setting. */
     SchedulerConfig config() {
         ProxyConfig proxy = new ProxyConfig(bind, port, maxBody, retries, connectTimeout, firstByteTimeout, idleTimeout,
                 drainTimeout, ejectAfter, ejectFor, Math.max(1, Runtime.getRuntime().availableProcessors()),
@@ -156,8 +166,8 @@ public final class SchedulerMain implements Callable<Integer> {
         try {
             LogFormat.check(logFormat);
             config = config();
-        } catch (IllegalArgumentException e) {
-            System.err.println("scheduler: " + e.getMessage() + " (see --help)");
+        } catch (InvalidSettingException e) {
+            System.err.println("scheduler: " + Cli.flagError(e, FLAGS) + " (see --help)");
             return 2;
         }
         String busy = busyPort(config);

@@ -2,7 +2,7 @@ package io.heartgate.scheduler;
 
 import io.heartgate.protocol.Heartbeat;
 import io.heartgate.protocol.HeartbeatCodec;
-import io.heartgate.scheduler.config.SchedulerConfig;
+import io.heartgate.scheduler.config.SchedulerConfigBuilder;
 import io.heartgate.sim.Faults;
 import io.heartgate.sim.SimConfig;
 import io.heartgate.sim.SimServer;
@@ -23,6 +23,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -98,9 +99,11 @@ final class Cluster implements AutoCloseable {
         producer.send(new ProducerRecord<>(topic, id.getBytes(StandardCharsets.UTF_8), codec.encode(hb)));
     }
 
-    /** Starts the scheduler with {@code tune} applied to the test configuration. */
-    Scheduler startScheduler(UnaryOperator<SchedulerConfig> tune) {
-        scheduler = Scheduler.start(tune.apply(SchedulerConfig.forTests(bootstrap, topic)), Clock.systemUTC());
+    /** Starts the scheduler with {@code tune} applied to the test configuration's builder. */
+    Scheduler startScheduler(Consumer<SchedulerConfigBuilder> tune) {
+        SchedulerConfigBuilder b = new SchedulerConfigBuilder(bootstrap, topic);
+        tune.accept(b);
+        scheduler = Scheduler.start(b.build(), Clock.systemUTC());
         return scheduler;
     }
 

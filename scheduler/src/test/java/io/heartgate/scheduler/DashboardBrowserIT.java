@@ -40,7 +40,7 @@ class DashboardBrowserIT {
         try (Cluster cluster = new Cluster(kafka.bootstrapServers())) {
             Cluster.SimNode a = cluster.sim("gpu-a", c -> c);
             cluster.heartbeat("gpu-a", a.url(), b -> b.weight(3).models(List.of("llama3:8b", "qwen2.5:7b")));
-            cluster.startScheduler(c -> c);
+            cluster.startScheduler(c -> { });
             cluster.awaitRoutable(1);
             for (int i = 0; i < 5; i++) {
                 cluster.post("/api/generate", "{\"model\":\"llama3:8b\",\"prompt\":\"hi\",\"stream\":false}");

@@ -27,7 +27,7 @@ class MetricsIT {
                 Cluster.SimNode sim = cluster.sim(id, c -> c);
                 cluster.heartbeat(id, sim.url(), b -> b.models(List.of("llama3:8b")));
             }
-            cluster.startScheduler(c -> c.withStrategy(Strategy.ROUND_ROBIN));
+            cluster.startScheduler(c -> c.strategy(Strategy.ROUND_ROBIN));
             cluster.awaitRoutable(3);
             String before = scrape(cluster);
             assertThat(value(before, "heartgate_nodes_routable")).isEqualTo(3);

@@ -65,7 +65,7 @@ class ProxyIT {
     @EnumSource(Strategy.class)
     void spreadsRequestsPerStrategy(Strategy strategy) throws Exception {
         threeNodes(1, 2, 3);
-        cluster.startScheduler(c -> c.withStrategy(strategy));
+        cluster.startScheduler(c -> c.strategy(strategy));
         cluster.awaitRoutable(3);
 
         Map<String, Integer> byHeader = new HashMap<>();
@@ -100,7 +100,7 @@ class ProxyIT {
     void streamsSseAndNdjsonTokenByToken() throws Exception {
         Cluster.SimNode sim = cluster.sim("gpu-s", c -> c.withTiming(5, Duration.ofMillis(200), Duration.ofMillis(1)));
         cluster.heartbeat("gpu-s", sim.url(), b -> b);
-        cluster.startScheduler(c -> c);
+        cluster.startScheduler(c -> { });
         cluster.awaitRoutable(1);
 
         for (String[] call : new String[][] {
@@ -134,7 +134,7 @@ class ProxyIT {
     void aClientDisconnectReachesTheNodeWithin100Ms() throws Exception {
         Cluster.SimNode sim = cluster.sim("gpu-d", c -> c.withTiming(10_000, Duration.ofMillis(20), Duration.ofMillis(1)));
         cluster.heartbeat("gpu-d", sim.url(), b -> b);
-        cluster.startScheduler(c -> c);
+        cluster.startScheduler(c -> { });
         cluster.awaitRoutable(1);
         String body = "{\"model\":\"llama3:8b\",\"prompt\":\"hi\"}";
 
@@ -161,7 +161,7 @@ class ProxyIT {
     @Test
     void aKilledNodeCostsNoFailedRequestWhileItsHeartbeatsAreFresh() throws Exception {
         threeNodes();
-        cluster.startScheduler(c -> c.withStrategy(Strategy.ROUND_ROBIN));
+        cluster.startScheduler(c -> c.strategy(Strategy.ROUND_ROBIN));
         cluster.awaitRoutable(3);
 
         cluster.kill("gpu-b"); // its "agent" keeps saying UP
@@ -197,7 +197,7 @@ class ProxyIT {
                 "http://127.0.0.1:" + closedPort, hidden.url(), Backend.OLLAMA, 1, null, Duration.ofMillis(500),
                 Duration.ofSeconds(1), Duration.ofSeconds(5), "/nonexistent/nvidia-smi", false, false), Clock.systemUTC());
         try {
-            cluster.startScheduler(c -> c.withStrategy(Strategy.ROUND_ROBIN));
+            cluster.startScheduler(c -> c.strategy(Strategy.ROUND_ROBIN));
             cluster.awaitRoutable(2);
 
             for (int i = 0; i < 20; i++) {
@@ -218,7 +218,7 @@ class ProxyIT {
     void retriesAnOverloadedNodeElsewhereWithoutEjectingIt() throws Exception {
         threeNodes();
         cluster.faults("gpu-a", new Faults(false, 503, false, -1, null, null));
-        cluster.startScheduler(c -> c.withStrategy(Strategy.ROUND_ROBIN));
+        cluster.startScheduler(c -> c.strategy(Strategy.ROUND_ROBIN));
         cluster.awaitRoutable(3);
 
         for (int i = 0; i < 30; i++) {
@@ -236,7 +236,7 @@ class ProxyIT {
         cluster.heartbeat("gpu-llama", llama.url(), b -> b.models(List.of("llama3:8b")));
         Cluster.SimNode qwen = cluster.sim("gpu-qwen", c -> c);
         cluster.heartbeat("gpu-qwen", qwen.url(), b -> b.models(List.of("qwen2.5:7b")));
-        cluster.startScheduler(c -> c.withProxy(c.proxy().withMaxBodyBytes(4096).withFirstByteTimeout(Duration.ofMillis(500))));
+        cluster.startScheduler(c -> c.proxy(p -> p.maxBodyBytes(4096).firstByteTimeout(Duration.ofMillis(500))));
         cluster.awaitRoutable(2);
 
         for (int i = 0; i < 5; i++) {
@@ -271,7 +271,7 @@ class ProxyIT {
             throws Exception {
         io.heartgate.sim.NodeClients.install(dir);
         threeNodes();
-        cluster.startScheduler(c -> c.withStrategy(Strategy.ROUND_ROBIN));
+        cluster.startScheduler(c -> c.strategy(Strategy.ROUND_ROBIN));
         cluster.awaitRoutable(3);
 
         io.heartgate.sim.NodeClients.Run run = io.heartgate.sim.NodeClients.chat(dir,

@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.heartgate.protocol.Heartbeat;
 import io.heartgate.protocol.HeartbeatCodec;
 import io.heartgate.protocol.Rule;
-import io.heartgate.scheduler.config.SchedulerConfig;
+import io.heartgate.scheduler.config.SchedulerConfigBuilder;
 import io.heartgate.testkit.KafkaExtension;
 import io.heartgate.testkit.TestKafka;
 import io.vertx.core.json.JsonArray;
@@ -104,7 +104,7 @@ class SchedulerDiscoveryIT {
 
     @Test
     void followsJoinsTombstonesExpiryRestartsAndGarbage(TestKafka kafka) throws Exception {
-        scheduler = Scheduler.start(SchedulerConfig.forTests(kafka.bootstrapServers(), topic), Clock.systemUTC());
+        scheduler = Scheduler.start(new SchedulerConfigBuilder(kafka.bootstrapServers(), topic).build(), Clock.systemUTC());
         await().atMost(Duration.ofSeconds(10)).until(() -> scheduler.discoveryStatus().caughtUp());
         assertThat(readyStatus()).as("caught up but nothing routable").isEqualTo(503);
 
@@ -149,7 +149,7 @@ class SchedulerDiscoveryIT {
         // A restarted scheduler shows every live node within 2 s of start and none of the dead ones.
         scheduler.close();
         Instant restart = Instant.now();
-        scheduler = Scheduler.start(SchedulerConfig.forTests(kafka.bootstrapServers(), topic), Clock.systemUTC());
+        scheduler = Scheduler.start(new SchedulerConfigBuilder(kafka.bootstrapServers(), topic).build(), Clock.systemUTC());
         await().atMost(Duration.ofSeconds(2).minus(Duration.between(restart, Instant.now())))
                 .pollInterval(Duration.ofMillis(20))
                 .until(() -> listed().equals(Set.of("gpu-a")) && readyStatus() == 200);

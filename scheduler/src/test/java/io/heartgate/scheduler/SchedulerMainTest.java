@@ -22,11 +22,14 @@ class SchedulerMainTest {
 
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', value = {
-        "--transport kqueue | --transport must be one of auto, io_uring, epoll, nio, was 'kqueue'",
-        "--strategy fastest | --strategy",
-        "--retries 11 | --retries must be 0 to 10",
-        "--port 70000 | --port must be 0 to 65535",
-        "--keepalive-timeout 0s | --keepalive-timeout must be positive",
+        "--transport kqueue | --transport: must be one of auto, io_uring, epoll, nio, was 'kqueue'",
+        "--strategy fastest | --strategy: 'fastest' is not a strategy",
+        "--max-body 512 | --max-body: must be at least 1KiB",
+        "--first-byte-timeout 0s | --first-byte-timeout: must be positive",
+        "--log-format yaml | --log-format: must be text or json",
+        "--retries 11 | --retries: must be 0 to 10",
+        "--port 70000 | --port: must be 0 to 65535",
+        "--keepalive-timeout 0s | --keepalive-timeout: must be positive",
     })
     void rejectsBadFlagsWithOneLineAndStatus2(String args, String message) {
         CommandLineRun run = CommandLineRun.run(SchedulerMain.commandLine(), args.trim().split(" +"));

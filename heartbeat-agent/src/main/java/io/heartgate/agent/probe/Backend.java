@@ -1,5 +1,6 @@
 package io.heartgate.agent.probe;
 
+import io.heartgate.protocol.InvalidSettingException;
 import java.util.Locale;
 
 /** Names the kinds of inference server the agent knows how to probe. */
@@ -33,6 +34,6 @@ public enum Backend {
                 return b;
             }
         }
-        throw new IllegalArgumentException("'" + value + "' is not a backend; use auto, ollama, openai, vllm, tgi or llamacpp");
+        throw new InvalidSettingException("backend", "'" + value + "' is not a backend; use auto, ollama, openai, vllm, tgi or llamacpp");
     }
 }

@@ -1,8 +1,11 @@
 package io.heartgate.protocol.cli;
 
 import io.heartgate.protocol.Durations;
+import io.heartgate.protocol.InvalidSettingException;
 import java.io.PrintWriter;
 import java.time.Duration;
+import java.util.Locale;
+import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
@@ -41,6 +44,19 @@ public final class Cli {
             return 2;
         });
         return cmd;
+    }
+
+    /**
+     * Returns {@code "--flag: problem"} for a configuration's complaint: the flag is the one
+     * {@code flags} maps the setting to, else the setting's name in kebab case
+     * ({@code firstByteTimeout} is {@code --first-byte-timeout}).
+     */
+    public static String flagError(InvalidSettingException e, Map<String, String> flags) {
+        String flag = flags.get(e.setting());
+        if (flag == null) {
+            flag = "--" + e.setting().replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
+        }
+        return flag + ": " + e.problem();
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.heartgate.scheduler.balancer;
 
+import io.heartgate.protocol.InvalidSettingException;
 import java.util.Locale;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.random.RandomGenerator;
@@ -25,7 +26,7 @@ public enum Strategy {
     /**
      * Parses a command-line name.
      *
-     * @throws IllegalArgumentException listing the accepted names
+     * @throws InvalidSettingException for {@code strategy}, listing the accepted names
      */
     public static Strategy parse(String value) {
         for (Strategy s : values()) {
@@ -33,7 +34,7 @@ public enum Strategy {
                 return s;
             }
         }
-        throw new IllegalArgumentException("--strategy: '" + value
+        throw new InvalidSettingException("strategy", "'" + value
                 + "' is not a strategy; use random, round-robin, weighted, least-connections or least-loaded");
     }
 

@@ -1,5 +1,6 @@
 package io.heartgate.scheduler.config;
 
+import io.heartgate.protocol.InvalidSettingException;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.proxy.ProxyConfig;
 import java.nio.file.Path;
@@ -7,8 +8,8 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * Configures one scheduler replica; validated on construction so a bad value fails at start with
- * one line naming the flag.
+ * Configures one scheduler replica; validated on construction, so a bad value fails at start and
+ * names the setting (the command line turns that into the flag).
  *
  * @param kafka bootstrap servers, or {@code null} to start the embedded broker
  * @param embeddedKafkaPort port of the embedded broker (0 = any free port)
@@ -29,69 +30,39 @@ public record SchedulerConfig(String kafka, int embeddedKafkaPort, String embedd
                               Strategy strategy, int missedHeartbeats, ProxyConfig proxy, int demoNodes,
                               Duration lookBack) {
 
-    /** Validates every field. */
+    /** Validates every field; a bad value throws {@link InvalidSettingException} naming its component. */
     public SchedulerConfig {
         if (kafka != null && kafka.isBlank()) {
             kafka = null;
         }
-        port("--embedded-kafka-port", embeddedKafkaPort);
-        port("--admin-port", adminPort);
+        port("embeddedKafkaPort", embeddedKafkaPort);
+        port("adminPort", adminPort);
         Objects.requireNonNull(embeddedKafkaHost, "embeddedKafkaHost");
         if (topic == null || !topic.matches("[A-Za-z0-9._-]{1,249}")) {
-            throw new IllegalArgumentException("--topic must be 1 to 249 of A-Za-z0-9._-, was '" + topic + "'");
+            throw new InvalidSettingException("topic", "must be 1 to 249 of A-Za-z0-9._-, was '" + topic + "'");
         }
         if (topicPartitions < 1 || topicPartitions > 1000) {
-            throw new IllegalArgumentException("--topic-partitions must be 1 to 1000, was " + topicPartitions);
+            throw new InvalidSettingException("topicPartitions", "must be 1 to 1000, was " + topicPartitions);
         }
         if (bind == null || bind.isBlank()) {
-            throw new IllegalArgumentException("--bind must be an address, such as 0.0.0.0 or 127.0.0.1");
+            throw new InvalidSettingException("bind", "must be an address, such as 0.0.0.0 or 127.0.0.1");
         }
         Objects.requireNonNull(strategy, "strategy");
         if (missedHeartbeats < 1 || missedHeartbeats > 100) {
-            throw new IllegalArgumentException("--missed-heartbeats must be 1 to 100, was " + missedHeartbeats);
+            throw new InvalidSettingException("missedHeartbeats", "must be 1 to 100, was " + missedHeartbeats);
         }
         Objects.requireNonNull(proxy, "proxy");
         if (demoNodes < 0 || demoNodes > 32) {
-            throw new IllegalArgumentException("--demo must be 0 to 32, was " + demoNodes);
+            throw new InvalidSettingException("demoNodes", "must be 0 to 32, was " + demoNodes);
         }
         if (lookBack == null || lookBack.isNegative() || lookBack.isZero()) {
-            throw new IllegalArgumentException("--look-back must be positive");
+            throw new InvalidSettingException("lookBack", "must be positive");
         }
     }
 
-    private static void port(String flag, int value) {
+    private static void port(String setting, int value) {
         if (value < 0 || value > 65535) {
-            throw new IllegalArgumentException(flag + " must be 0 to 65535, was " + value);
+            throw new InvalidSettingException(setting, "must be 0 to 65535, was " + value);
         }
-    }
-
-    /** Returns a configuration for tests: loopback, free ports, the given Kafka. */
-    public static SchedulerConfig forTests(String kafka, String topic) {
-        return new SchedulerConfig(kafka, 0, "127.0.0.1", null, topic, 1, "127.0.0.1", 0, Strategy.WEIGHTED, 3,
-                ProxyConfig.defaults("127.0.0.1", 0, 2), 0, Duration.ofMinutes(3));
-    }
-
-    /** Returns a copy with another missed-heartbeat count. */
-    public SchedulerConfig withMissedHeartbeats(int n) {
-        return new SchedulerConfig(kafka, embeddedKafkaPort, embeddedKafkaHost, dataDir, topic, topicPartitions, bind,
-                adminPort, strategy, n, proxy, demoNodes, lookBack);
-    }
-
-    /** Returns a copy with another strategy. */
-    public SchedulerConfig withStrategy(Strategy s) {
-        return new SchedulerConfig(kafka, embeddedKafkaPort, embeddedKafkaHost, dataDir, topic, topicPartitions, bind,
-                adminPort, s, missedHeartbeats, proxy, demoNodes, lookBack);
-    }
-
-    /** Returns a copy with other proxy settings. */
-    public SchedulerConfig withProxy(ProxyConfig p) {
-        return new SchedulerConfig(kafka, embeddedKafkaPort, embeddedKafkaHost, dataDir, topic, topicPartitions, bind,
-                adminPort, strategy, missedHeartbeats, p, demoNodes, lookBack);
-    }
-
-    /** Returns a copy with demo nodes. */
-    public SchedulerConfig withDemoNodes(int n) {
-        return new SchedulerConfig(kafka, embeddedKafkaPort, embeddedKafkaHost, dataDir, topic, topicPartitions, bind,
-                adminPort, strategy, missedHeartbeats, proxy, n, lookBack);
     }
 }

@@ -1,5 +1,6 @@
 package io.heartgate.scheduler.proxy;
 
+import io.heartgate.protocol.InvalidSettingException;
 import java.time.Duration;
 
 /**
@@ -25,76 +26,39 @@ public record ProxyConfig(String bind, int port, long maxBodyBytes, int retries,
                           Duration ejectFor, int eventLoops, Transport transport,
                           Duration keepAliveTimeout) {
 
-    /** Checks ranges. */
+    /** Checks ranges; a bad value throws {@link InvalidSettingException} naming its component. */
     public ProxyConfig {
         if (port < 0 || port > 65535) {
-            throw new IllegalArgumentException("--port must be 0 to 65535, was " + port);
+            throw new InvalidSettingException("port", "must be 0 to 65535, was " + port);
         }
         if (maxBodyBytes < 1024) {
-            throw new IllegalArgumentException("--max-body must be at least 1KiB");
+            throw new InvalidSettingException("maxBodyBytes", "must be at least 1KiB, was " + maxBodyBytes + " bytes");
         }
         if (retries < 0 || retries > 10) {
-            throw new IllegalArgumentException("--retries must be 0 to 10, was " + retries);
+            throw new InvalidSettingException("retries", "must be 0 to 10, was " + retries);
         }
-        positive("--connect-timeout", connectTimeout);
-        positive("--first-byte-timeout", firstByteTimeout);
-        positive("--idle-timeout", idleTimeout);
-        if (drainTimeout.isNegative()) {
-            throw new IllegalArgumentException("--drain-timeout must not be negative");
+        positive("connectTimeout", connectTimeout);
+        positive("firstByteTimeout", firstByteTimeout);
+        positive("idleTimeout", idleTimeout);
+        if (drainTimeout == null || drainTimeout.isNegative()) {
+            throw new InvalidSettingException("drainTimeout", "must not be negative");
         }
         if (ejectAfter < 1) {
-            throw new IllegalArgumentException("--eject-after must be at least 1, was " + ejectAfter);
+            throw new InvalidSettingException("ejectAfter", "must be at least 1, was " + ejectAfter);
         }
-        positive("--eject-for", ejectFor);
+        positive("ejectFor", ejectFor);
         if (eventLoops < 1) {
-            throw new IllegalArgumentException("event loops must be at least 1");
+            throw new InvalidSettingException("eventLoops", "must be at least 1, was " + eventLoops);
         }
         if (transport == null) {
-            throw new IllegalArgumentException("--transport must be set");
+            throw new InvalidSettingException("transport", "must be set");
         }
-        positive("--keepalive-timeout", keepAliveTimeout);
+        positive("keepAliveTimeout", keepAliveTimeout);
     }
 
-    private static void positive(String flag, Duration d) {
+    private static void positive(String setting, Duration d) {
         if (d == null || d.isNegative() || d.isZero()) {
-            throw new IllegalArgumentException(flag + " must be positive");
+            throw new InvalidSettingException(setting, "must be positive");
         }
-    }
-
-    /** Returns a copy with another first-byte timeout. */
-    public ProxyConfig withFirstByteTimeout(Duration d) {
-        return new ProxyConfig(bind, port, maxBodyBytes, retries, connectTimeout, d, idleTimeout, drainTimeout,
-                ejectAfter, ejectFor, eventLoops, transport, keepAliveTimeout);
-    }
-
-    /** Returns a copy with another idle timeout. */
-    public ProxyConfig withIdleTimeout(Duration d) {
-        return new ProxyConfig(bind, port, maxBodyBytes, retries, connectTimeout, firstByteTimeout, d, drainTimeout,
-                ejectAfter, ejectFor, eventLoops, transport, keepAliveTimeout);
-    }
-
-    /** Returns a copy with another body limit. */
-    public ProxyConfig withMaxBodyBytes(long bytes) {
-        return new ProxyConfig(bind, port, bytes, retries, connectTimeout, firstByteTimeout, idleTimeout, drainTimeout,
-                ejectAfter, ejectFor, eventLoops, transport, keepAliveTimeout);
-    }
-
-    /** Returns a copy with another client keep-alive timeout. */
-    public ProxyConfig withKeepAliveTimeout(Duration d) {
-        return new ProxyConfig(bind, port, maxBodyBytes, retries, connectTimeout, firstByteTimeout, idleTimeout, drainTimeout,
-                ejectAfter, ejectFor, eventLoops, transport, d);
-    }
-
-    /** Returns a copy with another transport. */
-    public ProxyConfig withTransport(Transport t) {
-        return new ProxyConfig(bind, port, maxBodyBytes, retries, connectTimeout, firstByteTimeout, idleTimeout, drainTimeout,
-                ejectAfter, ejectFor, eventLoops, t, keepAliveTimeout);
-    }
-
-    /** Returns the defaults with the given address, port and retries. */
-    public static ProxyConfig defaults(String bind, int port, int retries) {
-        return new ProxyConfig(bind, port, 16L * 1024 * 1024, retries, Duration.ofSeconds(2), Duration.ofMinutes(5),
-                Duration.ofMinutes(2), Duration.ofSeconds(30), 3, Duration.ofSeconds(10),
-                Math.max(1, Runtime.getRuntime().availableProcessors()), Transport.AUTO, Duration.ofSeconds(75));
     }
 }

@@ -18,6 +18,7 @@ import io.netty.channel.uring.IoUringDatagramChannel;
 import io.netty.channel.uring.IoUringIoHandler;
 import io.netty.channel.uring.IoUringServerSocketChannel;
 import io.netty.channel.uring.IoUringSocketChannel;
+import io.heartgate.protocol.InvalidSettingException;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.stream.Collectors;
@@ -45,9 +46,9 @@ public enum Transport {
     }
 
     /**
-     * Parses a {@code --transport} value.
+     * Parses a transport's name ({@link #flagValue()}).
      *
-     * @throws IllegalArgumentException naming the flag and the accepted values
+     * @throws InvalidSettingException for {@code transport}, listing the accepted values
      */
     public static Transport parse(String value) {
         for (Transport t : values()) {
@@ -55,14 +56,14 @@ public enum Transport {
                 return t;
             }
         }
-        throw new IllegalArgumentException("--transport must be one of "
+        throw new InvalidSettingException("transport", "must be one of "
                 + Arrays.stream(values()).map(Transport::flagValue).collect(Collectors.joining(", ")) + ", was '" + value + "'");
     }
 
     /**
      * Returns the concrete transport to use here: the best available for {@link #AUTO}, else this one.
      *
-     * @throws IllegalArgumentException when this transport was asked for and the host lacks it
+     * @throws InvalidSettingException for {@code transport}, when this one was asked for and the host lacks it
      */
     public Transport resolve() {
         switch (this) {
@@ -90,7 +91,7 @@ public enum Transport {
 
     private void requireAvailable(boolean available, Throwable cause) {
         if (!available) {
-            throw new IllegalArgumentException("--transport " + flagValue() + " is not available on this host ("
+            throw new InvalidSettingException("transport", flagValue() + " is not available on this host ("
                     + cause(cause) + "); use auto, epoll or nio");
         }
     }

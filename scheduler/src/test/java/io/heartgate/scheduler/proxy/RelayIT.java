@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.heartgate.protocol.Heartbeat;
 import io.heartgate.protocol.NodeState;
 import io.heartgate.scheduler.balancer.Strategy;
+import io.heartgate.scheduler.config.ProxyConfigBuilder;
 import io.heartgate.scheduler.health.PassiveHealth;
 import io.heartgate.scheduler.proxy.ProxyCounters.Counter;
 import io.heartgate.scheduler.proxy.policy.ErrorType;
@@ -106,22 +107,22 @@ class RelayIT {
         return n;
     }
 
-    private void start(UnaryOperator<ProxyConfig> config, RawNode... nodes) {
+    private void start(UnaryOperator<ProxyConfigBuilder> config, RawNode... nodes) {
         start(config, List.of(nodes).stream().map(RawNode::url).toList());
     }
 
-    private void start(UnaryOperator<ProxyConfig> config, List<String> urls) {
+    private void start(UnaryOperator<ProxyConfigBuilder> config, List<String> urls) {
         start(config, urls, null);
     }
 
-    private void start(UnaryOperator<ProxyConfig> config, List<String> urls, SslContext tls) {
+    private void start(UnaryOperator<ProxyConfigBuilder> config, List<String> urls, SslContext tls) {
         NodeTable table = new NodeTable(Clock.systemUTC(), 3, Duration.ofMillis(50));
         for (int i = 0; i < urls.size(); i++) {
             table.apply(Heartbeat.builder("n" + (i + 1), urls.get(i)).instance("i1").seq(1L).state(NodeState.UP)
                     .intervalMs(60_000).models(List.of("llama3:8b")).build(), Instant.now());
         }
         table.publish();
-        ProxyConfig c = config.apply(ProxyConfig.defaults("127.0.0.1", 0, 2).withTransport(transport));
+        ProxyConfig c = config.apply(new ProxyConfigBuilder().transport(transport)).build();
         health = new PassiveHealth(Clock.systemUTC(), c.ejectAfter(), c.ejectFor(), Duration.ofMinutes(5));
         counters = new ProxyCounters();
         RouteSelector selector = new RouteSelector(Strategy.ROUND_ROBIN.create());
@@ -374,7 +375,7 @@ class RelayIT {
             RawNode.respond(out, "200 OK", "", new String(req.body(), StandardCharsets.UTF_8));
             return true;
         });
-        start(c -> c.withMaxBodyBytes(1024), n);
+        start(c -> c.maxBodyBytes(1024), n);
         Socket s = client();
         send(s, "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nexpect: 100-continue\r\ncontent-length: "
                 + CHAT.length() + "\r\n\r\n");
@@ -478,7 +479,7 @@ class RelayIT {
             out.write("0\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
             return true;
         });
-        start(c -> c.withIdleTimeout(Duration.ofMillis(400)), n);
+        start(c -> c.idleTimeout(Duration.ofMillis(400)), n);
 
         // Three responses relayed at once on the loops' watch lists: one that stalls, one that keeps
         // sending, one that ends at once (leaving the lists from their middle or end).
@@ -492,7 +493,6 @@ class RelayIT {
         assertThat(RawNode.line(stalledIn)).isEqualTo("6");
         assertThat(RawNode.line(stalledIn)).isEqualTo("token");
         RawNode.line(stalledIn);
-        long lastChunk = System.nanoTime();
         Socket live = client();
         send(live, post("/live", "", CHAT));
         Socket quick = client();
@@ -505,11 +505,9 @@ class RelayIT {
             return counters.get(Counter.TIMEOUTS) > 0;
         });
 
-        // The stalled response is cut: the connection closes without the terminating chunk, after the
-        // idle timeout and within it plus the once-a-second check (and a second of margin).
+        // The stalled response is cut: the connection closes without the terminating chunk. When
+        // exactly is ExchangeTest's (a fake clock); here it is the bytes on the wire.
         assertThat(stalledIn.read()).as("no terminating chunk, just the close").isEqualTo(-1);
-        long silentMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lastChunk);
-        assertThat(silentMs).isBetween(400L, 2400L);
         assertThat(counters.get(Counter.TIMEOUTS)).isEqualTo(1);
 
         // The live one, never silent for long, is relayed to its end.
@@ -544,7 +542,7 @@ class RelayIT {
             RawNode.respond(out, "200 OK", "", "ok");
             return true;
         });
-        start(c -> c.withKeepAliveTimeout(Duration.ofMillis(300)), n);
+        start(c -> c.keepAliveTimeout(Duration.ofMillis(300)), n);
 
         // A response that lasts longer than the timeout keeps its connection, which then serves more.
         Socket busy = client();
@@ -557,18 +555,14 @@ class RelayIT {
         assertThat(read(busyIn).body()).isEqualTo("token\n".repeat(8));
         send(busy, post("/again", "", CHAT));
         assertThat(read(busyIn).body()).isEqualTo("ok");
-        long answered = System.nanoTime();
 
-        // Then, idle between requests, it is closed after the timeout (checked with 1.5 s of margin).
+        // Then, idle between requests, it is closed (after exactly the timeout: ClientConnectionTest).
         assertThat(busyIn.read()).as("closed by the proxy").isEqualTo(-1);
-        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - answered)).isBetween(200L, 1800L);
 
         // So is a client that stopped half-way through its request's headers.
         Socket half = client();
         send(half, "POST /v1/chat/completions HTTP/1.1\r\nhost: front.example\r\n");
-        long sent = System.nanoTime();
         assertThat(half.getInputStream().read()).as("closed by the proxy").isEqualTo(-1);
-        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent)).isBetween(200L, 1800L);
         assertThat(n.seen).hasSize(2);
     }
 

@@ -3,6 +3,7 @@ package io.heartgate.scheduler.proxy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.heartgate.protocol.InvalidSettingException;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.uring.IoUring;
 import org.junit.jupiter.api.Test;
@@ -10,14 +11,16 @@ import org.junit.jupiter.api.Test;
 class TransportTest {
 
     @Test
-    void parsesEveryFlagSpellingAndRejectsOthersNamingTheFlag() {
+    void parsesEveryFlagSpellingAndRejectsOthersNamingTheSetting() {
         assertThat(Transport.parse("auto")).isEqualTo(Transport.AUTO);
         assertThat(Transport.parse("io_uring")).isEqualTo(Transport.IO_URING);
         assertThat(Transport.parse(" EPOLL ")).isEqualTo(Transport.EPOLL);
         assertThat(Transport.parse("nio")).isEqualTo(Transport.NIO);
         assertThatThrownBy(() -> Transport.parse("kqueue"))
-                .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("--transport must be one of auto, io_uring, epoll, nio, was 'kqueue'");
+                .isInstanceOfSatisfying(InvalidSettingException.class, e -> {
+                    assertThat(e.setting()).isEqualTo("transport");
+                    assertThat(e.problem()).isEqualTo("must be one of auto, io_uring, epoll, nio, was 'kqueue'");
+                });
         assertThatThrownBy(() -> Transport.parse(null)).isInstanceOf(IllegalArgumentException.class);
     }
 
@@ -37,8 +40,8 @@ class TransportTest {
                 assertThat(t.resolve()).isEqualTo(t);
             } else {
                 assertThatThrownBy(t::resolve)
-                        .isInstanceOf(IllegalArgumentException.class)
-                        .hasMessageStartingWith("--transport " + t.flagValue() + " is not available on this host (")
+                        .isInstanceOf(InvalidSettingException.class)
+                        .hasMessageStartingWith("transport " + t.flagValue() + " is not available on this host (")
                         .hasMessageEndingWith("); use auto, epoll or nio");
             }
         }

@@ -1,0 +1,63 @@
+package io.heartgate.scheduler.config;
+
+import io.heartgate.scheduler.proxy.ProxyConfig;
+import io.heartgate.scheduler.proxy.Transport;
+import java.time.Duration;
+
+/** Builds proxy configurations for tests: the command line's defaults on loopback, any free port. */
+public final class ProxyConfigBuilder {
+
+    private String bind = "127.0.0.1";
+    private int port;
+    private long maxBodyBytes = 16L * 1024 * 1024;
+    private int retries = 2;
+    private Duration connectTimeout = Duration.ofSeconds(2);
+    private Duration firstByteTimeout = Duration.ofMinutes(5);
+    private Duration idleTimeout = Duration.ofMinutes(2);
+    private Duration drainTimeout = Duration.ofSeconds(30);
+    private int ejectAfter = 3;
+    private Duration ejectFor = Duration.ofSeconds(10);
+    private int eventLoops = Math.max(1, Runtime.getRuntime().availableProcessors());
+    private Transport transport = Transport.AUTO;
+    private Duration keepAliveTimeout = Duration.ofSeconds(75);
+
+    public ProxyConfigBuilder maxBodyBytes(long bytes) {
+        this.maxBodyBytes = bytes;
+        return this;
+    }
+
+    public ProxyConfigBuilder retries(int n) {
+        this.retries = n;
+        return this;
+    }
+
+    public ProxyConfigBuilder firstByteTimeout(Duration d) {
+        this.firstByteTimeout = d;
+        return this;
+    }
+
+    public ProxyConfigBuilder idleTimeout(Duration d) {
+        this.idleTimeout = d;
+        return this;
+    }
+
+    public ProxyConfigBuilder drainTimeout(Duration d) {
+        this.drainTimeout = d;
+        return this;
+    }
+
+    public ProxyConfigBuilder keepAliveTimeout(Duration d) {
+        this.keepAliveTimeout = d;
+        return this;
+    }
+
+    public ProxyConfigBuilder transport(Transport t) {
+        this.transport = t;
+        return this;
+    }
+
+    public ProxyConfig build() {
+        return new ProxyConfig(bind, port, maxBodyBytes, retries, connectTimeout, firstByteTimeout, idleTimeout,
+                drainTimeout, ejectAfter, ejectFor, eventLoops, transport, keepAliveTimeout);
+    }
+}

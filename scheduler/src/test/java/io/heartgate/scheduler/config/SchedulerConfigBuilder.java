@@ -1,0 +1,47 @@
+package io.heartgate.scheduler.config;
+
+import io.heartgate.scheduler.balancer.Strategy;
+import java.time.Duration;
+import java.util.function.Consumer;
+
+/** Builds scheduler configurations for tests: loopback, free ports, the given Kafka and topic. */
+public final class SchedulerConfigBuilder {
+
+    private final String kafka;
+    private final String topic;
+    private Strategy strategy = Strategy.WEIGHTED;
+    private int missedHeartbeats = 3;
+    private int demoNodes;
+    private final ProxyConfigBuilder proxy = new ProxyConfigBuilder();
+
+    public SchedulerConfigBuilder(String kafka, String topic) {
+        this.kafka = kafka;
+        this.topic = topic;
+    }
+
+    public SchedulerConfigBuilder strategy(Strategy s) {
+        this.strategy = s;
+        return this;
+    }
+
+    public SchedulerConfigBuilder missedHeartbeats(int n) {
+        this.missedHeartbeats = n;
+        return this;
+    }
+
+    public SchedulerConfigBuilder demoNodes(int n) {
+        this.demoNodes = n;
+        return this;
+    }
+
+    /** Sets proxy settings on the proxy's own builder. */
+    public SchedulerConfigBuilder proxy(Consumer<ProxyConfigBuilder> settings) {
+        settings.accept(proxy);
+        return this;
+    }
+
+    public SchedulerConfig build() {
+        return new SchedulerConfig(kafka, 0, "127.0.0.1", null, topic, 1, "127.0.0.1", 0, strategy, missedHeartbeats,
+                proxy.build(), demoNodes, Duration.ofMinutes(3));
+    }
+}
