@@ -7,6 +7,7 @@
 #   bench/variants.sh "bare|bare:" "bare-vertx-meters|bare: -Dbare.vertxMeters=true"   # bench/BareProxy.java
 #   bench/variants.sh "netty|netty:"                                                   # bench/BareNettyProxy.java
 #   bench/variants.sh "epoll||--transport epoll" "io_uring||--transport io_uring"      # LABEL|JVM OPTIONS|FLAGS
+#   bench/variants.sh "old|jar=/tmp/before.jar" "new|" "old|jar=/tmp/before.jar" "new|"  # A/B of two builds
 #   ROUNDS=3 DURATION=10 WARMUP=40 CONNECTIONS=32 bench/variants.sh ...
 #
 # Needs what bench/proxy.sh needs, after: mvn -B -DskipTests package.
@@ -45,6 +46,12 @@ MODEL=bench-fast wrk -t2 -c64 -d5s -s bench/chat-completion.lua http://127.0.0.1
 for variant in "$@"; do
   label=${variant%%|*}; opts=${variant#*|}; flags=""
   if [[ $opts == *"|"* ]]; then flags=${opts#*|}; opts=${opts%%|*}; fi
+  jar=scheduler/target/scheduler.jar
+  if [[ $opts == jar=* ]]; then # another build of the scheduler: jar=PATH first among the JVM options
+    first=${opts%% *}; jar=${first#jar=}
+    if [[ $opts == *" "* ]]; then opts=${opts#* }; else opts=""; fi
+    [ -f "$jar" ] || { echo "$NAME: $jar missing" >&2; exit 2; }
+  fi
   if [[ $opts == bare:* || $opts == netty:* ]]; then
     # The yardsticks, on the same ports: the least a Vert.x proxy (bench/BareProxy.java) or a raw
     # Netty proxy (bench/BareNettyProxy.java) does.
@@ -61,7 +68,7 @@ for variant in "$@"; do
     agents=()
   else
     # shellcheck disable=SC2086 # options are words on purpose
-    java $opts -jar scheduler/target/scheduler.jar --embedded-kafka-port 0 --bind 127.0.0.1 --port 19080 \
+    java $opts -jar "$jar" --embedded-kafka-port 0 --bind 127.0.0.1 --port 19080 \
       --admin-port 19081 --strategy round-robin $flags > "$WORK/scheduler-$label.log" 2>&1 &
     sched=$!
     PIDS+=($sched)

@@ -49,10 +49,7 @@ final class Exchange implements Timeouts.Watched {
 
     /** Sends an attempt to the node of {@code route}: the routing stage's first choice, or a retry's. */
     void start(Route.To route) {
-        if (route.panic()) {
-            relay.counters().add(Counter.PANIC_ROUTES);
-        }
-        attempts.begin(route, relay.targets());
+        relay.begin(attempts, route);
         open(true);
     }
 
@@ -100,8 +97,7 @@ final class Exchange implements Timeouts.Watched {
         upstream.keepAlive(HttpUtil.isKeepAlive(response));
         if ((code == 503 || code == 429) && relay.retry().decide(Failure.OVERLOAD_ANSWER, attempts.count(), false,
                 resent).action() == Action.RETRY_ELSEWHERE && relay.untriedLeft(facts, attempts.tried())) {
-            // The node is busy, not dead: try another one, never count it toward ejection, and
-            // with no other node left pass its own answer (and its Retry-After) on.
+            // Busy, not dead: try another node, never count it toward ejection; with no other node left, pass it on.
             relay.counters().add(Counter.OVERLOAD_ANSWERS);
             attempts.failed(answeredBy + ": answered " + code);
             phase = phase.to(Phase.DISCARDING);

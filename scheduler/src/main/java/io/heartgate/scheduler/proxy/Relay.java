@@ -56,6 +56,14 @@ final class Relay {
         return RouteSelector.untriedLeft(table.get(), facts, tried);
     }
 
+    /** Starts an attempt of {@code attempts} on the node of {@code route}, counting a panic-mode route. */
+    void begin(Attempts attempts, Route.To route) {
+        if (route.panic()) {
+            counters.add(ProxyCounters.Counter.PANIC_ROUTES);
+        }
+        attempts.begin(route, targets);
+    }
+
     UpstreamPool pool() {
         return pool;
     }
@@ -70,10 +78,6 @@ final class Relay {
 
     RetryPolicy retry() {
         return retry;
-    }
-
-    Targets targets() {
-        return targets;
     }
 
     ProxyCounters counters() {

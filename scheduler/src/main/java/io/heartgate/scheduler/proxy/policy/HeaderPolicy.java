@@ -1,5 +1,7 @@
 package io.heartgate.scheduler.proxy.policy;
 
+import java.util.List;
+
 /**
  * Decides the headers of both hops: what a node receives of the client's request and what the
  * client receives of the node's response. Hop-by-hop headers (RFC 9110 7.6.1) and those a
@@ -18,6 +20,15 @@ public final class HeaderPolicy {
         "proxy-connection", "te", "trailer", "upgrade"};
     static final String X_FORWARDED_FOR = "x-forwarded-for";
     static final String X_UPSTREAM_NODE = "x-upstream-node";
+
+    /**
+     * Every header name this policy reads or writes by name, lower case, so that an adapter can map
+     * them to its own pre-hashed names once.
+     */
+    public static final List<String> NAMES = List.of("host", "connection", "keep-alive", "proxy-authenticate",
+            "proxy-authorization", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade", "expect",
+            "content-length", "content-type", "cache-control", X_FORWARDED_FOR, "x-forwarded-proto", "x-forwarded-host",
+            X_UPSTREAM_NODE, "x-accel-buffering");
 
     /**
      * What the relay does with a response once its headers are decided.
