@@ -42,6 +42,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
 
     private final Relay relay;
     private final List<Stage> stages;
+    private final RequestFactsReader facts;
     private final ProxyCounters counters;
     private final LongSupplier nowMs;
     private final long keepAliveMs;
@@ -58,10 +59,11 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
      * @param nowMs the loop's coarse clock, in ms
      * @param draining whether the proxy is shutting down: every connection closes after its current response
      */
-    ClientConnection(Relay relay, List<Stage> stages, ProxyCounters counters, LongSupplier nowMs, long keepAliveMs,
-                     BooleanSupplier draining) {
+    ClientConnection(Relay relay, List<Stage> stages, RequestFactsReader facts, ProxyCounters counters,
+                     LongSupplier nowMs, long keepAliveMs, BooleanSupplier draining) {
         this.relay = relay;
         this.stages = stages;
+        this.facts = facts;
         this.counters = counters;
         this.nowMs = nowMs;
         this.keepAliveMs = keepAliveMs;
@@ -136,18 +138,19 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
 
     private void begin(FullHttpRequest request) {
         counters.add(Counter.REQUESTS);
-        RequestFacts facts = RequestFactsReader.read(request.content(), request.uri());
-        staging = new StagedCall(this, stages, request, facts);
+        long startNanos = relay.nanoTime(); // latencies count the stages too (a queue, later)
+        staging = new StagedCall(this, stages, request, facts.read(request.content(), request.uri()), startNanos);
         staging.proceed();
     }
 
     /**
      * The stages passed {@code request} on: the relay takes it to the node of {@code route};
-     * {@code keepAlive} is whether the client asked to keep its connection.
+     * {@code keepAlive} is whether the client asked to keep its connection, {@code startNanos} when
+     * the request arrived.
      */
-    void relay(FullHttpRequest request, RequestFacts facts, Route.To route, boolean keepAlive) {
+    void relay(FullHttpRequest request, RequestFacts facts, Route.To route, boolean keepAlive, long startNanos) {
         staging = null;
-        current = new Exchange(relay, this, request, facts, keepAlive);
+        current = new Exchange(relay, this, request, facts, keepAlive, startNanos);
         current.start(route);
     }
 

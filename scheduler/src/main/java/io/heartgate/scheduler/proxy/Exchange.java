@@ -36,7 +36,8 @@ final class Exchange implements Timeouts.Watched {
     private long headNanos;
     private String answeredBy;
 
-    Exchange(Relay relay, ClientConnection conn, FullHttpRequest req, RequestFacts facts, boolean keepAlive) {
+    Exchange(Relay relay, ClientConnection conn, FullHttpRequest req, RequestFacts facts, boolean keepAlive,
+             long startNanos) {
         this.relay = relay;
         this.conn = conn;
         this.req = req;
@@ -44,7 +45,7 @@ final class Exchange implements Timeouts.Watched {
         this.client = new ClientSide(conn, req, keepAlive, relay.counters());
         this.upstream = new UpstreamSide(relay.pool(), this);
         this.watch = relay.timeouts().watch(this);
-        this.startNanos = relay.nanoTime();
+        this.startNanos = startNanos;
     }
 
     /** Sends an attempt to the node of {@code route}: the routing stage's first choice, or a retry's. */
@@ -62,16 +63,13 @@ final class Exchange implements Timeouts.Watched {
         }
     }
 
-    /** A new connection is up ({@code cause} null) or could not be opened. */
-    void connectDone(Throwable cause) {
-        if (cause == null) {
-            write();
-        } else {
-            failed(Failure.CONNECT_FAILED, cause);
-        }
+    /** A new connection could not be opened. */
+    void connectFailed(Throwable cause) {
+        failed(Failure.CONNECT_FAILED, cause);
     }
 
-    private void write() {
+    /** Sends the request on the connection the upstream side holds (pooled, or new and just up). */
+    void write() {
         phase = phase.to(Phase.AWAITING_HEAD);
         watch.awaitHead();
         upstream.send(req, attempts.target());
@@ -90,7 +88,6 @@ final class Exchange implements Timeouts.Watched {
             phase = phase.to(Phase.INFORMATIONAL); // 100 or 103: the real head follows an empty last chunk
             return true;
         }
-        watch.headDone();
         headNanos = relay.nanoTime();
         answeredBy = attempts.node().id();
         relay.health().succeeded(answeredBy);
@@ -155,6 +152,11 @@ final class Exchange implements Timeouts.Watched {
     }
 
     @Override
+    public boolean waitingForHead() {
+        return phase.beforeHead();
+    }
+
+    @Override
     public void firstByteTimedOut() {
         if (phase.beforeHead()) {
             upstream.close();
@@ -184,7 +186,6 @@ final class Exchange implements Timeouts.Watched {
     }
 
     private void failed(Failure failure, Throwable cause) {
-        watch.headDone();
         Decision d = relay.retry().decide(failure, attempts.count(), phase == Phase.RELAYING, resent);
         attempts.failed(Failures.record(relay, failure, d, attempts.node(), cause));
         switch (d.action()) {

@@ -115,6 +115,7 @@ public final class ProxyServer implements AutoCloseable {
         try {
             ChannelGroup upstreams = new DefaultChannelGroup("heartgate-proxy-upstreams", GlobalEventExecutor.INSTANCE);
             List<Stage> stages = Stages.standard(table, selector, health);
+            RequestFactsReader facts = new RequestFactsReader(Stages.fieldsRead(stages));
             RetryPolicy retry = new RetryPolicy(config.retries());
             Targets targets = new Targets();
             Map<EventLoop, Relay> loops = new IdentityHashMap<>();
@@ -146,8 +147,8 @@ public final class ProxyServer implements AutoCloseable {
                             ch.pipeline().addLast(
                                     new HttpServerCodec(8192, 64 * 1024, 64 * 1024),
                                     new RequestAggregator(config.maxBodyBytes(), counters),
-                                    new ClientConnection(relay, stages, counters, relay.timeouts()::nowMs, keepAliveMs,
-                                            draining));
+                                    new ClientConnection(relay, stages, facts, counters, relay.timeouts()::nowMs,
+                                            keepAliveMs, draining));
                             clients.add(ch);
                             if (draining.getAsBoolean()) {
                                 ch.close(); // accepted just before the listening socket closed

@@ -10,14 +10,17 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.util.Set;
 
 /**
  * Reads a request's {@link RequestFacts} from its aggregated body in one pass of Jackson's
  * streaming parser: top-level fields only, everything nested skipped without building a tree, and
- * the pass stops as soon as every field routing reads is found, so a 10 MB prompt costs at most a
- * scan, not an allocation. The model is the top-level {@code model}, or Ollama's older {@code name}
- * on {@code /api/show}, {@code /api/pull} and {@code /api/delete}. A body that is not a JSON object
- * gives {@link RequestFacts#NONE}: the node will say what is wrong with it. Thread-safe.
+ * the pass stops as soon as every field wanted is found. Routing always wants the model; the other
+ * fields are read only when a stage wants them ({@link io.heartgate.scheduler.proxy.stage.Stage#reads}),
+ * so that a long prompt after the model is not scanned for nothing. The model is the top-level
+ * {@code model}, or Ollama's older {@code name} on {@code /api/show}, {@code /api/pull} and
+ * {@code /api/delete}. A body that is not a JSON object gives {@link RequestFacts#NONE}: the node
+ * will say what is wrong with it. Thread-safe.
  */
 public final class RequestFactsReader {
 
@@ -28,11 +31,15 @@ public final class RequestFactsReader {
                     .build())
             .build();
 
-    private RequestFactsReader() {
+    private final boolean wantsStream;
+
+    /** Creates a reader of the model and the {@code wanted} fields besides. */
+    public RequestFactsReader(Set<RequestFacts.Field> wanted) {
+        this.wantsStream = wanted.contains(RequestFacts.Field.STREAM);
     }
 
     /** Returns the facts of a request to {@code uri} with the readable bytes of {@code body}; indexes untouched. */
-    public static RequestFacts read(ByteBuf body, String uri) {
+    public RequestFacts read(ByteBuf body, String uri) {
         if (!startsWithBrace(body)) {
             return RequestFacts.NONE;
         }
@@ -48,7 +55,7 @@ public final class RequestFactsReader {
     }
 
     /** Returns the facts of {@code body[offset, offset+length)}; {@code nameIsModel} for Ollama's management paths. */
-    public static RequestFacts read(byte[] body, int offset, int length, boolean nameIsModel) {
+    public RequestFacts read(byte[] body, int offset, int length, boolean nameIsModel) {
         if (length == 0) {
             return RequestFacts.NONE;
         }
@@ -78,7 +85,7 @@ public final class RequestFactsReader {
         return path.equals("/api/show") || path.equals("/api/pull") || path.equals("/api/delete");
     }
 
-    private static RequestFacts read(JsonParser p, boolean nameIsModel) throws IOException {
+    private RequestFacts read(JsonParser p, boolean nameIsModel) throws IOException {
         if (p.nextToken() != JsonToken.START_OBJECT) {
             return RequestFacts.NONE;
         }
@@ -90,18 +97,23 @@ public final class RequestFactsReader {
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String field = p.currentName();
                 JsonToken value = p.nextToken();
-                switch (field) {
-                    case "model" -> {
+                if (value.isStructStart()) {
+                    p.skipChildren(); // nested: never a fact, whatever its name
+                    if (field.equals("model")) {
                         modelSeen = true;
-                        model = value == JsonToken.VALUE_STRING ? p.getText() : null;
+                        model = null;
                     }
-                    case "name" -> name = nameIsModel && value == JsonToken.VALUE_STRING ? p.getText() : name;
-                    case "stream" -> stream = value == JsonToken.VALUE_TRUE ? Boolean.TRUE
-                            : value == JsonToken.VALUE_FALSE ? Boolean.FALSE : stream;
-                    default -> p.skipChildren();
+                } else if (field.equals("model")) {
+                    modelSeen = true;
+                    model = value == JsonToken.VALUE_STRING ? p.getText() : null;
+                } else if (field.equals("name") && nameIsModel && value == JsonToken.VALUE_STRING) {
+                    name = p.getText();
+                } else if (field.equals("stream") && wantsStream) {
+                    stream = value == JsonToken.VALUE_TRUE ? Boolean.TRUE
+                            : value == JsonToken.VALUE_FALSE ? Boolean.FALSE : null;
                 }
-                if (modelSeen && stream != null) {
-                    break; // every field routing reads is known: the rest of the body is the node's business
+                if (modelSeen && (!wantsStream || stream != null)) {
+                    break; // every field wanted is known: the rest of the body is the node's business
                 }
             }
         } catch (IOException e) {

@@ -13,7 +13,7 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * Records each proxied request: a latency and a time-to-first-byte histogram by node, status class
  * and model, with percentile-friendly buckets. Labels stay bounded: nodes come from the table,
- * models are recorded only when some node serves them (else {@code other}), and there is no path or
+ * a model is recorded only for a request routed to a node that serves it, and there is no path or
  * request id label. Also keeps per-node request and error counts for the dashboard. Thread-safe.
  */
 public final class RequestMetrics implements TrafficView {

@@ -22,18 +22,20 @@ final class StagedCall implements Call {
     private final FullHttpRequest request;
     private final NettyHeaders headers;
     private final boolean keepAlive;
+    private final long startNanos;
     private RequestFacts facts;
     private Route.To route;
     private int next;
     private boolean ended;
 
-    StagedCall(ClientConnection conn, List<Stage> stages, FullHttpRequest request, RequestFacts facts) {
+    StagedCall(ClientConnection conn, List<Stage> stages, FullHttpRequest request, RequestFacts facts, long startNanos) {
         this.conn = conn;
         this.stages = stages;
         this.request = request;
         this.headers = new NettyHeaders(request.headers());
         this.keepAlive = HttpUtil.isKeepAlive(request); // before a stage removes the Connection header
         this.facts = facts;
+        this.startNanos = startNanos;
     }
 
     @Override
@@ -80,11 +82,11 @@ final class StagedCall implements Call {
             stages.get(next++).handle(this);
             return;
         }
-        ended = true;
         if (route == null) {
             throw new IllegalStateException("the stages passed a request on without routing it");
         }
-        conn.relay(request, facts, route, keepAlive);
+        ended = true;
+        conn.relay(request, facts, route, keepAlive, startNanos);
     }
 
     @Override

@@ -15,8 +15,11 @@ import java.util.function.LongSupplier;
  */
 final class Timeouts {
 
-    /** What a watch tells its owner. */
+    /** The owner of a watch: what the sweep asks it and tells it. */
     interface Watched {
+        /** Returns whether the owner still waits for the response head of its latest attempt. */
+        boolean waitingForHead();
+
         /** No response head arrived within the first-byte timeout. */
         void firstByteTimedOut();
 
@@ -29,8 +32,8 @@ final class Timeouts {
         private final Watched owner;
         private Watch prev;
         private Watch next;
-        private boolean relaying;
-        private boolean awaitingHead;
+        /** Whether this watch is in the list of responses being relayed (list membership, not the owner's phase). */
+        private boolean linked;
         private int attempt;
         private long lastChunkMs;
 
@@ -40,22 +43,16 @@ final class Timeouts {
 
         /** Starts the first-byte clock of a new attempt; an earlier attempt's clock no longer counts. */
         void awaitHead() {
-            awaitingHead = true;
             attempt++;
             pending.addLast(new Pending(this, attempt, nanoTicker.getAsLong() / 1_000_000 + firstByteMs));
         }
 
-        /** Stops the first-byte clock: the head is here, or the attempt ended. */
-        void headDone() {
-            awaitingHead = false;
-        }
-
         /** Starts watching the response for idleness; once per exchange. */
         void relaying() {
-            if (relaying) {
+            if (linked) {
                 return;
             }
-            relaying = true;
+            linked = true;
             lastChunkMs = nowMs;
             prev = relayingLast;
             if (relayingLast == null) {
@@ -73,11 +70,10 @@ final class Timeouts {
 
         /** Stops watching; idempotent. */
         void done() {
-            awaitingHead = false;
-            if (!relaying) {
+            if (!linked) {
                 return;
             }
-            relaying = false;
+            linked = false;
             if (prev == null) {
                 relayingFirst = next;
             } else {
@@ -128,7 +124,7 @@ final class Timeouts {
         while (!pending.isEmpty()) {
             Pending p = pending.peekFirst();
             Watch w = p.watch();
-            if (!w.awaitingHead || w.attempt != p.attempt()) {
+            if (w.attempt != p.attempt() || !w.owner.waitingForHead()) {
                 pending.pollFirst();
                 continue;
             }
@@ -136,7 +132,6 @@ final class Timeouts {
                 break;
             }
             pending.pollFirst();
-            w.awaitingHead = false;
             w.owner.firstByteTimedOut();
         }
         if (nowMs >= nextIdleCheckMs) {

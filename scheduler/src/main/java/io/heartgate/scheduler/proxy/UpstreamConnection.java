@@ -104,6 +104,8 @@ final class UpstreamConnection extends ChannelInboundHandlerAdapter {
         }
         if (msg instanceof HttpContent content) {
             e.content(content, content instanceof LastHttpContent);
+        } else if (!(msg instanceof HttpResponse)) {
+            ReferenceCountUtil.release(msg); // not HTTP (bytes after a 101): not relayed
         }
     }
 

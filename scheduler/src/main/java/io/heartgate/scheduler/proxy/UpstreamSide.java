@@ -35,9 +35,9 @@ final class UpstreamSide {
     }
 
     /**
-     * Starts opening a new connection to {@code target}; calls {@link Exchange#connectDone} once it
-     * is up or failed (at once, when the connect completes at once), unless the exchange let go of
-     * it ({@link #close}) meanwhile.
+     * Starts opening a new connection to {@code target}; once it is up the exchange sends on it
+     * ({@link Exchange#write}), once it failed it hears so ({@link Exchange#connectFailed}), at once
+     * when the connect completes at once, unless the exchange let go of it ({@link #close}) meanwhile.
      */
     void connect(Target target) {
         reused = false;
@@ -50,10 +50,12 @@ final class UpstreamSide {
                 }
                 return;
             }
-            if (!f.isSuccess()) {
+            if (f.isSuccess()) {
+                exchange.write();
+            } else {
                 conn = null;
+                exchange.connectFailed(f.cause());
             }
-            exchange.connectDone(f.isSuccess() ? null : f.cause());
         });
     }
 
@@ -116,10 +118,5 @@ final class UpstreamSide {
             c.detach();
             c.close();
         }
-    }
-
-    /** Closes the connection but leaves it attached, so that the exchange hears of the close (a reset). */
-    void reset() {
-        conn.close();
     }
 }

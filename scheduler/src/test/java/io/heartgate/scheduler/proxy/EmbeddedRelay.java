@@ -6,6 +6,7 @@ import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.health.PassiveHealth;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy;
 import io.heartgate.scheduler.proxy.policy.RouteSelector;
+import io.heartgate.scheduler.proxy.stage.Stage;
 import io.heartgate.scheduler.proxy.stage.Stages;
 import io.heartgate.scheduler.status.Draining;
 import io.heartgate.scheduler.table.InFlight;
@@ -63,6 +64,11 @@ final class EmbeddedRelay {
     final EmbeddedChannel client;
 
     EmbeddedRelay(String... nodeIds) {
+        this(List.of(), nodeIds);
+    }
+
+    /** With {@code extraStages} before the standard ones. */
+    EmbeddedRelay(List<Stage> extraStages, String... nodeIds) {
         for (String id : nodeIds) {
             Heartbeat hb = Heartbeat.builder(id, "http://127.0.0.1:" + (9000 + nodes.size())).instance("i1").seq(1L)
                     .state(NodeState.UP).intervalMs(1000).models(List.of("llama3:8b")).build();
@@ -74,8 +80,10 @@ final class EmbeddedRelay {
         RouteSelector selector = new RouteSelector(Strategy.ROUND_ROBIN.create(() -> 0L, 0));
         Relay relay = new Relay(pool, timeouts, () -> table, selector, health, new RetryPolicy(2), new Targets(), counters,
                 new RequestMetrics(new SimpleMeterRegistry()), nanos::get, FIRST_BYTE_MS);
-        client = new EmbeddedChannel(new ClientConnection(relay, Stages.standard(() -> table, selector, health),
-                counters, timeouts::nowMs, KEEP_ALIVE_MS, draining));
+        List<Stage> stages = new ArrayList<>(extraStages);
+        stages.addAll(Stages.standard(() -> table, selector, health));
+        client = new EmbeddedChannel(new ClientConnection(relay, stages,
+                new RequestFactsReader(Stages.fieldsRead(stages)), counters, timeouts::nowMs, KEEP_ALIVE_MS, draining));
         client.freezeTime();
     }
 

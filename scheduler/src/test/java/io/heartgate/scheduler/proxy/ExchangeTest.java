@@ -287,6 +287,78 @@ class ExchangeTest {
     }
 
     @Test
+    void aClientLeavingOrTheNodeClosingWhileAnOverloadAnswerIsReadAwayEndsCleanly() {
+        relay = new EmbeddedRelay("n1", "n2");
+        relay.client.writeInbound(post("/v1/chat/completions", CHAT));
+        EmbeddedChannel n1 = relay.upstream("n1");
+        received(n1);
+        n1.writeInbound(head(503, "content-length", "100"), chunk("busy"));
+        n1.close(); // the node ends its overload answer by closing: the retry goes on
+
+        EmbeddedChannel n2 = relay.upstream("n2");
+        received(n2);
+        n2.writeInbound(head(200, "content-length", "2"), last("ok"));
+        assertThat(clientText()).isEqualTo("[200]ok");
+
+        relay.client.writeInbound(post("/v1/chat/completions", CHAT));
+        EmbeddedChannel next = relay.upstream(relay.connections("n1") > 1 ? "n1" : "n2");
+        received(next);
+        next.writeInbound(head(429, "content-length", "100"), chunk("slow"));
+        relay.client.close();
+
+        assertThat(next.isActive()).isFalse();
+        assertThat(relay.counters.get(Counter.CLIENT_CANCELLATIONS)).isEqualTo(1);
+        assertThat(relay.nodes).allSatisfy(n -> assertThat(n.inFlight().get()).isZero());
+    }
+
+    @Test
+    void aFirstByteTimeoutDuringAnInformationalAnswerIs504() {
+        relay = new EmbeddedRelay("n1");
+        relay.client.writeInbound(post("/v1/chat/completions", CHAT));
+        EmbeddedChannel up = relay.upstream("n1");
+        received(up);
+        up.writeInbound(head(100)); // its empty last chunk never comes
+
+        relay.advance(1000);
+
+        assertThat(clientText()).startsWith("[504]");
+        assertThat(up.isActive()).isFalse();
+    }
+
+    /** Returns the node the request is on now: the one holding an in-flight count. */
+    private String holding() {
+        return relay.nodes.stream().filter(n -> n.inFlight().get() == 1).map(n -> n.id()).reduce((a, b) -> a + "," + b)
+                .orElse("none");
+    }
+
+    @Test
+    void everyAttemptGivesItsInFlightCountBack() {
+        relay = new EmbeddedRelay("n1", "n2", "n3");
+        relay.client.writeInbound(post("/v1/chat/completions", CHAT));
+        assertThat(holding()).isEqualTo("n1");
+        EmbeddedChannel first = relay.upstream("n1");
+        received(first);
+        first.close(); // reset: retried
+
+        String second = holding();
+        assertThat(second).isIn("n2", "n3");
+        EmbeddedChannel up2 = relay.upstream(second);
+        received(up2);
+        up2.writeInbound(head(503, "content-length", "1"), last("x")); // overload: retried
+
+        String third = holding();
+        assertThat(third).isIn("n2", "n3").isNotEqualTo(second);
+        EmbeddedChannel up3 = relay.upstream(third);
+        received(up3);
+        up3.writeInbound(head(200, "transfer-encoding", "chunked"), chunk("a"));
+        up3.close(); // cut mid-response
+
+        assertThat(holding()).isEqualTo("none");
+        assertThat(relay.client.isActive()).isFalse();
+        clientText();
+    }
+
+    @Test
     void informationalAnswersAreSkippedAndTheRealHeadRelayed() {
         relay = new EmbeddedRelay("n1");
         relay.client.writeInbound(post("/v1/chat/completions", CHAT));

@@ -6,12 +6,17 @@ import io.heartgate.scheduler.proxy.policy.RequestFacts;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
+import java.util.EnumSet;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class RequestFactsReaderTest {
 
+    private static final RequestFactsReader ALL = new RequestFactsReader(EnumSet.allOf(RequestFacts.Field.class));
+    private static final RequestFactsReader MODEL_ONLY = new RequestFactsReader(Set.of());
+
     private static RequestFacts read(String uri, String body) {
-        return RequestFactsReader.read(Unpooled.copiedBuffer(body, StandardCharsets.UTF_8), uri);
+        return ALL.read(Unpooled.copiedBuffer(body, StandardCharsets.UTF_8), uri);
     }
 
     @Test
@@ -41,6 +46,28 @@ class RequestFactsReaderTest {
     }
 
     @Test
+    void nestedValuesAreSkippedWhateverTheirName() {
+        assertThat(read("/api/show", "{\"name\":{\"model\":\"a\"},\"model\":\"b\"}").model()).isEqualTo("b:latest");
+        assertThat(read("/x", "{\"stream\":{\"x\":1},\"model\":\"b\"}"))
+                .isEqualTo(RequestFacts.ofModel("b:latest"));
+        assertThat(read("/x", "{\"model\":{\"id\":\"a\"},\"x\":{\"model\":\"c\"}}")).isEqualTo(RequestFacts.NONE);
+    }
+
+    @Test
+    void withoutAStageWantingMoreThePassStopsAtTheModel() {
+        String longTail = "{\"model\":\"m\",\"messages\":[{\"content\":\"" + "x".repeat(1000) + "\"}],\"stream\":true}";
+        String brokenTail = "{\"model\":\"m\",\"messages\":[{\"content\":";
+
+        assertThat(MODEL_ONLY.read(Unpooled.copiedBuffer(longTail, StandardCharsets.UTF_8), "/x"))
+                .isEqualTo(RequestFacts.ofModel("m:latest"));
+        assertThat(ALL.read(Unpooled.copiedBuffer(longTail, StandardCharsets.UTF_8), "/x"))
+                .isEqualTo(new RequestFacts("m:latest", true, null, null, null));
+        // The tail is not even looked at: broken JSON after the model costs nothing and changes nothing.
+        assertThat(MODEL_ONLY.read(Unpooled.copiedBuffer(brokenTail, StandardCharsets.UTF_8), "/x"))
+                .isEqualTo(RequestFacts.ofModel("m:latest"));
+    }
+
+    @Test
     void brokenJsonAfterTheFieldsKeepsWhatWasRead() {
         assertThat(read("/x", "{\"model\":\"m\",\"messages\":[{\"role\":")).isEqualTo(RequestFacts.ofModel("m:latest"));
         assertThat(read("/x", "{\"messages\":[{\"role\":")).isEqualTo(RequestFacts.NONE);
@@ -52,7 +79,7 @@ class RequestFactsReaderTest {
         direct.writeCharSequence("{\"model\":\"m\",\"stream\":true}", StandardCharsets.UTF_8);
         int readable = direct.readableBytes();
 
-        assertThat(RequestFactsReader.read(direct, "/x")).isEqualTo(new RequestFacts("m:latest", true, null, null, null));
+        assertThat(ALL.read(direct, "/x")).isEqualTo(new RequestFacts("m:latest", true, null, null, null));
         assertThat(direct.readerIndex()).isZero();
         assertThat(direct.readableBytes()).isEqualTo(readable);
         direct.release();

@@ -111,10 +111,22 @@ public final class HeaderPolicy {
         if (te == null) {
             return false;
         }
-        for (String token : te.split(",")) {
-            if (token.trim().equalsIgnoreCase("chunked")) {
+        // Token by token without allocating: "gzip, chunked" lists chunked last, as RFC 9112 requires.
+        for (int start = 0; start < te.length(); ) {
+            int comma = te.indexOf(',', start);
+            int end = comma < 0 ? te.length() : comma;
+            int a = start;
+            int b = end;
+            while (a < b && te.charAt(a) == ' ') {
+                a++;
+            }
+            while (b > a && te.charAt(b - 1) == ' ') {
+                b--;
+            }
+            if (b - a == 7 && te.regionMatches(true, a, "chunked", 0, 7)) {
                 return true;
             }
+            start = end + 1;
         }
         return false;
     }

@@ -15,6 +15,15 @@ package io.heartgate.scheduler.proxy.policy;
  */
 public record RequestFacts(String model, Boolean stream, String sessionKey, Long prefixHash, String caller) {
 
+    /**
+     * The facts read from the body only when a stage wants them (the model always is): reading one
+     * may mean scanning past a long prompt.
+     */
+    public enum Field {
+        /** The top-level {@code stream} flag. */
+        STREAM
+    }
+
     /** The facts of a request whose body says nothing (no body, or not a JSON object). */
     public static final RequestFacts NONE = new RequestFacts(null, null, null, null, null);
 
