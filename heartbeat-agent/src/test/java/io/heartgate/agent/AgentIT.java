@@ -8,7 +8,7 @@ import io.heartgate.protocol.Decoded;
 import io.heartgate.protocol.Heartbeat;
 import io.heartgate.protocol.Load;
 import io.heartgate.protocol.NodeState;
-import io.heartgate.sim.SimConfig;
+import io.heartgate.sim.SimConfigBuilder;
 import io.heartgate.sim.SimServer;
 import io.heartgate.testkit.KafkaExtension;
 import io.heartgate.testkit.TestKafka;
@@ -40,8 +40,8 @@ class AgentIT {
     @BeforeEach
     void startSim() throws Exception {
         vertx = Vertx.vertx();
-        sim = new SimServer(SimConfig.forTests("sim-a", List.of("llama3:8b", "qwen2.5:7b"))
-                .withTiming(100_000, Duration.ofMillis(20), Duration.ofMillis(1)),
+        sim = new SimServer(new SimConfigBuilder("sim-a", List.of("llama3:8b", "qwen2.5:7b"))
+                .timing(100_000, Duration.ofMillis(20), Duration.ofMillis(1)).build(),
                 Clock.systemUTC(), System::nanoTime);
         vertx.deployVerticle(sim).await(20, TimeUnit.SECONDS);
     }

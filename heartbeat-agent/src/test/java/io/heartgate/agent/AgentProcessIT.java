@@ -3,7 +3,7 @@ package io.heartgate.agent;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.heartgate.protocol.Decoded;
-import io.heartgate.sim.SimConfig;
+import io.heartgate.sim.SimConfigBuilder;
 import io.heartgate.sim.SimServer;
 import io.heartgate.testkit.KafkaExtension;
 import io.heartgate.testkit.TestKafka;
@@ -30,7 +30,7 @@ class AgentProcessIT {
         Path jar = Path.of("target", "heartbeat-agent.jar");
         assertThat(jar).as("the packaged agent (run through mvn verify)").exists();
         Vertx vertx = Vertx.vertx();
-        SimServer sim = new SimServer(SimConfig.forTests("sim-p", List.of("llama3:8b")), Clock.systemUTC(),
+        SimServer sim = new SimServer(new SimConfigBuilder("sim-p", List.of("llama3:8b")).build(), Clock.systemUTC(),
                 System::nanoTime);
         vertx.deployVerticle(sim).await(20, TimeUnit.SECONDS);
         String topic = "agent-process-" + UUID.randomUUID();
@@ -79,7 +79,7 @@ class AgentProcessIT {
     @Test
     void onceProbesAndPrintsTheHeartbeatAsJson(@TempDir Path dir) throws Exception {
         Vertx vertx = Vertx.vertx();
-        SimServer sim = new SimServer(SimConfig.forTests("sim-o", List.of("m1", "m2")), Clock.systemUTC(),
+        SimServer sim = new SimServer(new SimConfigBuilder("sim-o", List.of("m1", "m2")).build(), Clock.systemUTC(),
                 System::nanoTime);
         vertx.deployVerticle(sim).await(20, TimeUnit.SECONDS);
         try {

@@ -7,7 +7,7 @@ import io.heartgate.agent.probe.Backend;
 import io.heartgate.embedded.EmbeddedKafkaBroker;
 import io.heartgate.embedded.EmbeddedKafkaConfig;
 import io.heartgate.protocol.Heartbeat;
-import io.heartgate.sim.SimConfig;
+import io.heartgate.sim.SimConfigBuilder;
 import io.heartgate.sim.SimServer;
 import io.vertx.core.Vertx;
 import java.nio.file.Path;
@@ -32,7 +32,7 @@ class KafkaOutageIT {
         EmbeddedKafkaConfig brokerConfig = EmbeddedKafkaConfig.forTests().withDataDir(dataDir);
         EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(brokerConfig);
         Vertx vertx = Vertx.vertx();
-        SimServer sim = new SimServer(SimConfig.forTests("sim-k", List.of("m")), Clock.systemUTC(), System::nanoTime);
+        SimServer sim = new SimServer(new SimConfigBuilder("sim-k", List.of("m")).build(), Clock.systemUTC(), System::nanoTime);
         vertx.deployVerticle(sim).await(20, TimeUnit.SECONDS);
         String url = "http://127.0.0.1:" + sim.port();
         AgentRuntime agent = null;

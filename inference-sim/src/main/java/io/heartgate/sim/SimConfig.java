@@ -57,28 +57,4 @@ public record SimConfig(String name, String bindHost, int port, List<String> mod
             throw new InvalidSettingException("embeddingDim", "must be 1 to 8192, was " + embeddingDim);
         }
     }
-
-    /** Returns a configuration with fast defaults for tests: free port, 1 ms tokens, 8 tokens. */
-    public static SimConfig forTests(String name, List<String> models) {
-        return new SimConfig(name, "127.0.0.1", 0, models, 8, Duration.ofMillis(1), Duration.ofMillis(1),
-                4, 64, 8, Faults.NONE);
-    }
-
-    /** Returns a copy with other faults. */
-    public SimConfig withFaults(Faults f) {
-        return new SimConfig(name, bindHost, port, models, tokens, tokenDelay, firstTokenDelay, maxConcurrency,
-                maxQueue, embeddingDim, f);
-    }
-
-    /** Returns a copy with another token count and delays. */
-    public SimConfig withTiming(int tokenCount, Duration perToken, Duration firstToken) {
-        return new SimConfig(name, bindHost, port, models, tokenCount, perToken, firstToken, maxConcurrency,
-                maxQueue, embeddingDim, faults);
-    }
-
-    /** Returns a copy with other concurrency limits. */
-    public SimConfig withConcurrency(int concurrency, int queue) {
-        return new SimConfig(name, bindHost, port, models, tokens, tokenDelay, firstTokenDelay, concurrency,
-                queue, embeddingDim, faults);
-    }
 }

@@ -17,7 +17,7 @@ class NodeClientsIT {
     void officialClientsStreamAChatFromTheSim(@TempDir Path dir) throws Exception {
         NodeClients.install(dir);
 
-        try (SimHarness sim = new SimHarness(SimConfig.forTests("node-js", List.of("llama3:8b", "qwen2.5:7b")))) {
+        try (SimHarness sim = new SimHarness(new SimConfigBuilder("node-js", List.of("llama3:8b", "qwen2.5:7b")).build())) {
             NodeClients.Run clients = NodeClients.chat(dir, "http://127.0.0.1:" + sim.server.port(), "llama3:8b");
 
             assertThat(clients.status()).as(clients.output()).isZero();

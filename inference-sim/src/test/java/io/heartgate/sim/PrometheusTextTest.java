@@ -26,9 +26,10 @@ class PrometheusTextTest {
     void rendersLoadUnderVllmNamesAndTheSimulatorsCounters() {
         ManualTimers timers = new ManualTimers();
         SimStats stats = new SimStats();
-        SimConfig config = SimConfig.forTests("gpu-p", List.of("org/\"model\"", "other"))
-                .withTiming(4, Duration.ofMillis(10), Duration.ofMillis(10))
-                .withConcurrency(4, 8);
+        SimConfig config = new SimConfigBuilder("gpu-p", List.of("org/\"model\"", "other"))
+                .timing(4, Duration.ofMillis(10), Duration.ofMillis(10))
+                .concurrency(4, 8)
+                .build();
         SimEngine engine = new SimEngine(config, () -> Faults.NONE, timers::nanos, timers, stats);
         engine.admit(engine.open(Integer.MAX_VALUE, SILENT));
         stats.request("openai.chat");

@@ -22,9 +22,10 @@ class SimEngineTest {
     private Faults faults = Faults.NONE;
 
     private SimEngine engine(int tokens, long tokenMs, long firstMs, int concurrency, int queue) {
-        SimConfig config = SimConfig.forTests("gpu-t", List.of("m", "n"))
-                .withTiming(tokens, Duration.ofMillis(tokenMs), Duration.ofMillis(firstMs))
-                .withConcurrency(concurrency, queue);
+        SimConfig config = new SimConfigBuilder("gpu-t", List.of("m", "n"))
+                .timing(tokens, Duration.ofMillis(tokenMs), Duration.ofMillis(firstMs))
+                .concurrency(concurrency, queue)
+                .build();
         return new SimEngine(config, () -> faults, timers::nanos, timers, stats);
     }
 

@@ -26,6 +26,10 @@ class SimServerIT {
 
     private SimHarness sim;
 
+    private SimHarness start(SimConfigBuilder config) throws Exception {
+        return start(config.build());
+    }
+
     private SimHarness start(SimConfig config) throws Exception {
         sim = new SimHarness(config);
         return sim;
@@ -40,7 +44,7 @@ class SimServerIT {
 
     @Test
     void streamsOllamaGenerateAsNdjsonShapedLikeTheRealServer() throws Exception {
-        start(SimConfig.forTests("gpu-a", List.of("llama3:8b")));
+        start(new SimConfigBuilder("gpu-a", List.of("llama3:8b")));
 
         HttpResponse<String> r = sim.post("/api/generate", "{\"model\":\"llama3:8b\",\"prompt\":\"why is the sky blue\"}");
 
@@ -66,7 +70,7 @@ class SimServerIT {
 
     @Test
     void answersOllamaChatWithOneObjectWhenStreamIsFalse() throws Exception {
-        start(SimConfig.forTests("gpu-b", List.of("qwen2.5:7b")));
+        start(new SimConfigBuilder("gpu-b", List.of("qwen2.5:7b")));
 
         HttpResponse<String> r = sim.post("/api/chat",
                 "{\"model\":\"qwen2.5:7b\",\"stream\":false,\"messages\":[{\"role\":\"user\",\"content\":\"hi there\"}]}");
@@ -82,7 +86,7 @@ class SimServerIT {
 
     @Test
     void streamsOpenAiChatAsServerSentEventsEndingWithDone() throws Exception {
-        start(SimConfig.forTests("gpu-c", List.of("TinyLlama/TinyLlama-1.1B-Chat-v1.0")));
+        start(new SimConfigBuilder("gpu-c", List.of("TinyLlama/TinyLlama-1.1B-Chat-v1.0")));
 
         HttpResponse<String> r = sim.post("/v1/chat/completions",
                 "{\"model\":\"TinyLlama/TinyLlama-1.1B-Chat-v1.0\",\"stream\":true,"
@@ -114,7 +118,7 @@ class SimServerIT {
 
     @Test
     void answersOpenAiCompletionsWholeWithUsageAndHonoursMaxTokens() throws Exception {
-        start(SimConfig.forTests("gpu-d", List.of("m")));
+        start(new SimConfigBuilder("gpu-d", List.of("m")));
 
         JsonObject body = new JsonObject(sim.post("/v1/completions",
                 "{\"model\":\"m\",\"prompt\":\"one two three\",\"max_tokens\":3}").body());
@@ -129,7 +133,7 @@ class SimServerIT {
 
     @Test
     void streamsOpenAiCompletionsAndAnswersOllamaGenerateWhole() throws Exception {
-        start(SimConfig.forTests("gpu-m", List.of("m")));
+        start(new SimConfigBuilder("gpu-m", List.of("m")));
 
         HttpResponse<String> stream = sim.post("/v1/completions", "{\"model\":\"m\",\"prompt\":\"p\",\"stream\":true}");
         List<JsonObject> chunks = List.of(stream.body().split("\n\n")).stream()
@@ -149,7 +153,7 @@ class SimServerIT {
 
     @Test
     void servesTheLegacyOllamaEmbeddingsEndpoint() throws Exception {
-        start(SimConfig.forTests("gpu-e", List.of("nomic-embed-text")));
+        start(new SimConfigBuilder("gpu-e", List.of("nomic-embed-text")));
 
         JsonObject legacy = new JsonObject(sim.post("/api/embeddings",
                 "{\"model\":\"nomic-embed-text\",\"prompt\":\"a\"}").body());
@@ -163,7 +167,7 @@ class SimServerIT {
 
     @Test
     void slowsTokensDownAndAnswers429OnRequest() throws Exception {
-        start(SimConfig.forTests("gpu-s", List.of("m")).withTiming(4, Duration.ofMillis(1), Duration.ofMillis(1)));
+        start(new SimConfigBuilder("gpu-s", List.of("m")).timing(4, Duration.ofMillis(1), Duration.ofMillis(1)));
         assertThat(sim.post("/sim/faults", "{\"tokenDelayMs\": 150}").statusCode()).isEqualTo(200);
 
         long start = System.nanoTime();
@@ -182,7 +186,7 @@ class SimServerIT {
 
     @Test
     void answersUnknownModelsWithTheRealServersNotFoundShapes() throws Exception {
-        start(SimConfig.forTests("gpu-e", List.of("llama3:8b")));
+        start(new SimConfigBuilder("gpu-e", List.of("llama3:8b")));
 
         HttpResponse<String> ollama = sim.post("/api/generate", "{\"model\":\"custom-phi3-32k-Q4_K_M\",\"prompt\":\"x\"}");
         HttpResponse<String> openai = sim.post("/v1/chat/completions",
@@ -197,7 +201,7 @@ class SimServerIT {
 
     @Test
     void rejectsBadBodiesWithClearErrors() throws Exception {
-        start(SimConfig.forTests("gpu-e", List.of("llama3:8b")));
+        start(new SimConfigBuilder("gpu-e", List.of("llama3:8b")));
 
         assertThat(sim.post("/api/generate", "not json").statusCode()).isEqualTo(400);
         assertThat(sim.post("/api/generate", "{\"prompt\":\"no model\"}").body()).contains("model is required");
@@ -206,7 +210,7 @@ class SimServerIT {
 
     @Test
     void listsModelsLikeOllamaAndVllm() throws Exception {
-        start(SimConfig.forTests("gpu-f", List.of("llama3:8b", "qwen2.5:7b")));
+        start(new SimConfigBuilder("gpu-f", List.of("llama3:8b", "qwen2.5:7b")));
 
         JsonObject tags = new JsonObject(sim.get("/api/tags").body());
         JsonObject ps = new JsonObject(sim.get("/api/ps").body());
@@ -226,7 +230,7 @@ class SimServerIT {
 
     @Test
     void returnsDeterministicUnitEmbeddings() throws Exception {
-        start(SimConfig.forTests("gpu-g", List.of("nomic-embed-text")));
+        start(new SimConfigBuilder("gpu-g", List.of("nomic-embed-text")));
 
         JsonObject a = new JsonObject(sim.post("/api/embed", "{\"model\":\"nomic-embed-text\",\"input\":[\"a\",\"b\"]}").body());
         JsonObject b = new JsonObject(sim.post("/v1/embeddings", "{\"model\":\"nomic-embed-text\",\"input\":\"a\"}").body());
@@ -241,8 +245,8 @@ class SimServerIT {
 
     @Test
     void queuesBeyondMaxConcurrencyAndShowsLoadInVllmMetrics() throws Exception {
-        start(SimConfig.forTests("gpu-h", List.of("m")).withConcurrency(1, 8)
-                .withTiming(1000, Duration.ofMillis(50), Duration.ofMillis(1)));
+        start(new SimConfigBuilder("gpu-h", List.of("m")).concurrency(1, 8)
+                .timing(1000, Duration.ofMillis(50), Duration.ofMillis(1)));
         List<CompletableFuture<HttpResponse<InputStream>>> streams = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
             streams.add(sim.http.sendAsync(sim.postRequest("/api/generate", "{\"model\":\"m\",\"prompt\":\"p\"}"),
@@ -265,8 +269,8 @@ class SimServerIT {
 
     @Test
     void answersBusyInEachFormatOnceTheSlotsAndTheQueueAreFull() throws Exception {
-        start(SimConfig.forTests("gpu-q", List.of("m")).withConcurrency(1, 0)
-                .withFaults(new Faults(false, 0, true, -1, null, null)));
+        start(new SimConfigBuilder("gpu-q", List.of("m")).concurrency(1, 0)
+                .faults(new Faults(false, 0, true, -1, null, null)));
         CompletableFuture<HttpResponse<String>> holder = sim.http.sendAsync(
                 sim.postRequest("/api/generate", "{\"model\":\"m\",\"prompt\":\"p\"}"),
                 HttpResponse.BodyHandlers.ofString());
@@ -291,7 +295,7 @@ class SimServerIT {
 
     @Test
     void stopsGeneratingWithin100MillisecondsOfTheClientDisconnecting() throws Exception {
-        start(SimConfig.forTests("gpu-i", List.of("m")).withTiming(10_000, Duration.ofMillis(10), Duration.ofMillis(1)));
+        start(new SimConfigBuilder("gpu-i", List.of("m")).timing(10_000, Duration.ofMillis(10), Duration.ofMillis(1)));
         String body = "{\"model\":\"m\",\"stream\":true,\"messages\":[]}";
 
         // A raw socket, so the moment of the disconnect is exactly when we close it.
@@ -324,7 +328,7 @@ class SimServerIT {
 
     @Test
     void generatesEverythingAtOnceWithZeroDelays() throws Exception {
-        start(SimConfig.forTests("gpu-z", List.of("m")).withTiming(32, Duration.ZERO, Duration.ZERO));
+        start(new SimConfigBuilder("gpu-z", List.of("m")).timing(32, Duration.ZERO, Duration.ZERO));
 
         JsonObject body = new JsonObject(sim.post("/v1/chat/completions",
                 "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}").body());
@@ -336,7 +340,7 @@ class SimServerIT {
 
     @Test
     void injectsFaultsAtRunTime() throws Exception {
-        start(SimConfig.forTests("gpu-j", List.of("m")));
+        start(new SimConfigBuilder("gpu-j", List.of("m")));
 
         assertThat(sim.post("/sim/faults", "{\"failHealth\":true,\"errorStatus\":503}").statusCode()).isEqualTo(200);
         assertThat(sim.get("/health").statusCode()).isEqualTo(503);
@@ -363,7 +367,7 @@ class SimServerIT {
 
     @Test
     void dropsTheConnectionAfterKTokens() throws Exception {
-        start(SimConfig.forTests("gpu-k", List.of("m")).withFaults(new Faults(false, 0, false, 3, null, null)));
+        start(new SimConfigBuilder("gpu-k", List.of("m")).faults(new Faults(false, 0, false, 3, null, null)));
         String body = "{\"model\":\"m\",\"prompt\":\"p\"}";
 
         // A raw socket shows exactly what reached the wire; an HTTP client may discard the bytes it
@@ -393,7 +397,7 @@ class SimServerIT {
 
     @Test
     void hangsBeforeTheFirstByteUntilTheClientGivesUp() throws Exception {
-        start(SimConfig.forTests("gpu-l", List.of("m")).withFaults(new Faults(false, 0, true, -1, null, null)));
+        start(new SimConfigBuilder("gpu-l", List.of("m")).faults(new Faults(false, 0, true, -1, null, null)));
 
         java.net.http.HttpRequest request = java.net.http.HttpRequest.newBuilder(sim.uri("/api/generate"))
                 .timeout(Duration.ofMillis(300))

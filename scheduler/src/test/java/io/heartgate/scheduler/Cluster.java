@@ -4,7 +4,7 @@ import io.heartgate.protocol.Heartbeat;
 import io.heartgate.protocol.HeartbeatCodec;
 import io.heartgate.scheduler.config.SchedulerConfigBuilder;
 import io.heartgate.sim.Faults;
-import io.heartgate.sim.SimConfig;
+import io.heartgate.sim.SimConfigBuilder;
 import io.heartgate.sim.SimServer;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
@@ -68,9 +68,9 @@ final class Cluster implements AutoCloseable {
     }
 
     /** Starts a sim named {@code id}. */
-    SimNode sim(String id, UnaryOperator<SimConfig> tune) throws Exception {
+    SimNode sim(String id, UnaryOperator<SimConfigBuilder> tune) throws Exception {
         Vertx vertx = Vertx.vertx();
-        SimServer server = new SimServer(tune.apply(SimConfig.forTests(id, java.util.List.of("llama3:8b", "qwen2.5:7b"))),
+        SimServer server = new SimServer(tune.apply(new SimConfigBuilder(id, java.util.List.of("llama3:8b", "qwen2.5:7b"))).build(),
                 Clock.systemUTC(), System::nanoTime);
         vertx.deployVerticle(server).await(20, TimeUnit.SECONDS);
         SimNode node = new SimNode(id, vertx, server);

@@ -98,7 +98,7 @@ class ProxyIT {
 
     @Test
     void streamsSseAndNdjsonTokenByToken() throws Exception {
-        Cluster.SimNode sim = cluster.sim("gpu-s", c -> c.withTiming(5, Duration.ofMillis(200), Duration.ofMillis(1)));
+        Cluster.SimNode sim = cluster.sim("gpu-s", c -> c.timing(5, Duration.ofMillis(200), Duration.ofMillis(1)));
         cluster.heartbeat("gpu-s", sim.url(), b -> b);
         cluster.startScheduler(c -> { });
         cluster.awaitRoutable(1);
@@ -132,7 +132,7 @@ class ProxyIT {
 
     @Test
     void aClientDisconnectReachesTheNodeWithin100Ms() throws Exception {
-        Cluster.SimNode sim = cluster.sim("gpu-d", c -> c.withTiming(10_000, Duration.ofMillis(20), Duration.ofMillis(1)));
+        Cluster.SimNode sim = cluster.sim("gpu-d", c -> c.timing(10_000, Duration.ofMillis(20), Duration.ofMillis(1)));
         cluster.heartbeat("gpu-d", sim.url(), b -> b);
         cluster.startScheduler(c -> { });
         cluster.awaitRoutable(1);

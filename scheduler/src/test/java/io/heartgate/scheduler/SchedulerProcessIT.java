@@ -34,7 +34,7 @@ class SchedulerProcessIT {
         Path jar = Path.of("target", "scheduler.jar");
         assertThat(jar).as("the packaged scheduler (run through mvn verify)").exists();
         try (Cluster cluster = new Cluster(kafka.bootstrapServers())) {
-            Cluster.SimNode sim = cluster.sim("gpu-slow", c -> c.withTiming(20, Duration.ofMillis(100), Duration.ofMillis(1)));
+            Cluster.SimNode sim = cluster.sim("gpu-slow", c -> c.timing(20, Duration.ofMillis(100), Duration.ofMillis(1)));
             cluster.heartbeat("gpu-slow", sim.url(), b -> b);
             Path log = dir.resolve("scheduler.log");
             Process scheduler = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
