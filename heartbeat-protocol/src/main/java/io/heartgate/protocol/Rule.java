@@ -38,7 +38,12 @@ public enum Rule {
     /** The record's key is missing, not valid UTF-8 or not a valid node id. */
     INVALID_KEY,
     /** The record's key differs from the message's {@code nodeId}. */
-    KEY_MISMATCH;
+    KEY_MISMATCH,
+    /**
+     * {@code url} is valid but outside the scheduler's upstream allow-list: a rule of the reader, not
+     * of the codec, which never returns it.
+     */
+    URL_NOT_ALLOWED;
 
     /** Returns the lower-case name used in logs and metric labels, such as {@code invalid_url}. */
     public String label() {

@@ -111,7 +111,13 @@ public final class Scheduler implements AutoCloseable {
             discovery = new HeartbeatConsumer(
                     new KafkaConsumer<>(HeartbeatConsumer.consumerConfig(bootstrap, clientId)),
                     config.topic(), table, clock, config.lookBack(),
-                    Duration.ofSeconds(config.missedHeartbeats()), stats);
+                    Duration.ofSeconds(config.missedHeartbeats()), stats, config.proxy().allowUpstream());
+            if (config.proxy().allowUpstream().allowsAll()) {
+                log.warn("No --allow-upstream: any record on {} can point the proxy, prompts included, at any address; "
+                        + "set it to the CIDRs and host names of your inference nodes", config.topic());
+            } else {
+                log.info("Nodes may only be at {} (--allow-upstream)", config.proxy().allowUpstream());
+            }
             Thread thread = new Thread(discovery, "heartgate-discovery");
             thread.setDaemon(true);
             thread.start();

@@ -7,6 +7,7 @@ import io.heartgate.scheduler.config.SchedulerConfig;
 import io.heartgate.scheduler.demo.Demo;
 import io.heartgate.scheduler.proxy.ProxyConfig;
 import io.heartgate.scheduler.proxy.Transport;
+import io.heartgate.scheduler.trust.UpstreamAllowList;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -127,6 +128,13 @@ public final class SchedulerMain implements Callable<Integer> {
                     + "[env SCHEDULER_TRANSPORT] (default: auto)")
     String transport;
 
+    @Option(names = "--allow-upstream", defaultValue = "${env:SCHEDULER_ALLOW_UPSTREAM}", paramLabel = "LIST",
+            description = "the only addresses nodes may have: comma-separated CIDRs and host-name globs, such as "
+                    + "10.0.0.0/8,*.gpu.internal; a heartbeat outside it is rejected, and a name is checked again "
+                    + "after it resolves, before every connect [env SCHEDULER_ALLOW_UPSTREAM] (default: any, with a "
+                    + "warning)")
+    String allowUpstream;
+
     @Option(names = "--log-format", defaultValue = "${env:SCHEDULER_LOG_FORMAT:-text}",
             description = "text or json (one JSON object per line, for log shippers) [env SCHEDULER_LOG_FORMAT] "
                     + "(default: text)")
@@ -154,7 +162,7 @@ public final class SchedulerMain implements Callable<Integer> {
     SchedulerConfig config() {
         ProxyConfig proxy = new ProxyConfig(bind, port, maxBody, retries, connectTimeout, firstByteTimeout, idleTimeout,
                 drainTimeout, ejectAfter, ejectFor, Math.max(1, Runtime.getRuntime().availableProcessors()),
-                Transport.parse(transport), keepAliveTimeout);
+                Transport.parse(transport), keepAliveTimeout, UpstreamAllowList.parse(allowUpstream));
         proxy.transport().resolve(); // an explicit choice the host lacks: one line and exit 2
         return new SchedulerConfig(kafka, embeddedKafkaPort, embeddedKafkaHost, dataDir, topic, topicPartitions, bind,
                 adminPort, Strategy.parse(strategy), missedHeartbeats, proxy, demo, lookBack);

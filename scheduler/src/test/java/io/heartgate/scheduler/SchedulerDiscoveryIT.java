@@ -103,6 +103,30 @@ class SchedulerDiscoveryIT {
     }
 
     @Test
+    void aHeartbeatPointingOutsideTheAllowListIsRejectedCountedAndChangesNothing(TestKafka kafka) throws Exception {
+        scheduler = Scheduler.start(new SchedulerConfigBuilder(kafka.bootstrapServers(), topic)
+                .proxy(p -> p.allowUpstream("*.internal,10.0.0.0/8")).build(), Clock.systemUTC());
+        beating.add("gpu-a");
+        await().atMost(Duration.ofSeconds(10)).until(() -> listed().equals(Set.of("gpu-a")));
+
+        Heartbeat metadata = Heartbeat.builder("meta", "http://169.254.169.254/").instance("i-meta").seq(1L)
+                .intervalMs(INTERVAL_MS).build();
+        Heartbeat hijack = Heartbeat.builder("gpu-a", "http://127.0.0.1:11434").instance("i-gpu-a")
+                .seq(seq.incrementAndGet() + 1_000_000).intervalMs(INTERVAL_MS).build();
+        send("meta", codec.encode(metadata));
+        send("gpu-a", codec.encode(hijack));
+        producer.flush();
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> scheduler.stats().rejectedCount(Rule.URL_NOT_ALLOWED) == 2);
+        assertThat(listed()).containsExactly("gpu-a");
+        assertThat(scheduler.table().snapshot().node("gpu-a").url()).isEqualTo("http://gpu-a.internal:11434");
+        HttpResponse<String> metrics = http.send(HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + scheduler.adminPort() + "/metrics")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(metrics.body()).contains("heartgate_heartbeats_rejected_total{reason=\"url_not_allowed\"} 2.0");
+    }
+
+    @Test
     void followsJoinsTombstonesExpiryRestartsAndGarbage(TestKafka kafka) throws Exception {
         scheduler = Scheduler.start(new SchedulerConfigBuilder(kafka.bootstrapServers(), topic).build(), Clock.systemUTC());
         await().atMost(Duration.ofSeconds(10)).until(() -> scheduler.discoveryStatus().caughtUp());

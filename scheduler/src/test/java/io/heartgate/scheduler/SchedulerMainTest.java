@@ -30,6 +30,9 @@ class SchedulerMainTest {
         "--retries 11 | --retries: must be 0 to 10",
         "--port 70000 | --port: must be 0 to 65535",
         "--keepalive-timeout 0s | --keepalive-timeout: must be positive",
+        "--allow-upstream 10.0.0.0/33 | --allow-upstream: '10.0.0.0/33' needs a prefix of 0 to 32",
+        "--allow-upstream http://x | --allow-upstream: 'http://x' is not a CIDR",
+        "--allow-upstream a+b | --allow-upstream: 'a+b' is neither a CIDR",
     })
     void rejectsBadFlagsWithOneLineAndStatus2(String args, String message) {
         CommandLineRun run = CommandLineRun.run(SchedulerMain.commandLine(), args.trim().split(" +"));

@@ -2,7 +2,9 @@ package io.heartgate.scheduler.discovery;
 
 import io.heartgate.protocol.Decoded;
 import io.heartgate.protocol.HeartbeatCodec;
+import io.heartgate.protocol.Rejection;
 import io.heartgate.protocol.Rule;
+import io.heartgate.scheduler.trust.UpstreamAllowList;
 import io.heartgate.scheduler.table.NodeTable;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -63,6 +65,7 @@ public final class HeartbeatConsumer implements Runnable {
     private final Duration lookBack;
     private final Duration defaultExpiry;
     private final DiscoveryStats stats;
+    private final UpstreamAllowList allowUpstream;
     private final HeartbeatCodec codec = new HeartbeatCodec();
     private final Map<Rule, Instant> rejectionLoggedAt = new EnumMap<>(Rule.class);
     private final Map<Rule, Long> rejectionsSinceLog = new EnumMap<>(Rule.class);
@@ -84,6 +87,17 @@ public final class HeartbeatConsumer implements Runnable {
      */
     public HeartbeatConsumer(Consumer<byte[], byte[]> consumer, String topic, NodeTable table, Clock clock,
                              Duration lookBack, Duration defaultExpiry, DiscoveryStats stats) {
+        this(consumer, topic, table, clock, lookBack, defaultExpiry, stats, UpstreamAllowList.ALLOW_ALL);
+    }
+
+    /**
+     * Creates the loop over a consumer it then owns, accepting only heartbeats whose URL
+     * {@code allowUpstream} allows; the others are rejected as {@link Rule#URL_NOT_ALLOWED}.
+     */
+    public HeartbeatConsumer(Consumer<byte[], byte[]> consumer, String topic, NodeTable table, Clock clock,
+                             Duration lookBack, Duration defaultExpiry, DiscoveryStats stats,
+                             UpstreamAllowList allowUpstream) {
+        this.allowUpstream = allowUpstream;
         this.consumer = consumer;
         this.topic = topic;
         this.table = table;
@@ -195,6 +209,11 @@ public final class HeartbeatConsumer implements Runnable {
     private void handle(ConsumerRecord<byte[], byte[]> r, Instant now) {
         stats.received();
         Decoded decoded = codec.decodeRecord(r.key(), r.value());
+        if (decoded instanceof Decoded.Beat beat && !allowUpstream.allowsUrl(beat.heartbeat().url())) {
+            // Trusting it would let one record point the proxy, prompts included, at any address.
+            decoded = new Decoded.Rejected(new Rejection(Rule.URL_NOT_ALLOWED, "url",
+                    "'" + beat.heartbeat().url() + "' is outside --allow-upstream " + allowUpstream));
+        }
         if (decoded instanceof Decoded.Beat beat) {
             Instant brokerTime = r.timestamp() >= 0 ? Instant.ofEpochMilli(r.timestamp()) : now;
             NodeTable.Outcome outcome = table.apply(beat.heartbeat(), brokerTime);

@@ -54,6 +54,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
     private StagedCall staging;
     private Exchange current;
     private ArrayDeque<FullHttpRequest> queued;
+    /** Set once a request could not be framed: whatever follows on this connection is not read as requests. */
+    private boolean closing;
 
     /**
      * @param nowMs the loop's coarse clock, in ms
@@ -115,12 +117,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        if (!(msg instanceof FullHttpRequest request)) {
-            ReferenceCountUtil.release(msg);
-            return;
-        }
-        if (request.decoderResult().isFailure()) {
-            badRequest(request);
+        if (!(msg instanceof FullHttpRequest request) || closing) {
+            ReferenceCountUtil.release(msg); // after a framing error the bytes that follow may be a smuggled request
             return;
         }
         if (busy() || draining()) {
@@ -137,6 +135,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
     }
 
     private void begin(FullHttpRequest request) {
+        if (request.decoderResult().isFailure()) {
+            badRequest(request); // in its turn: a pipelined bad request is answered after the ones before it
+            return;
+        }
         counters.add(Counter.REQUESTS);
         long startNanos = relay.nanoTime(); // latencies count the stages too (a queue, later)
         staging = new StagedCall(this, stages, request, facts.read(request.content(), request.uri()), startNanos);
@@ -168,6 +170,12 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
     private void badRequest(FullHttpRequest request) {
         Throwable cause = request.decoderResult().cause();
         request.release();
+        closing = true;
+        ctx.channel().config().setAutoRead(false);
+        if (queued != null) {
+            queued.forEach(ReferenceCountUtil::release);
+            queued.clear();
+        }
         HttpResponseStatus status = cause instanceof TooLongHttpHeaderException
                 ? HttpResponseStatus.REQUEST_HEADER_FIELDS_TOO_LARGE
                 : cause instanceof TooLongHttpLineException ? HttpResponseStatus.REQUEST_URI_TOO_LONG

@@ -1,6 +1,7 @@
 package io.heartgate.scheduler.proxy;
 
 import io.heartgate.protocol.InvalidSettingException;
+import io.heartgate.scheduler.trust.UpstreamAllowList;
 import java.time.Duration;
 
 /**
@@ -20,11 +21,12 @@ import java.time.Duration;
  * @param transport the event loops' I/O transport; {@link Transport#AUTO} takes the best available
  * @param keepAliveTimeout how long a client connection may sit idle between requests before the
  *     proxy closes it (nginx's {@code keepalive_timeout}, 75 s there too)
+ * @param allowUpstream the addresses nodes may have; checked on every heartbeat and before every connect
  */
 public record ProxyConfig(String bind, int port, long maxBodyBytes, int retries, Duration connectTimeout,
                           Duration firstByteTimeout, Duration idleTimeout, Duration drainTimeout, int ejectAfter,
                           Duration ejectFor, int eventLoops, Transport transport,
-                          Duration keepAliveTimeout) {
+                          Duration keepAliveTimeout, UpstreamAllowList allowUpstream) {
 
     /** Checks ranges; a bad value throws {@link InvalidSettingException} naming its component. */
     public ProxyConfig {
@@ -54,6 +56,9 @@ public record ProxyConfig(String bind, int port, long maxBodyBytes, int retries,
             throw new InvalidSettingException("transport", "must be set");
         }
         positive("keepAliveTimeout", keepAliveTimeout);
+        if (allowUpstream == null) {
+            throw new InvalidSettingException("allowUpstream", "must be set (UpstreamAllowList.ALLOW_ALL for none)");
+        }
     }
 
     private static void positive(String setting, Duration d) {

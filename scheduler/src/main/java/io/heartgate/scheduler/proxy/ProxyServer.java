@@ -17,7 +17,7 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.resolver.dns.DnsAddressResolverGroup;
@@ -40,7 +40,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Serves the proxy port: an HTTP/1.1 relay on Netty's event loops (io_uring or epoll on Linux),
  * each loop with its own pool of keep-alive connections to the nodes, so a request and its upstream
- * connection never leave the loop that accepted the client. A request is parsed (Netty's codec),
+ * connection never leave the loop that accepted the client. A request is parsed and its framing
+ * checked ({@link ServerCodec}),
  * its body aggregated ({@link RequestAggregator}) and its facts read once, then it goes through the
  * {@link io.heartgate.scheduler.proxy.stage.Stage}s and the relay ({@link Exchange}).
  *
@@ -114,6 +115,7 @@ public final class ProxyServer implements AutoCloseable {
                 .nameServerProvider(DnsServerAddressStreamProviders.platformDefault()));
         try {
             ChannelGroup upstreams = new DefaultChannelGroup("heartgate-proxy-upstreams", GlobalEventExecutor.INSTANCE);
+            AllowedAddresses allowed = new AllowedAddresses(resolver, config.allowUpstream());
             List<Stage> stages = Stages.standard(table, selector, health);
             RequestFactsReader facts = new RequestFactsReader(Stages.fieldsRead(stages));
             RetryPolicy retry = new RetryPolicy(config.retries());
@@ -123,7 +125,7 @@ public final class ProxyServer implements AutoCloseable {
                 EventLoop loop = (EventLoop) executor;
                 Timeouts timeouts = new Timeouts(nanoTicker, config.firstByteTimeout().toMillis(),
                         config.idleTimeout().toMillis());
-                UpstreamPool pool = new UpstreamPool(new UpstreamConnector(loop, transport.socketChannel(), resolver, tls,
+                UpstreamPool pool = new UpstreamPool(new UpstreamConnector(loop, transport.socketChannel(), allowed, tls,
                         upstreams, config.connectTimeout()), timeouts::nowMs, draining);
                 loops.put(loop, new Relay(pool, timeouts, table, selector, health, retry, targets, counters, metrics,
                         nanoTicker, config.firstByteTimeout().toMillis()));
@@ -135,6 +137,8 @@ public final class ProxyServer implements AutoCloseable {
             Map<EventLoop, Relay> frozen = Map.copyOf(loops);
             ChannelGroup clients = new DefaultChannelGroup("heartgate-proxy-clients", GlobalEventExecutor.INSTANCE);
             long keepAliveMs = config.keepAliveTimeout().toMillis();
+            HttpDecoderConfig decoderConfig = new HttpDecoderConfig().setMaxInitialLineLength(8192)
+                    .setMaxHeaderSize(64 * 1024).setMaxChunkSize(64 * 1024);
             Channel server = new ServerBootstrap()
                     .group(group)
                     .channel(transport.serverChannel())
@@ -145,7 +149,7 @@ public final class ProxyServer implements AutoCloseable {
                         protected void initChannel(SocketChannel ch) {
                             Relay relay = frozen.get(ch.eventLoop());
                             ch.pipeline().addLast(
-                                    new HttpServerCodec(8192, 64 * 1024, 64 * 1024),
+                                    new ServerCodec(decoderConfig),
                                     new RequestAggregator(config.maxBodyBytes(), counters),
                                     new ClientConnection(relay, stages, facts, counters, relay.timeouts()::nowMs,
                                             keepAliveMs, draining));

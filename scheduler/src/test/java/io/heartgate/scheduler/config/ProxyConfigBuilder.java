@@ -2,6 +2,7 @@ package io.heartgate.scheduler.config;
 
 import io.heartgate.scheduler.proxy.ProxyConfig;
 import io.heartgate.scheduler.proxy.Transport;
+import io.heartgate.scheduler.trust.UpstreamAllowList;
 import java.time.Duration;
 
 /** Builds proxy configurations for tests: the command line's defaults on loopback, any free port. */
@@ -20,6 +21,12 @@ public final class ProxyConfigBuilder {
     private int eventLoops = Math.max(1, Runtime.getRuntime().availableProcessors());
     private Transport transport = Transport.AUTO;
     private Duration keepAliveTimeout = Duration.ofSeconds(75);
+    private UpstreamAllowList allowUpstream = UpstreamAllowList.ALLOW_ALL;
+
+    public ProxyConfigBuilder allowUpstream(String list) {
+        this.allowUpstream = UpstreamAllowList.parse(list);
+        return this;
+    }
 
     public ProxyConfigBuilder maxBodyBytes(long bytes) {
         this.maxBodyBytes = bytes;
@@ -58,6 +65,6 @@ public final class ProxyConfigBuilder {
 
     public ProxyConfig build() {
         return new ProxyConfig(bind, port, maxBodyBytes, retries, connectTimeout, firstByteTimeout, idleTimeout,
-                drainTimeout, ejectAfter, ejectFor, eventLoops, transport, keepAliveTimeout);
+                drainTimeout, ejectAfter, ejectFor, eventLoops, transport, keepAliveTimeout, allowUpstream);
     }
 }

@@ -100,6 +100,28 @@ class HeartbeatConsumerTest {
         assertThat(stats.acceptedCount()).isEqualTo(3);
     }
 
+    private static Heartbeat at(String id, String url, long seq) {
+        return Heartbeat.builder(id, url).instance("i1").seq(seq).state(io.heartgate.protocol.NodeState.UP)
+                .intervalMs(1000).build();
+    }
+
+    @Test
+    void aHeartbeatAdvertisingAnAddressOutsideTheAllowListIsRejectedAndLeavesTheTableAlone() {
+        discovery = new HeartbeatConsumer(consumer, TOPIC, table, clock, Duration.ofMinutes(3), Duration.ofSeconds(3),
+                stats, io.heartgate.scheduler.trust.UpstreamAllowList.parse("10.0.0.0/8,*.gpu.internal"));
+        discovery.step();
+        beat(at("good", "http://a.gpu.internal:11434", 1));
+        beat(at("metadata", "http://169.254.169.254/", 1));
+        beat(at("good", "http://127.0.0.1:11434", 2)); // a later record re-pointing an accepted node
+
+        discovery.step();
+
+        assertThat(table.snapshot().nodes()).extracting(Node::id).containsExactly("good");
+        assertThat(table.snapshot().node("good").url()).isEqualTo("http://a.gpu.internal:11434");
+        assertThat(stats.rejectedCount(io.heartgate.protocol.Rule.URL_NOT_ALLOWED)).isEqualTo(2);
+        assertThat(stats.acceptedCount()).isEqualTo(1);
+    }
+
     @Test
     void usesTheRecordsBrokerTimestamp() {
         discovery.step();

@@ -94,6 +94,35 @@ class ClientConnectionTest {
     }
 
     @Test
+    void aPipelinedRequestThatCannotBeFramedIsAnsweredInItsTurnAndNothingAfterItIsRead() {
+        FullHttpRequest bad = post("/bad", CHAT);
+        bad.setDecoderResult(io.netty.handler.codec.DecoderResult.failure(new IllegalArgumentException("framing")));
+        relay.client.writeInbound(post("/a", CHAT), bad, post("/smuggled", CHAT));
+        EmbeddedChannel up = relay.upstream("n1");
+        answer(up);
+
+        io.netty.handler.codec.http.HttpResponse first = relay.client.readOutbound();
+        assertThat(first.status().code()).isEqualTo(200);
+        ReferenceCountUtil.release(first);
+        drainUntilStatus(400);
+        assertThat(relay.client.isActive()).isFalse();
+        assertThat(up.outboundMessages()).as("the request after the bad one never reached the node").isEmpty();
+        assertThat(relay.connections("n1")).isEqualTo(1);
+    }
+
+    private void drainUntilStatus(int status) {
+        Object o;
+        boolean seen = false;
+        while ((o = relay.client.readOutbound()) != null) {
+            if (o instanceof io.netty.handler.codec.http.HttpResponse r && r.status().code() == status) {
+                seen = true;
+            }
+            ReferenceCountUtil.release(o);
+        }
+        assertThat(seen).as("a %d answer", status).isTrue();
+    }
+
+    @Test
     void aDrainingProxyClosesTheConnectionAfterItsCurrentResponse() {
         relay.client.writeInbound(post("/v1/chat/completions", CHAT));
         relay.draining.begin();

@@ -395,6 +395,76 @@ class RelayIT {
         assertThat(counters.errors(ErrorType.REQUEST_TOO_LARGE)).isEqualTo(1);
     }
 
+    /** Requests that break a framing rule of RFC 9112: each gets 400 and a closed connection, and no node sees it. */
+    static List<String> unframeable() {
+        return List.of(
+                "POST /x HTTP/1.1\r\nhost: x\r\ntransfer-encoding: gzip\r\n\r\nGET /smuggled HTTP/1.1\r\nhost: x\r\n\r\n",
+                "POST /x HTTP/1.1\r\nhost: x\r\ntransfer-encoding: gzip, chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+                "POST /x HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\ntransfer-encoding: identity\r\n\r\n0\r\n\r\n",
+                "POST /x HTTP/1.0\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+                "POST /x HTTP/1.1\r\nhost: x\r\ncontent-length: 5\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nhost: x\r\n\r\n",
+                "GET /x HTTP/1.1\r\n\r\n",
+                "GET /x HTTP/1.1\r\nhost: a\r\nhost: b\r\n\r\n",
+                "GET http://other.example/x HTTP/1.1\r\nhost: front.example\r\n\r\n");
+    }
+
+    @Test
+    void everyFramingRuleOfRfc9112Is400AndAClosedConnectionAndNothingReachesANode() throws Exception {
+        RawNode n = answering("ok");
+        start(c -> c, n);
+        List<String> cases = unframeable();
+        for (String request : cases) {
+            Socket s = client();
+            send(s, request);
+            Response r = read(s.getInputStream());
+            assertThat(r.status()).as(request).isEqualTo(400);
+            assertThat(new JsonObject(r.body()).getJsonObject("error").getString("type")).isEqualTo("bad_request");
+            assertThat(s.getInputStream().read()).as("closed after: " + request).isEqualTo(-1);
+        }
+        assertThat(n.seen).isEmpty();
+        assertThat(counters.errors(ErrorType.BAD_REQUEST)).isEqualTo(cases.size());
+    }
+
+    @Test
+    void anAbsoluteFormTargetReachesTheNodeInOriginFormOnce() throws Exception {
+        RawNode n = answering("ok");
+        start(c -> c, n);
+        Socket s = client();
+        send(s, "GET http://front.example:80/v1/models?x=1 HTTP/1.1\r\nhost: FRONT.example\r\n\r\n");
+
+        assertThat(read(s.getInputStream()).status()).isEqualTo(200);
+        assertThat(n.seen).hasSize(1);
+        assertThat(n.seen.get(0).requestLine()).isEqualTo("GET /v1/models?x=1 HTTP/1.1");
+        assertThat(n.seen.get(0).headers()).containsEntry("x-forwarded-host", "FRONT.example");
+    }
+
+    @Test
+    void aNodeNameResolvingOutsideTheAllowListIsNotConnectedTo() throws Exception {
+        RawNode n = answering("ok");
+        // localhost is a name the list allows, but it resolves to loopback, which the list does not.
+        start(c -> c.allowUpstream("localhost,10.0.0.0/8"), List.of("http://localhost:" + n.port()));
+        Socket s = client();
+        send(s, post("/v1/chat/completions", "", CHAT));
+
+        Response r = read(s.getInputStream());
+        assertThat(r.status()).isEqualTo(502);
+        assertThat(new JsonObject(r.body()).getJsonObject("error").getString("message"))
+                .contains("localhost resolves to").contains("outside --allow-upstream");
+        assertThat(n.seen).isEmpty();
+        assertThat(counters.get(Counter.CONNECT_FAILURES)).isEqualTo(1);
+    }
+
+    @Test
+    void aNodeNameResolvingInsideTheAllowListIsServed() throws Exception {
+        RawNode n = answering("ok");
+        start(c -> c.allowUpstream("localhost,127.0.0.0/8"), List.of("http://localhost:" + n.port()));
+        Socket s = client();
+        send(s, post("/v1/chat/completions", "", CHAT));
+
+        assertThat(read(s.getInputStream()).body()).isEqualTo("ok");
+        assertThat(n.seen).hasSize(1);
+    }
+
     @Test
     void aMalformedRequestGets400AndTheConnectionCloses() throws Exception {
         RawNode n = node((req, out) -> false);

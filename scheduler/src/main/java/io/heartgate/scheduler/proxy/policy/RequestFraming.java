@@ -1,0 +1,97 @@
+package io.heartgate.scheduler.proxy.policy;
+
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Checks the framing rules of RFC 9112 that a request must meet before any of it is relayed: a
+ * proxy that frames a request differently from the server behind it, or from the CDN in front of
+ * it, opens a request-smuggling desync, so every MUST is a 400 and a closed connection. Pure.
+ *
+ * <p>The rules: a {@code Transfer-Encoding} must be exactly {@code chunked} (its final coding must be
+ * chunked, and chunked is the only coding the proxy implements); an HTTP/1.0 request may not carry
+ * one; a request may not carry both {@code Transfer-Encoding} and {@code Content-Length} (checked by
+ * the decoder, which sees both before Netty drops one); an HTTP/1.1 request needs exactly one
+ * {@code Host}; an absolute-form target ({@code http://host/path}) must name the same authority as
+ * its {@code Host}, and reaches the node in origin form ({@code /path}).
+ */
+public final class RequestFraming {
+
+    private RequestFraming() {
+    }
+
+    /**
+     * Returns what is wrong with a request's framing, or {@code null} when nothing is.
+     *
+     * @param http10 whether the request line says HTTP/1.0
+     * @param uri the request target as sent
+     * @param hosts every {@code Host} header value
+     * @param transferEncodings every {@code Transfer-Encoding} header value
+     */
+    public static String problem(boolean http10, String uri, List<String> hosts, List<String> transferEncodings) {
+        if (!transferEncodings.isEmpty()) {
+            if (http10) {
+                return "Transfer-Encoding is not allowed on an HTTP/1.0 request";
+            }
+            if (transferEncodings.size() != 1 || !transferEncodings.get(0).trim().equalsIgnoreCase("chunked")) {
+                return "Transfer-Encoding must be exactly 'chunked', was '" + String.join(", ", transferEncodings) + "'";
+            }
+        }
+        if (hosts.size() > 1) {
+            return "more than one Host header";
+        }
+        if (hosts.isEmpty() && !http10) {
+            return "an HTTP/1.1 request needs a Host header";
+        }
+        String authority = absoluteFormAuthority(uri);
+        if (authority != null && !hosts.isEmpty() && !sameAuthority(authority, hosts.get(0), uri)) {
+            return "Host '" + hosts.get(0) + "' differs from the request target's authority '" + authority + "'";
+        }
+        return null;
+    }
+
+    /** Returns {@code uri} in origin form: the path and query of an absolute-form target, else {@code uri} itself. */
+    public static String originForm(String uri) {
+        if (absoluteFormAuthority(uri) == null) {
+            return uri;
+        }
+        int start = uri.indexOf("://") + 3;
+        int end = authorityEnd(uri, start);
+        if (end == uri.length()) {
+            return "/";
+        }
+        return uri.charAt(end) == '/' ? uri.substring(end) : "/" + uri.substring(end);
+    }
+
+    /** Returns the authority of an absolute-form {@code http://} or {@code https://} target, or {@code null}. */
+    static String absoluteFormAuthority(String uri) {
+        String lower = uri.length() > 8 ? uri.substring(0, 8).toLowerCase(Locale.ROOT) : uri.toLowerCase(Locale.ROOT);
+        if (!lower.startsWith("http://") && !lower.startsWith("https://")) {
+            return null;
+        }
+        int start = uri.indexOf("://") + 3;
+        return uri.substring(start, authorityEnd(uri, start));
+    }
+
+    private static int authorityEnd(String uri, int start) {
+        int end = start;
+        while (end < uri.length() && uri.charAt(end) != '/' && uri.charAt(end) != '?' && uri.charAt(end) != '#') {
+            end++;
+        }
+        return end;
+    }
+
+    /** Compares authorities without case and with the scheme's default port made explicit. */
+    private static boolean sameAuthority(String target, String host, String uri) {
+        String port = uri.regionMatches(true, 0, "https", 0, 5) ? ":443" : ":80";
+        return withPort(target.trim(), port).equalsIgnoreCase(withPort(host.trim(), port));
+    }
+
+    private static String withPort(String authority, String defaultPort) {
+        int at = authority.lastIndexOf('@');
+        String hostPort = at >= 0 ? authority.substring(at + 1) : authority;
+        int colon = hostPort.lastIndexOf(':');
+        boolean hasPort = colon > hostPort.lastIndexOf(']');
+        return hasPort ? hostPort : hostPort + defaultPort;
+    }
+}

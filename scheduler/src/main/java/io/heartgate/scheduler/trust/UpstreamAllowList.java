@@ -1,0 +1,221 @@
+package io.heartgate.scheduler.trust;
+
+import io.heartgate.protocol.InvalidSettingException;
+import java.net.InetAddress;
+import java.net.URI;
+import java.net.UnknownHostException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.regex.Pattern;
+
+/**
+ * Says which addresses the scheduler may send traffic to ({@code --allow-upstream}): a heartbeat is
+ * trusted to name its node's URL, so without a list whoever can write one record to the topic can
+ * point the proxy, prompts included, at any address (a cloud's metadata service, the scheduler's own
+ * loopback). Entries are CIDRs ({@code 10.0.0.0/8}, {@code fd00::/8}), single addresses, and
+ * host-name globs ({@code *.gpu.internal}, {@code gpu-?.lan}).
+ *
+ * <p>A URL naming an address is allowed when a CIDR holds it. A URL naming a host is allowed when a
+ * glob matches it, and every address it resolves to is checked again before each connect (so a name
+ * cannot be re-pointed at a forbidden address after its heartbeat was accepted): it must be held by a
+ * CIDR of the list, or, when the list has no CIDR, must not be loopback, link-local (the metadata
+ * services' 169.254.169.254 among them), multicast or the unspecified address. The empty list allows
+ * everything. Immutable and thread-safe.
+ */
+public final class UpstreamAllowList {
+
+    /** The list that allows every address. */
+    public static final UpstreamAllowList ALLOW_ALL = new UpstreamAllowList(List.of(), List.of(), "");
+
+    private record Cidr(byte[] network, int prefix) {
+        boolean contains(byte[] address) {
+            if (address.length != network.length) {
+                return false;
+            }
+            int full = prefix / 8;
+            for (int i = 0; i < full; i++) {
+                if (address[i] != network[i]) {
+                    return false;
+                }
+            }
+            int rest = prefix % 8;
+            if (rest == 0) {
+                return true;
+            }
+            int mask = (0xff << (8 - rest)) & 0xff;
+            return (address[full] & mask) == (network[full] & mask);
+        }
+    }
+
+    private final List<Cidr> cidrs;
+    private final List<Pattern> globs;
+    private final String text;
+
+    private UpstreamAllowList(List<Cidr> cidrs, List<Pattern> globs, String text) {
+        this.cidrs = cidrs;
+        this.globs = globs;
+        this.text = text;
+    }
+
+    /**
+     * Parses a comma-separated list; blank gives {@link #ALLOW_ALL}.
+     *
+     * @throws InvalidSettingException for {@code allowUpstream}, naming the entry it cannot read
+     */
+    public static UpstreamAllowList parse(String list) {
+        if (list == null || list.isBlank()) {
+            return ALLOW_ALL;
+        }
+        List<Cidr> cidrs = new ArrayList<>();
+        List<Pattern> globs = new ArrayList<>();
+        for (String raw : list.split(",")) {
+            String entry = raw.trim();
+            if (entry.isEmpty()) {
+                continue;
+            }
+            Cidr cidr = cidr(entry);
+            if (cidr != null) {
+                cidrs.add(cidr);
+            } else if (entry.matches("[A-Za-z0-9*?._-]+") && !entry.contains("/")) {
+                globs.add(glob(entry));
+            } else {
+                throw new InvalidSettingException("allowUpstream", "'" + entry
+                        + "' is neither a CIDR (10.0.0.0/8, fd00::/8), an address nor a host-name glob (*.gpu.internal)");
+            }
+        }
+        return new UpstreamAllowList(List.copyOf(cidrs), List.copyOf(globs), list.trim());
+    }
+
+    private static Cidr cidr(String entry) {
+        int slash = entry.indexOf('/');
+        String address = slash < 0 ? entry : entry.substring(0, slash);
+        byte[] bytes = literal(address);
+        if (bytes == null) {
+            if (slash >= 0) {
+                throw new InvalidSettingException("allowUpstream", "'" + entry + "' is not a CIDR: '" + address
+                        + "' is not an address");
+            }
+            return null;
+        }
+        int max = bytes.length * 8;
+        int prefix = max;
+        if (slash >= 0) {
+            try {
+                prefix = Integer.parseInt(entry.substring(slash + 1));
+            } catch (NumberFormatException e) {
+                prefix = -1;
+            }
+            if (prefix < 0 || prefix > max) {
+                throw new InvalidSettingException("allowUpstream", "'" + entry + "' needs a prefix of 0 to " + max);
+            }
+        }
+        return new Cidr(bytes, prefix);
+    }
+
+    /** Returns the bytes of an IPv4 or IPv6 literal (brackets allowed), or {@code null} for a name. */
+    static byte[] literal(String host) {
+        String h = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+        boolean v4 = h.matches("\\d{1,3}(\\.\\d{1,3}){3}");
+        boolean v6 = h.contains(":") && h.matches("[0-9A-Fa-f:.%a-zA-Z]+");
+        if (!v4 && !v6) {
+            return null;
+        }
+        try {
+            return InetAddress.getByName(h).getAddress(); // a literal: no lookup
+        } catch (UnknownHostException e) {
+            return null;
+        }
+    }
+
+    private static Pattern glob(String entry) {
+        StringBuilder re = new StringBuilder();
+        for (char c : entry.toLowerCase(Locale.ROOT).toCharArray()) {
+            re.append(switch (c) {
+                case '*' -> "[a-z0-9._-]*";
+                case '?' -> "[a-z0-9_-]";
+                case '.' -> "\\.";
+                default -> String.valueOf(c);
+            });
+        }
+        return Pattern.compile(re.toString());
+    }
+
+    /** Returns whether the list allows everything. */
+    public boolean allowsAll() {
+        return cidrs.isEmpty() && globs.isEmpty();
+    }
+
+    /** Returns whether a heartbeat may advertise {@code url} (one the heartbeat rules already accepted). */
+    public boolean allowsUrl(String url) {
+        if (allowsAll()) {
+            return true;
+        }
+        String host = host(url);
+        if (host == null) {
+            return false;
+        }
+        byte[] address = literal(host);
+        return address != null ? inCidrs(address) : matchesGlob(host);
+    }
+
+    /** Returns whether the proxy may connect to {@code address}, which {@code host} (a name or literal) resolved to. */
+    public boolean allowsResolved(InetAddress address) {
+        if (allowsAll()) {
+            return true;
+        }
+        if (!cidrs.isEmpty()) {
+            return inCidrs(address.getAddress());
+        }
+        return !(address.isLoopbackAddress() || address.isLinkLocalAddress() || address.isAnyLocalAddress()
+                || address.isMulticastAddress());
+    }
+
+    private boolean inCidrs(byte[] address) {
+        for (Cidr c : cidrs) {
+            if (c.contains(address)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private boolean matchesGlob(String host) {
+        String h = host.toLowerCase(Locale.ROOT);
+        if (h.endsWith(".")) {
+            h = h.substring(0, h.length() - 1);
+        }
+        for (Pattern p : globs) {
+            if (p.matcher(h).matches()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static String host(String url) {
+        try {
+            URI uri = URI.create(url);
+            if (uri.getHost() != null) {
+                return uri.getHost();
+            }
+            String authority = uri.getRawAuthority(); // names with '_' leave getHost() null
+            if (authority == null) {
+                return null;
+            }
+            String hostPort = authority.substring(authority.lastIndexOf('@') + 1);
+            if (hostPort.startsWith("[")) {
+                return hostPort.substring(0, hostPort.indexOf(']') + 1);
+            }
+            int colon = hostPort.lastIndexOf(':');
+            return colon > 0 ? hostPort.substring(0, colon) : hostPort;
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return allowsAll() ? "(all)" : text;
+    }
+}
