@@ -115,6 +115,10 @@ public final class Scheduler implements AutoCloseable {
             if (config.proxy().allowUpstream().allowsAll()) {
                 log.warn("No --allow-upstream: any record on {} can point the proxy, prompts included, at any address; "
                         + "set it to the CIDRs and host names of your inference nodes", config.topic());
+            } else if (config.proxy().allowUpstream().globsWithoutCidrs()) {
+                log.warn("--allow-upstream {} names hosts but no CIDR: their addresses are only kept off loopback, "
+                        + "link-local and metadata services; add the nodes' CIDRs so a name cannot lead elsewhere",
+                        config.proxy().allowUpstream());
             } else {
                 log.info("Nodes may only be at {} (--allow-upstream)", config.proxy().allowUpstream());
             }

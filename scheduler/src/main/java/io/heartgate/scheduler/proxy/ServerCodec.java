@@ -7,6 +7,7 @@ import io.netty.channel.CombinedChannelDuplexHandler;
 import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
@@ -38,12 +39,19 @@ final class ServerCodec extends CombinedChannelDuplexHandler<HttpRequestDecoder,
 
     private final class Decoder extends HttpRequestDecoder {
 
+        /** Set at the first request that cannot be framed: nothing after it is a request to read. */
+        private boolean rejecting;
+
         Decoder(HttpDecoderConfig config) {
             super(config);
         }
 
         @Override
         protected void decode(ChannelHandlerContext ctx, ByteBuf buffer, List<Object> out) throws Exception {
+            if (rejecting) {
+                buffer.skipBytes(buffer.readableBytes());
+                return;
+            }
             int before = out.size();
             super.decode(ctx, buffer, out);
             for (int i = before; i < out.size(); i++) {
@@ -63,16 +71,36 @@ final class ServerCodec extends CombinedChannelDuplexHandler<HttpRequestDecoder,
 
         private void checkFraming(HttpRequest request) {
             if (request.decoderResult().isFailure()) {
+                reject(request, null);
                 return;
             }
-            String problem = RequestFraming.problem(request.protocolVersion() == HttpVersion.HTTP_1_0, request.uri(),
-                    request.headers().getAll(HttpHeaderNames.HOST),
-                    request.headers().getAll(HttpHeaderNames.TRANSFER_ENCODING));
+            HttpVersion v = request.protocolVersion();
+            if (v != HttpVersion.HTTP_1_1 && v != HttpVersion.HTTP_1_0) {
+                // Netty parses http/1.1, HTTP/1.2 and the like into other objects, and then skips its
+                // own Transfer-Encoding with Content-Length rule: only the two versions, as written.
+                reject(request, "HTTP version must be HTTP/1.1 or HTTP/1.0 as written, was '" + v.text() + "'");
+                return;
+            }
+            HttpHeaders h = request.headers();
+            // Most requests carry no Transfer-Encoding: a lookup, not a list, for them.
+            List<String> te = h.contains(HttpHeaderNames.TRANSFER_ENCODING) ? h.getAll(HttpHeaderNames.TRANSFER_ENCODING)
+                    : List.of();
+            String problem = RequestFraming.problem(request.protocolVersion().text(), request.method().name(),
+                    request.uri(), h.getAll(HttpHeaderNames.HOST), te, h.contains(HttpHeaderNames.CONTENT_LENGTH));
             if (problem != null) {
-                request.setDecoderResult(DecoderResult.failure(new IllegalArgumentException(problem)));
+                reject(request, problem);
             } else {
                 request.setUri(RequestFraming.originForm(request.uri()));
             }
+        }
+
+        /** Marks {@code request} failed, asks no body of the client, and stops reading the connection's bytes. */
+        private void reject(HttpRequest request, String problem) {
+            if (problem != null) {
+                request.setDecoderResult(DecoderResult.failure(new IllegalArgumentException(problem)));
+            }
+            request.headers().remove(HttpHeaderNames.EXPECT); // no 100 Continue for a request about to get 400
+            rejecting = true;
         }
     }
 
@@ -82,6 +110,9 @@ final class ServerCodec extends CombinedChannelDuplexHandler<HttpRequestDecoder,
 
         @Override
         protected boolean isContentAlwaysEmpty(HttpResponse msg) {
+            if (msg.status().codeClass() == HttpStatusClass.INFORMATIONAL) {
+                return super.isContentAlwaysEmpty(msg); // a 100 Continue answers no request of its own
+            }
             method = methods.poll();
             return HttpMethod.HEAD.equals(method) || super.isContentAlwaysEmpty(msg);
         }

@@ -1,9 +1,9 @@
 package io.heartgate.scheduler.trust;
 
 import io.heartgate.protocol.InvalidSettingException;
+import io.netty.util.NetUtil;
 import java.net.InetAddress;
 import java.net.URI;
-import java.net.UnknownHostException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -20,8 +20,9 @@ import java.util.regex.Pattern;
  * glob matches it, and every address it resolves to is checked again before each connect (so a name
  * cannot be re-pointed at a forbidden address after its heartbeat was accepted): it must be held by a
  * CIDR of the list, or, when the list has no CIDR, must not be loopback, link-local (the metadata
- * services' 169.254.169.254 among them), multicast or the unspecified address. The empty list allows
- * everything. Immutable and thread-safe.
+ * services' 169.254.169.254 among them), another cloud's metadata address, NAT64, multicast or
+ * this-network; a glob's {@code *} stays within one label. The empty list allows everything.
+ * Immutable and thread-safe.
  */
 public final class UpstreamAllowList {
 
@@ -47,6 +48,14 @@ public final class UpstreamAllowList {
             return (address[full] & mask) == (network[full] & mask);
         }
     }
+
+    /** Cloud metadata and host services outside link-local, and this-network: never a node's address. */
+    private static final List<Cidr> METADATA = List.of(
+            new Cidr(new byte[] {0, 0, 0, 0}, 8),
+            new Cidr(new byte[] {100, 100, 100, (byte) 200}, 32), // Alibaba Cloud
+            new Cidr(new byte[] {(byte) 168, 63, (byte) 129, 16}, 32), // Azure's wire server
+            new Cidr(NetUtil.createByteArrayFromIpAddressString("fd00:ec2::254"), 128), // AWS, over IPv6
+            new Cidr(NetUtil.createByteArrayFromIpAddressString("64:ff9b::"), 96)); // NAT64: any IPv4 inside
 
     private final List<Cidr> cidrs;
     private final List<Pattern> globs;
@@ -77,7 +86,7 @@ public final class UpstreamAllowList {
             Cidr cidr = cidr(entry);
             if (cidr != null) {
                 cidrs.add(cidr);
-            } else if (entry.matches("[A-Za-z0-9*?._-]+") && !entry.contains("/")) {
+            } else if (entry.matches("[A-Za-z0-9*?._-]+") && !entry.matches("[0-9.*?]+")) {
                 globs.add(glob(entry));
             } else {
                 throw new InvalidSettingException("allowUpstream", "'" + entry
@@ -116,29 +125,25 @@ public final class UpstreamAllowList {
     /** Returns the bytes of an IPv4 or IPv6 literal (brackets allowed), or {@code null} for a name. */
     static byte[] literal(String host) {
         String h = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
-        boolean v4 = h.matches("\\d{1,3}(\\.\\d{1,3}){3}");
-        boolean v6 = h.contains(":") && h.matches("[0-9A-Fa-f:.%a-zA-Z]+");
-        if (!v4 && !v6) {
-            return null;
-        }
-        try {
-            return InetAddress.getByName(h).getAddress(); // a literal: no lookup
-        } catch (UnknownHostException e) {
-            return null;
-        }
+        return NetUtil.createByteArrayFromIpAddressString(h); // a parser of literals: never a lookup
     }
 
     private static Pattern glob(String entry) {
         StringBuilder re = new StringBuilder();
         for (char c : entry.toLowerCase(Locale.ROOT).toCharArray()) {
             re.append(switch (c) {
-                case '*' -> "[a-z0-9._-]*";
+                case '*' -> "[a-z0-9_-]*"; // within one label: gpu-* is not gpu-1.attacker.example
                 case '?' -> "[a-z0-9_-]";
                 case '.' -> "\\.";
                 default -> String.valueOf(c);
             });
         }
         return Pattern.compile(re.toString());
+    }
+
+    /** Returns whether the list names hosts but no CIDR, so resolved addresses are only checked against a short deny-list. */
+    public boolean globsWithoutCidrs() {
+        return cidrs.isEmpty() && !globs.isEmpty();
     }
 
     /** Returns whether the list allows everything. */
@@ -167,8 +172,17 @@ public final class UpstreamAllowList {
         if (!cidrs.isEmpty()) {
             return inCidrs(address.getAddress());
         }
-        return !(address.isLoopbackAddress() || address.isLinkLocalAddress() || address.isAnyLocalAddress()
-                || address.isMulticastAddress());
+        if (address.isLoopbackAddress() || address.isLinkLocalAddress() || address.isAnyLocalAddress()
+                || address.isMulticastAddress()) {
+            return false;
+        }
+        byte[] b = address.getAddress();
+        for (Cidr c : METADATA) {
+            if (c.contains(b)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private boolean inCidrs(byte[] address) {

@@ -405,7 +405,16 @@ class RelayIT {
                 "POST /x HTTP/1.1\r\nhost: x\r\ncontent-length: 5\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nhost: x\r\n\r\n",
                 "GET /x HTTP/1.1\r\n\r\n",
                 "GET /x HTTP/1.1\r\nhost: a\r\nhost: b\r\n\r\n",
-                "GET http://other.example/x HTTP/1.1\r\nhost: front.example\r\n\r\n");
+                "GET http://other.example/x HTTP/1.1\r\nhost: front.example\r\n\r\n",
+                "POST /x HTTP/1.2\r\nhost: x\r\ncontent-length: 6\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\nX",
+                "POST /x http/1.1\r\nhost: x\r\ncontent-length: 6\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\nX",
+                "POST /x http/1.0\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n",
+                "POST /x HTTP/1.1\r\nhost: x\r\ntransfer-encoding:\r\n chunked\r\n\r\n0\r\n\r\n",
+                "POST /x HTTP/1.1\r\nhost: x\r\ntransfer-encoding: gzip\r\nexpect: 100-continue\r\n\r\n"
+                        + "POST /y HTTP/1.1\r\nhost: x\r\nexpect: 100-continue\r\ncontent-length: 9\r\n\r\n",
+                "GET /x HTTP/1.1\r\nhost: a b\r\n\r\n",
+                "GET http://evil@front.example/x HTTP/1.1\r\nhost: front.example\r\n\r\n",
+                "GET ftp://front.example/x HTTP/1.1\r\nhost: front.example\r\n\r\n");
     }
 
     @Test

@@ -70,8 +70,29 @@ class UpstreamAllowListTest {
     }
 
     @Test
+    void aGlobStarStaysWithinOneLabel() {
+        UpstreamAllowList list = UpstreamAllowList.parse("gpu-*,*.gpu.internal");
+        assertThat(list.allowsUrl("http://gpu-1")).isTrue();
+        assertThat(list.allowsUrl("http://gpu-1.attacker.example")).isFalse();
+        assertThat(list.allowsUrl("http://a.gpu.internal")).isTrue();
+        assertThat(list.allowsUrl("http://a.b.gpu.internal")).isFalse();
+    }
+
+    @Test
+    void withGlobsAloneOtherCloudsMetadataAndNat64AreRefusedToo() throws Exception {
+        UpstreamAllowList list = UpstreamAllowList.parse("*.gpu.internal");
+        assertThat(list.globsWithoutCidrs()).isTrue();
+        for (String bad : new String[] {"100.100.100.200", "168.63.129.16", "fd00:ec2::254", "64:ff9b::7f00:1",
+            "0.1.2.3"}) {
+            assertThat(list.allowsResolved(ip(bad))).as(bad).isFalse();
+        }
+        assertThat(UpstreamAllowList.parse("*.gpu.internal,10.0.0.0/8").globsWithoutCidrs()).isFalse();
+    }
+
+    @Test
     void entriesItCannotReadAreSettingErrors() {
-        for (String bad : new String[] {"10.0.0.0/33", "10.0.0.0/x", "300.1.1.1/8", "http://x", "a b"}) {
+        for (String bad : new String[] {"10.0.0.0/33", "10.0.0.0/x", "300.1.1.1/8", "http://x", "a b", "10.0.*",
+            "999.1.1.1"}) {
             assertThatThrownBy(() -> UpstreamAllowList.parse(bad)).as(bad)
                     .isInstanceOfSatisfying(InvalidSettingException.class,
                             e -> assertThat(e.setting()).isEqualTo("allowUpstream"));

@@ -2,6 +2,7 @@ package io.heartgate.scheduler.proxy.policy;
 
 import java.util.List;
 import java.util.Locale;
+import java.util.regex.Pattern;
 
 /**
  * Checks the framing rules of RFC 9112 that a request must meet before any of it is relayed: a
@@ -13,28 +14,51 @@ import java.util.Locale;
  * one; a request may not carry both {@code Transfer-Encoding} and {@code Content-Length} (checked by
  * the decoder, which sees both before Netty drops one); an HTTP/1.1 request needs exactly one
  * {@code Host}; an absolute-form target ({@code http://host/path}) must name the same authority as
- * its {@code Host}, and reaches the node in origin form ({@code /path}).
+ * its {@code Host}, and reaches the node in origin form ({@code /path}); a {@code Host} must be a
+ * host and an optional port, nothing else; only HTTP/1.0 and HTTP/1.1 are spoken; a target is a
+ * path, an http(s) URL, or {@code *} for OPTIONS.
  */
 public final class RequestFraming {
 
     private RequestFraming() {
     }
 
+    private static final Pattern HOST = Pattern.compile("(\\[[0-9A-Fa-f:.]+]|[A-Za-z0-9._~%!$&'()*+;=-]+)(:[0-9]{1,5})?");
+
     /**
      * Returns what is wrong with a request's framing, or {@code null} when nothing is.
      *
-     * @param http10 whether the request line says HTTP/1.0
+     * @param version the request line's version exactly as sent ({@code HTTP/1.1})
+     * @param method the request's method
      * @param uri the request target as sent
      * @param hosts every {@code Host} header value
-     * @param transferEncodings every {@code Transfer-Encoding} header value
+     * @param transferEncodings every {@code Transfer-Encoding} header value, as the decoder unfolded it
+     * @param hasContentLength whether a {@code Content-Length} header is present
      */
-    public static String problem(boolean http10, String uri, List<String> hosts, List<String> transferEncodings) {
+    public static String problem(String version, String method, String uri, List<String> hosts,
+                                 List<String> transferEncodings, boolean hasContentLength) {
+        boolean http10 = version.equals("HTTP/1.0");
+        if (!http10 && !version.equals("HTTP/1.1")) {
+            return "HTTP version '" + version + "' is not HTTP/1.0 or HTTP/1.1";
+        }
         if (!transferEncodings.isEmpty()) {
             if (http10) {
                 return "Transfer-Encoding is not allowed on an HTTP/1.0 request";
             }
-            if (transferEncodings.size() != 1 || !transferEncodings.get(0).trim().equalsIgnoreCase("chunked")) {
+            // No trim: a value with spaces left around it came from obsolete line folding.
+            if (transferEncodings.size() != 1 || !transferEncodings.get(0).equalsIgnoreCase("chunked")) {
                 return "Transfer-Encoding must be exactly 'chunked', was '" + String.join(", ", transferEncodings) + "'";
+            }
+            if (hasContentLength) {
+                return "both Transfer-Encoding and Content-Length";
+            }
+        }
+        if (!uri.startsWith("/") && absoluteFormAuthority(uri) == null && !(uri.equals("*") && method.equals("OPTIONS"))) {
+            return "request target '" + uri + "' is neither a path, an http(s) URL nor OPTIONS *";
+        }
+        for (String host : hosts) {
+            if (!HOST.matcher(host).matches()) {
+                return "Host '" + host + "' is not a host[:port]";
             }
         }
         if (hosts.size() > 1) {
@@ -44,7 +68,7 @@ public final class RequestFraming {
             return "an HTTP/1.1 request needs a Host header";
         }
         String authority = absoluteFormAuthority(uri);
-        if (authority != null && !hosts.isEmpty() && !sameAuthority(authority, hosts.get(0), uri)) {
+        if (authority != null && !hosts.isEmpty() && (authority.contains("@") || !sameAuthority(authority, hosts.get(0), uri))) {
             return "Host '" + hosts.get(0) + "' differs from the request target's authority '" + authority + "'";
         }
         return null;

@@ -8,17 +8,17 @@ import org.junit.jupiter.api.Test;
 class RequestFramingTest {
 
     private static String problem(boolean http10, String uri, List<String> hosts, List<String> te) {
-        return RequestFraming.problem(http10, uri, hosts, te);
+        return RequestFraming.problem(http10 ? "HTTP/1.0" : "HTTP/1.1", "GET", uri, hosts, te, false);
     }
 
     @Test
     void wellFramedRequestsPass() {
         assertThat(problem(false, "/v1/chat/completions", List.of("front"), List.of())).isNull();
-        assertThat(problem(false, "/x", List.of("front"), List.of(" Chunked "))).isNull();
+        assertThat(problem(false, "/x", List.of("front"), List.of("Chunked"))).isNull();
         assertThat(problem(true, "/x", List.of(), List.of())).as("HTTP/1.0 needs no Host").isNull();
         assertThat(problem(false, "http://front.example/x", List.of("front.example:80"), List.of())).isNull();
         assertThat(problem(false, "https://Front.Example/x", List.of("front.example:443"), List.of())).isNull();
-        assertThat(problem(false, "*", List.of("front"), List.of())).isNull();
+        assertThat(RequestFraming.problem("HTTP/1.1", "OPTIONS", "*", List.of("front"), List.of(), false)).isNull();
     }
 
     @Test
@@ -28,6 +28,23 @@ class RequestFramingTest {
         assertThat(problem(false, "/x", List.of("h"), List.of("chunked, gzip"))).contains("exactly 'chunked'");
         assertThat(problem(false, "/x", List.of("h"), List.of("chunked", "chunked"))).contains("exactly 'chunked'");
         assertThat(problem(true, "/x", List.of("h"), List.of("chunked"))).contains("HTTP/1.0");
+    }
+
+    @Test
+    void otherVersionsTargetsLengthsWithChunksAndFoldedValuesAreRefused() {
+        assertThat(RequestFraming.problem("HTTP/1.2", "GET", "/x", List.of("h"), List.of(), false)).contains("version");
+        assertThat(RequestFraming.problem("HTTP/1.1", "POST", "/x", List.of("h"), List.of("chunked"), true))
+                .contains("both Transfer-Encoding and Content-Length");
+        assertThat(problem(false, "/x", List.of("h"), List.of(" chunked"))).as("obs-fold leaves the space")
+                .contains("exactly 'chunked'");
+        assertThat(problem(false, "ftp://x/y", List.of("h"), List.of())).contains("request target");
+        assertThat(problem(false, "a:b", List.of("h"), List.of())).contains("request target");
+        assertThat(problem(false, "*", List.of("h"), List.of())).as("* is OPTIONS only").contains("request target");
+        assertThat(problem(false, "/x", List.of("a b"), List.of())).contains("not a host[:port]");
+        assertThat(problem(false, "/x", List.of("a,b"), List.of())).contains("not a host[:port]");
+        assertThat(problem(false, "/x", List.of("evil@h"), List.of())).contains("not a host[:port]");
+        assertThat(problem(false, "http://evil@h/x", List.of("h"), List.of())).contains("differs");
+        assertThat(problem(false, "/x", List.of("[::1]:8080"), List.of())).isNull();
     }
 
     @Test
