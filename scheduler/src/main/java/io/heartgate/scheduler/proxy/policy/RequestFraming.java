@@ -1,8 +1,6 @@
 package io.heartgate.scheduler.proxy.policy;
 
 import java.util.List;
-import java.util.Locale;
-import java.util.regex.Pattern;
 
 /**
  * Checks the framing rules of RFC 9112 that a request must meet before any of it is relayed: a
@@ -22,8 +20,6 @@ public final class RequestFraming {
 
     private RequestFraming() {
     }
-
-    private static final Pattern HOST = Pattern.compile("(\\[[0-9A-Fa-f:.]+]|[A-Za-z0-9._~%!$&'()*+;=-]+)(:[0-9]{1,5})?");
 
     /**
      * Returns what is wrong with a request's framing, or {@code null} when nothing is.
@@ -57,7 +53,7 @@ public final class RequestFraming {
             return "request target '" + uri + "' is neither a path, an http(s) URL nor OPTIONS *";
         }
         for (String host : hosts) {
-            if (!HOST.matcher(host).matches()) {
+            if (!isHostAndPort(host)) {
                 return "Host '" + host + "' is not a host[:port]";
             }
         }
@@ -72,6 +68,53 @@ public final class RequestFraming {
             return "Host '" + hosts.get(0) + "' differs from the request target's authority '" + authority + "'";
         }
         return null;
+    }
+
+    /**
+     * Returns whether {@code host} is {@code uri-host [":" port]}: a bracketed IPv6 literal or a
+     * reg-name/IPv4 of unreserved and sub-delims characters, then at most a port. Written as a scan,
+     * not a regular expression: it runs once per request.
+     */
+    static boolean isHostAndPort(String host) {
+        int n = host.length();
+        int i = 0;
+        if (n > 0 && host.charAt(0) == '[') {
+            i = host.indexOf(']');
+            if (i < 2) {
+                return false;
+            }
+            for (int k = 1; k < i; k++) {
+                char c = host.charAt(k);
+                if (!(c == ':' || c == '.' || Character.digit(c, 16) >= 0)) {
+                    return false;
+                }
+            }
+            i++;
+        } else {
+            while (i < n && host.charAt(i) != ':') {
+                char c = host.charAt(i);
+                if (!(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+                        || "-._~%!$&'()*+;=".indexOf(c) >= 0)) {
+                    return false;
+                }
+                i++;
+            }
+            if (i == 0) {
+                return false;
+            }
+        }
+        if (i == n) {
+            return true;
+        }
+        if (host.charAt(i) != ':' || n - i - 1 < 1 || n - i - 1 > 5) {
+            return false;
+        }
+        for (int k = i + 1; k < n; k++) {
+            if (host.charAt(k) < '0' || host.charAt(k) > '9') {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Returns {@code uri} in origin form: the path and query of an absolute-form target, else {@code uri} itself. */
@@ -89,8 +132,10 @@ public final class RequestFraming {
 
     /** Returns the authority of an absolute-form {@code http://} or {@code https://} target, or {@code null}. */
     static String absoluteFormAuthority(String uri) {
-        String lower = uri.length() > 8 ? uri.substring(0, 8).toLowerCase(Locale.ROOT) : uri.toLowerCase(Locale.ROOT);
-        if (!lower.startsWith("http://") && !lower.startsWith("https://")) {
+        if (uri.isEmpty() || uri.charAt(0) == '/') {
+            return null; // origin form, nearly every request: no allocation
+        }
+        if (!uri.regionMatches(true, 0, "http://", 0, 7) && !uri.regionMatches(true, 0, "https://", 0, 8)) {
             return null;
         }
         int start = uri.indexOf("://") + 3;
