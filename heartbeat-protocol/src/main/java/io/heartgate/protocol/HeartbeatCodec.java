@@ -1,5 +1,14 @@
 package io.heartgate.protocol;
 
+import static io.heartgate.protocol.StrictFields.describe;
+import static io.heartgate.protocol.StrictFields.intValue;
+import static io.heartgate.protocol.StrictFields.optionalDouble;
+import static io.heartgate.protocol.StrictFields.optionalInt;
+import static io.heartgate.protocol.StrictFields.optionalLong;
+import static io.heartgate.protocol.StrictFields.optionalText;
+import static io.heartgate.protocol.StrictFields.present;
+import static io.heartgate.protocol.StrictFields.requiredText;
+
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
@@ -19,6 +28,7 @@ import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
+import io.heartgate.protocol.StrictFields.Reject;
 
 /**
  * Encodes heartbeats to version-1 JSON and decodes records back, validating every rule of the
@@ -106,7 +116,7 @@ public final class HeartbeatCodec {
         try {
             return new Decoded.Beat(read(root));
         } catch (Reject r) {
-            return new Decoded.Rejected(r.rejection);
+            return new Decoded.Rejected(r.rejection());
         }
     }
 
@@ -318,96 +328,6 @@ public final class HeartbeatCodec {
         return gpus;
     }
 
-    /** Returns the field's node, or {@code null} when it is absent or JSON null. */
-    private static JsonNode present(JsonNode parent, String name) {
-        JsonNode n = parent.get(name);
-        return n == null || n.isNull() ? null : n;
-    }
-
-    private static String requiredText(JsonNode parent, String name) {
-        JsonNode n = present(parent, name);
-        if (n == null) {
-            throw new Reject(Rule.MISSING_FIELD, name, "is required");
-        }
-        if (!n.isTextual()) {
-            throw new Reject(Rule.WRONG_TYPE, name, "must be a string, got " + describe(n));
-        }
-        return n.textValue();
-    }
-
-    private static String optionalText(JsonNode parent, String name, String field) {
-        JsonNode n = present(parent, name);
-        if (n == null) {
-            return null;
-        }
-        if (!n.isTextual()) {
-            throw new Reject(Rule.WRONG_TYPE, field, "must be a string, got " + describe(n));
-        }
-        return n.textValue();
-    }
-
-    private static Integer optionalInt(JsonNode parent, String name, String field) {
-        JsonNode n = present(parent, name);
-        return n == null ? null : intValue(n, field);
-    }
-
-    private static int intValue(JsonNode n, String field) {
-        if (!n.isIntegralNumber()) {
-            throw new Reject(Rule.WRONG_TYPE, field, "must be an integer, got " + describe(n));
-        }
-        if (!n.canConvertToInt()) {
-            throw new Reject(Rule.OUT_OF_RANGE, field, "integer too large: " + HeartbeatRules.excerpt(n.asText()));
-        }
-        return n.intValue();
-    }
-
-    private static Long optionalLong(JsonNode parent, String name, String field) {
-        JsonNode n = present(parent, name);
-        if (n == null) {
-            return null;
-        }
-        if (!n.isIntegralNumber()) {
-            throw new Reject(Rule.WRONG_TYPE, field, "must be an integer, got " + describe(n));
-        }
-        if (!n.canConvertToLong()) {
-            throw new Reject(Rule.OUT_OF_RANGE, field, "integer too large: " + HeartbeatRules.excerpt(n.asText()));
-        }
-        return n.longValue();
-    }
-
-    private static Double optionalDouble(JsonNode parent, String name, String field) {
-        JsonNode n = present(parent, name);
-        if (n == null) {
-            return null;
-        }
-        if (!n.isNumber()) {
-            throw new Reject(Rule.WRONG_TYPE, field, "must be a number, got " + describe(n));
-        }
-        return n.doubleValue();
-    }
-
-    private static String describe(JsonNode n) {
-        if (n.isTextual()) {
-            return "a string";
-        }
-        if (n.isIntegralNumber()) {
-            return "an integer";
-        }
-        if (n.isNumber()) {
-            return "a fractional number";
-        }
-        if (n.isBoolean()) {
-            return "a boolean";
-        }
-        if (n.isArray()) {
-            return "an array";
-        }
-        if (n.isObject()) {
-            return "an object";
-        }
-        return n.getNodeType().name().toLowerCase(java.util.Locale.ROOT);
-    }
-
     private static String utf8(byte[] bytes) {
         try {
             return StandardCharsets.UTF_8.newDecoder()
@@ -422,27 +342,5 @@ public final class HeartbeatCodec {
 
     private static Decoded rejected(Rule rule, String field, String detail) {
         return new Decoded.Rejected(new Rejection(rule, field, detail == null ? "(no detail)" : detail));
-    }
-
-    /**
-     * Carries a rejection out of the nested readers. Private and stack-trace free: it is control
-     * flow inside {@link #decode}, never seen by callers.
-     */
-    private static final class Reject extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-        private final transient Rejection rejection;
-
-        Reject(Rule rule, String field, String detail) {
-            this(new Rejection(rule, field, detail));
-        }
-
-        Reject(Rejection rejection) {
-            super(rejection.toString(), null, false, false);
-            this.rejection = rejection;
-        }
-
-        static void raise(Rejection rejection) {
-            throw new Reject(rejection);
-        }
     }
 }
