@@ -85,6 +85,29 @@ public final class HeartbeatRules {
         return Optional.empty();
     }
 
+    /**
+     * Returns the host a URL names, without IPv6 brackets, or {@code null} when it names none or is
+     * not a URL. Also for names with '_', for which {@code URI.getHost()} is null.
+     */
+    public static String urlHost(String url) {
+        String host;
+        try {
+            URI uri = new URI(url);
+            host = uri.getHost();
+            if (host == null && uri.getRawAuthority() != null) {
+                String hostPort = uri.getRawAuthority().substring(uri.getRawAuthority().lastIndexOf('@') + 1);
+                int colon = hostPort.lastIndexOf(':');
+                host = colon > 0 && hostPort.indexOf(']') < colon ? hostPort.substring(0, colon) : hostPort;
+            }
+        } catch (URISyntaxException e) {
+            return null;
+        }
+        if (host == null || host.isEmpty()) {
+            return null;
+        }
+        return host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+    }
+
     /** Returns the broken rule among a heartbeat's fields, or empty when all are valid. */
     static Optional<Rejection> check(String nodeId, String instance, Long seq, String url, NodeState state,
                                      int weight, int intervalMs, String backend, List<String> models,

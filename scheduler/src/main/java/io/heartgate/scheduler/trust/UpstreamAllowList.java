@@ -1,9 +1,9 @@
 package io.heartgate.scheduler.trust;
 
+import io.heartgate.protocol.HeartbeatRules;
 import io.heartgate.protocol.InvalidSettingException;
 import io.netty.util.NetUtil;
 import java.net.InetAddress;
-import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -156,7 +156,7 @@ public final class UpstreamAllowList {
         if (allowsAll()) {
             return true;
         }
-        String host = host(url);
+        String host = HeartbeatRules.urlHost(url);
         if (host == null) {
             return false;
         }
@@ -205,27 +205,6 @@ public final class UpstreamAllowList {
             }
         }
         return false;
-    }
-
-    private static String host(String url) {
-        try {
-            URI uri = URI.create(url);
-            if (uri.getHost() != null) {
-                return uri.getHost();
-            }
-            String authority = uri.getRawAuthority(); // names with '_' leave getHost() null
-            if (authority == null) {
-                return null;
-            }
-            String hostPort = authority.substring(authority.lastIndexOf('@') + 1);
-            if (hostPort.startsWith("[")) {
-                return hostPort.substring(0, hostPort.indexOf(']') + 1);
-            }
-            int colon = hostPort.lastIndexOf(':');
-            return colon > 0 ? hostPort.substring(0, colon) : hostPort;
-        } catch (IllegalArgumentException e) {
-            return null;
-        }
     }
 
     @Override
