@@ -19,10 +19,12 @@ import java.util.Objects;
  * @param maxQueue requests that may wait; beyond it the node answers 503 like a busy Ollama
  * @param embeddingDim length of embedding vectors
  * @param faults faults injected from the start
+ * @param apiKey the key inference calls need as {@code Authorization: Bearer}, as vLLM's
+ *     {@code --api-key} does; {@code null} for none
  */
 public record SimConfig(String name, String bindHost, int port, List<String> models, int tokens,
                         Duration tokenDelay, Duration firstTokenDelay, int maxConcurrency, int maxQueue,
-                        int embeddingDim, Faults faults) {
+                        int embeddingDim, Faults faults, String apiKey) {
 
     /** Checks every value. */
     public SimConfig {
@@ -32,6 +34,9 @@ public record SimConfig(String name, String bindHost, int port, List<String> mod
         Objects.requireNonNull(tokenDelay, "tokenDelay");
         Objects.requireNonNull(firstTokenDelay, "firstTokenDelay");
         Objects.requireNonNull(faults, "faults");
+        if (apiKey != null && apiKey.isBlank()) {
+            apiKey = null;
+        }
         if (name.isBlank()) {
             throw new InvalidSettingException("name", "must not be blank");
         }

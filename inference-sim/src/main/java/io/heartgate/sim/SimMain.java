@@ -59,6 +59,11 @@ public final class SimMain implements Callable<Integer> {
     @Option(names = "--embedding-dim", defaultValue = "16", description = "embedding length (default: ${DEFAULT-VALUE})")
     int embeddingDim;
 
+    @Option(names = "--api-key", defaultValue = "${env:SIM_API_KEY}",
+            description = "inference calls (POST) need Authorization: Bearer KEY, as with vLLM --api-key; "
+                    + "listings and health stay open for agents [env SIM_API_KEY] (default: none)")
+    String apiKey;
+
     @Option(names = "--fail-health", description = "fault: health checks answer 503")
     boolean failHealth;
 
@@ -88,7 +93,7 @@ public final class SimMain implements Callable<Integer> {
         try {
             Faults faults = new Faults(failHealth, errorStatus, hang, dropAfter, null, null);
             config = new SimConfig(name, bind, port, models, tokens, tokenDelay, firstTokenDelay, maxConcurrency,
-                    maxQueue, embeddingDim, faults);
+                    maxQueue, embeddingDim, faults, apiKey);
         } catch (InvalidSettingException e) {
             System.err.println("inference-sim: " + Cli.flagError(e, Map.of("bindHost", "--bind", "dropAfterTokens", "--drop-after")) + " (see --help)");
             return 2;

@@ -70,6 +70,9 @@ public final class SimServer extends VerticleBase {
     public Future<?> start() {
         Router router = Router.router(vertx);
         router.route().handler(BodyHandler.create(false).setBodyLimit(BODY_LIMIT_BYTES));
+        if (config.apiKey() != null) {
+            router.post().handler(this::requireKey);
+        }
         ollama.mount(router);
         openAi.mount(router);
         faults.mount(router);
@@ -92,6 +95,20 @@ public final class SimServer extends VerticleBase {
             // The exact line scripts and tests wait for (see docs/REFERENCE.md).
             log.info("inference-sim listening on {}:{}", config.bindHost(), s.actualPort());
         });
+    }
+
+    /**
+     * vLLM with {@code --api-key}: a missing or wrong bearer token is 401 {@code {"error":"Unauthorized"}}.
+     * Only inference calls (POST) are guarded, so an agent without the key can still probe the node.
+     */
+    private void requireKey(io.vertx.ext.web.RoutingContext ctx) {
+        String auth = ctx.request().getHeader("authorization");
+        if (auth != null && auth.equals("Bearer " + config.apiKey())) {
+            ctx.next();
+            return;
+        }
+        stats.unauthorized.increment();
+        Requests.json(ctx, 401, new io.vertx.core.json.JsonObject().put("error", "Unauthorized"));
     }
 
     @Override

@@ -17,6 +17,7 @@ final class SimStats {
     final LongAdder injectedErrors = new LongAdder();
     final LongAdder rejectedBusy = new LongAdder();
     final LongAdder modelNotFound = new LongAdder();
+    final LongAdder unauthorized = new LongAdder();
 
     void request(String endpoint) {
         requestsByEndpoint.computeIfAbsent(endpoint, k -> new LongAdder()).increment();
@@ -37,6 +38,7 @@ final class SimStats {
                 .put("inFlight", inFlight)
                 .put("queued", queued)
                 .put("completed", completed.sum())
+                .put("unauthorized", unauthorized.sum())
                 .put("cancelledStreams", cancelledStreams.sum())
                 .put("droppedConnections", droppedConnections.sum())
                 .put("tokensSent", tokensSent.sum())

@@ -48,6 +48,11 @@ public final class NodeClients {
         return run(dir, 60, "node", "clients.mjs", baseUrl, model);
     }
 
+    /** As {@link #chat(Path, String, String)}, each client sending {@code apiKey} as its users would. */
+    public static Run chat(Path dir, String baseUrl, String model, String apiKey) throws Exception {
+        return run(dir, 60, "node", "clients.mjs", baseUrl, model, apiKey);
+    }
+
     private static boolean onPath(String command) {
         try {
             Process p = new ProcessBuilder(command, "--version").redirectErrorStream(true).start();

@@ -17,6 +17,7 @@ public final class SimConfigBuilder {
     private int maxConcurrency = 4;
     private int maxQueue = 64;
     private Faults faults = Faults.NONE;
+    private String apiKey;
 
     public SimConfigBuilder(String name, List<String> models) {
         this.name = name;
@@ -38,6 +39,11 @@ public final class SimConfigBuilder {
         return this;
     }
 
+    public SimConfigBuilder apiKey(String key) {
+        this.apiKey = key;
+        return this;
+    }
+
     public SimConfigBuilder faults(Faults f) {
         this.faults = f;
         return this;
@@ -45,6 +51,6 @@ public final class SimConfigBuilder {
 
     public SimConfig build() {
         return new SimConfig(name, "127.0.0.1", 0, models, tokens, tokenDelay, firstTokenDelay, maxConcurrency, maxQueue,
-                8, faults);
+                8, faults, apiKey);
     }
 }

@@ -10,6 +10,7 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
@@ -66,6 +67,26 @@ class SimServerIT {
         assertThat(last.getInteger("prompt_eval_count")).isEqualTo(5);
         assertSameFields(last, sampleLines("ollama-api-generate-stream.ndjson").get(36));
         assertSameFields(lines.get(0), sampleLines("ollama-api-generate-stream.ndjson").get(0));
+    }
+
+    @Test
+    void withAnApiKeyInferenceCallsNeedItAsABearerTokenAsVllmDoes() throws Exception {
+        start(new SimConfigBuilder("gpu-k", List.of("llama3:8b")).apiKey("node-secret"));
+        String chat = "{\"model\":\"llama3:8b\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+
+        HttpResponse<String> none = sim.post("/v1/chat/completions", chat);
+        assertThat(none.statusCode()).isEqualTo(401);
+        assertThat(new JsonObject(none.body())).isEqualTo(new JsonObject().put("error", "Unauthorized"));
+        HttpResponse<String> wrong = sim.http.send(HttpRequest.newBuilder(sim.uri("/api/chat"))
+                .header("authorization", "Bearer other").POST(HttpRequest.BodyPublishers.ofString(chat)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(wrong.statusCode()).isEqualTo(401);
+        HttpResponse<String> right = sim.http.send(HttpRequest.newBuilder(sim.uri("/v1/chat/completions"))
+                .header("authorization", "Bearer node-secret").POST(HttpRequest.BodyPublishers.ofString(chat)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(right.statusCode()).isEqualTo(200);
+        assertThat(sim.get("/v1/models").statusCode()).as("agents probe without the key").isEqualTo(200);
+        assertThat(sim.stats().getLong("unauthorized")).isEqualTo(2);
     }
 
     @Test

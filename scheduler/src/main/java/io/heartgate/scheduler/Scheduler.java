@@ -1,5 +1,13 @@
 package io.heartgate.scheduler;
 
+import io.heartgate.protocol.InvalidSettingException;
+import io.heartgate.scheduler.proxy.stage.Stages;
+import io.heartgate.scheduler.trust.ApiKeys;
+import io.heartgate.scheduler.trust.Reloader;
+import io.heartgate.scheduler.trust.Reloading;
+import io.heartgate.scheduler.trust.UpstreamKey;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
 import io.heartgate.embedded.EmbeddedKafkaBroker;
 import io.heartgate.embedded.EmbeddedKafkaConfig;
 import io.heartgate.scheduler.admin.AdminServer;
@@ -45,6 +53,8 @@ public final class Scheduler implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Scheduler.class);
     /** How soon after a renewal the request path sees new load figures. */
     private static final Duration RENEWAL_PUBLISH_EVERY = Duration.ofMillis(50);
+    /** How often files that may change (API keys, certificates) are read again. */
+    private static final Duration RELOAD_EVERY = Duration.ofSeconds(1);
 
     private final SchedulerConfig config;
     private final EmbeddedKafkaBroker broker;
@@ -59,11 +69,12 @@ public final class Scheduler implements AutoCloseable {
     private final ProxyCounters proxyCounters;
     private final PassiveHealth health;
     private final Draining draining;
+    private final Reloader reloader;
 
     private Scheduler(SchedulerConfig config, EmbeddedKafkaBroker broker, String bootstrap, NodeTable table,
                       DiscoveryStats stats, HeartbeatConsumer discovery, Thread discoveryThread, Vertx vertx,
                       AdminServer admin, ProxyServer proxyServer, ProxyCounters proxyCounters, PassiveHealth health,
-                      Draining draining) {
+                      Draining draining, Reloader reloader) {
         this.config = config;
         this.broker = broker;
         this.bootstrap = bootstrap;
@@ -77,6 +88,7 @@ public final class Scheduler implements AutoCloseable {
         this.proxyCounters = proxyCounters;
         this.health = health;
         this.draining = draining;
+        this.reloader = reloader;
     }
 
     /**
@@ -86,6 +98,13 @@ public final class Scheduler implements AutoCloseable {
      *     started is stopped again
      */
     public static Scheduler start(SchedulerConfig config, Clock clock) {
+        // Read before anything starts: a bad file stops the scheduler with its setting's name.
+        Reloading<ApiKeys> apiKeys = config.security().apiKeys() == null ? null
+                : Reloading.load("API keys", "apiKeys", List.of(config.security().apiKeys()),
+                        files -> ApiKeys.parse(new String(files.get(0), StandardCharsets.UTF_8)));
+        UpstreamKey upstreamKey = config.security().upstreamApiKey() == null ? null
+                : UpstreamKey.load(config.security().upstreamApiKey());
+        Reloader reloader = new Reloader(RELOAD_EVERY);
         EmbeddedKafkaBroker broker = null;
         Vertx vertx = null;
         HeartbeatConsumer discovery = null;
@@ -158,11 +177,21 @@ public final class Scheduler implements AutoCloseable {
             // The proxy is served by Netty directly, not by Vert.x (docs/BENCHMARKS.md), and so does
             // not carry vertx-micrometer-metrics' per-request meters either: its own pre-registered
             // heartgate_proxy_* meters give the figures by node and model.
+            if (apiKeys != null) {
+                reloader.watch(apiKeys);
+                log.info("Proxy callers need an API key: {} keys from {}, reloaded when the file changes",
+                        apiKeys.get().size(), config.security().apiKeys());
+            }
+            if (upstreamKey != null) {
+                log.info("Nodes get the key of {} as Authorization: Bearer", config.security().upstreamApiKey());
+            }
             ProxyServer proxyServer = ProxyServer.start(config.proxy(), table::snapshot, new RouteSelector(balancer),
-                    health, counters, requestMetrics, System::nanoTime, draining);
+                    health, counters, requestMetrics, System::nanoTime, draining,
+                    new Stages.Access(apiKeys, upstreamKey));
             return new Scheduler(config, broker, bootstrap, table, stats, discovery, thread, vertx, admin,
-                    proxyServer, counters, health, draining);
+                    proxyServer, counters, health, draining, reloader);
         } catch (Exception e) {
+            reloader.close();
             if (discovery != null) {
                 discovery.close();
             }
@@ -171,6 +200,9 @@ public final class Scheduler implements AutoCloseable {
             }
             if (broker != null) {
                 broker.close();
+            }
+            if (e instanceof InvalidSettingException ise) {
+                throw ise;
             }
             throw e instanceof IllegalStateException ise ? ise
                     : new IllegalStateException("scheduler failed to start: " + e.getMessage(), e);
@@ -242,6 +274,7 @@ public final class Scheduler implements AutoCloseable {
     /** Stops the HTTP servers, discovery and the embedded broker, in that order. */
     @Override
     public void close() {
+        reloader.close();
         proxyServer.close();
         try {
             vertx.close().await(10, TimeUnit.SECONDS);

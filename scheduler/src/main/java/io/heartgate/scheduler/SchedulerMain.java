@@ -4,10 +4,13 @@ import io.heartgate.protocol.InvalidSettingException;
 import io.heartgate.protocol.LogFormat;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.config.SchedulerConfig;
+import io.heartgate.scheduler.config.SecurityConfig;
 import io.heartgate.scheduler.demo.Demo;
 import io.heartgate.scheduler.proxy.ProxyConfig;
 import io.heartgate.scheduler.proxy.Transport;
+import io.heartgate.scheduler.trust.ApiKeys;
 import io.heartgate.scheduler.trust.UpstreamAllowList;
+import io.heartgate.scheduler.trust.UpstreamKey;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -23,7 +26,7 @@ import picocli.CommandLine.Option;
 
 /** Runs a scheduler replica from the command line. Every flag has an environment variable; flags win. */
 @Command(name = "scheduler", mixinStandardHelpOptions = true, version = "scheduler 0.1.0", sortOptions = false,
-        usageHelpAutoWidth = true,
+        usageHelpAutoWidth = true, subcommands = KeysCommand.class,
         description = {"Reads GPU node heartbeats from Kafka and routes inference requests to live nodes.",
             "Every flag can also be set by the environment variable shown; flags win."})
 public final class SchedulerMain implements Callable<Integer> {
@@ -135,6 +138,16 @@ public final class SchedulerMain implements Callable<Integer> {
                     + "warning)")
     String allowUpstream;
 
+    @Option(names = "--api-keys", defaultValue = "${env:SCHEDULER_API_KEYS}", paramLabel = "FILE",
+            description = "callers need one of these keys: lines of NAME SHA256_HEX [models=MODEL,...], reloaded "
+                    + "when the file changes; 'keys add NAME' makes one [env SCHEDULER_API_KEYS] (default: no key needed)")
+    Path apiKeys;
+
+    @Option(names = "--upstream-api-key", defaultValue = "${env:SCHEDULER_UPSTREAM_API_KEY_FILE}", paramLabel = "FILE",
+            description = "the key the nodes require (vLLM --api-key, TGI, llama.cpp), sent to every node as "
+                    + "Authorization: Bearer [env SCHEDULER_UPSTREAM_API_KEY_FILE] (default: none)")
+    Path upstreamApiKey;
+
     @Option(names = "--log-format", defaultValue = "${env:SCHEDULER_LOG_FORMAT:-text}",
             description = "text or json (one JSON object per line, for log shippers) [env SCHEDULER_LOG_FORMAT] "
                     + "(default: text)")
@@ -164,8 +177,16 @@ public final class SchedulerMain implements Callable<Integer> {
                 drainTimeout, ejectAfter, ejectFor, Math.max(1, Runtime.getRuntime().availableProcessors()),
                 Transport.parse(transport), keepAliveTimeout, UpstreamAllowList.parse(allowUpstream));
         proxy.transport().resolve(); // an explicit choice the host lacks: one line and exit 2
+        // Files read here too, so that a bad one is one line and exit 2 before anything starts.
+        if (apiKeys != null) {
+            ApiKeys.load(apiKeys);
+        }
+        if (upstreamApiKey != null) {
+            UpstreamKey.load(upstreamApiKey);
+        }
         return new SchedulerConfig(kafka, embeddedKafkaPort, embeddedKafkaHost, dataDir, topic, topicPartitions, bind,
-                adminPort, Strategy.parse(strategy), missedHeartbeats, proxy, demo, lookBack);
+                adminPort, Strategy.parse(strategy), missedHeartbeats, proxy, demo, lookBack,
+                new SecurityConfig(apiKeys, upstreamApiKey, null, false, null, null, null));
     }
 
     @Override
@@ -189,6 +210,9 @@ public final class SchedulerMain implements Callable<Integer> {
         Scheduler scheduler;
         try {
             scheduler = Scheduler.start(config, Clock.systemUTC());
+        } catch (InvalidSettingException e) {
+            System.err.println("scheduler: " + Cli.flagError(e, FLAGS));
+            return 2;
         } catch (IllegalStateException e) {
             System.err.println("scheduler: could not start: " + e.getMessage());
             return 1;

@@ -2,8 +2,12 @@ package io.heartgate.scheduler;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.heartgate.scheduler.trust.ApiKeys;
 import io.heartgate.testkit.CommandLineRun;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -17,7 +21,7 @@ class SchedulerMainTest {
         assertThat(run.status()).isZero();
         assertThat(run.out()).contains("--transport", "SCHEDULER_TRANSPORT", "--keepalive-timeout",
                 "SCHEDULER_KEEPALIVE_TIMEOUT", "io_uring", "epoll", "nio",
-                "--port", "SCHEDULER_PORT", "--strategy", "SCHEDULER_STRATEGY", "--retries", "SCHEDULER_RETRIES");
+                "--port", "SCHEDULER_PORT", "--api-keys", "SCHEDULER_API_KEYS", "--upstream-api-key", "--strategy", "SCHEDULER_STRATEGY", "--retries", "SCHEDULER_RETRIES");
     }
 
     @ParameterizedTest(name = "{0}")
@@ -39,5 +43,33 @@ class SchedulerMainTest {
 
         assertThat(run.status()).isEqualTo(2);
         assertThat(run.err()).startsWith("scheduler: ").contains(message).doesNotContain("\n");
+    }
+
+    @Test
+    void keysAddPrintsANewKeyAndTheLineThatAdmitsIt() {
+        CommandLineRun run = CommandLineRun.run(SchedulerMain.commandLine(), "keys", "add", "team-a", "--models",
+                "llama3:8b");
+
+        assertThat(run.status()).isZero();
+        String[] lines = run.out().split("\n");
+        assertThat(lines).hasSize(2);
+        assertThat(lines[0]).matches("hg-[A-Za-z0-9_-]{43}");
+        assertThat(lines[1]).isEqualTo("team-a " + ApiKeys.hash(lines[0]) + " models=llama3:8b");
+        assertThat(ApiKeys.parse(lines[1]).find(lines[0]).name()).isEqualTo("team-a");
+        assertThat(CommandLineRun.run(SchedulerMain.commandLine(), "keys", "add", "team-a").out())
+                .as("a new key each time").doesNotContain(lines[0]);
+    }
+
+    @Test
+    void aBadKeysFileIsOneLineNamingTheFlagAndTheLine(@TempDir Path dir) throws Exception {
+        Path keys = Files.writeString(dir.resolve("keys"), "team " + ApiKeys.hash("k") + " rpm=5\n");
+        CommandLineRun run = CommandLineRun.run(SchedulerMain.commandLine(), "--api-keys", keys.toString());
+
+        assertThat(run.status()).isEqualTo(2);
+        assertThat(run.err()).startsWith("scheduler: --api-keys: line 1: key 'team': unknown attribute 'rpm=5'")
+                .doesNotContain("\n");
+        CommandLineRun missing = CommandLineRun.run(SchedulerMain.commandLine(), "--upstream-api-key",
+                dir.resolve("absent").toString());
+        assertThat(missing.err()).startsWith("scheduler: --upstream-api-key: cannot read");
     }
 }

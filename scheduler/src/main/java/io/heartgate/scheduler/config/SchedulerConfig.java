@@ -24,11 +24,12 @@ import java.util.Objects;
  * @param proxy the proxy's port, retries, limits and timeouts
  * @param demoNodes simulated nodes to start with their agents (0 = none)
  * @param lookBack how far back discovery reads at start
+ * @param security keys, tokens and certificates; {@link SecurityConfig#NONE} for none
  */
 public record SchedulerConfig(String kafka, int embeddedKafkaPort, String embeddedKafkaHost, Path dataDir,
                               String topic, int topicPartitions, String bind, int adminPort,
                               Strategy strategy, int missedHeartbeats, ProxyConfig proxy, int demoNodes,
-                              Duration lookBack) {
+                              Duration lookBack, SecurityConfig security) {
 
     /** Validates every field; a bad value throws {@link InvalidSettingException} naming its component. */
     public SchedulerConfig {
@@ -58,6 +59,7 @@ public record SchedulerConfig(String kafka, int embeddedKafkaPort, String embedd
         if (lookBack == null || lookBack.isNegative() || lookBack.isZero()) {
             throw new InvalidSettingException("lookBack", "must be positive");
         }
+        Objects.requireNonNull(security, "security");
     }
 
     private static void port(String setting, int value) {

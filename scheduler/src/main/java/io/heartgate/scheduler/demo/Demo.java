@@ -57,7 +57,7 @@ public final class Demo implements AutoCloseable {
                 int delay = TOKEN_DELAY_MS[i % TOKEN_DELAY_MS.length];
                 int weight = WEIGHTS[i % WEIGHTS.length];
                 SimConfig config = new SimConfig(id, "127.0.0.1", 0, models, 48, Duration.ofMillis(delay),
-                        Duration.ofMillis(150), 4, 256, 16, Faults.NONE);
+                        Duration.ofMillis(150), 4, 256, 16, Faults.NONE, null);
                 SimServer sim = new SimServer(config, clock, System::nanoTime);
                 vertx.deployVerticle(sim).await(30, TimeUnit.SECONDS);
                 String url = "http://127.0.0.1:" + sim.port();

@@ -156,12 +156,13 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
         current.start(route);
     }
 
-    /** A stage answered {@code request} itself. */
-    void answered(FullHttpRequest request, Answer answer, boolean keepAlive) {
+    /** A stage answered {@code request} of {@code caller} (an API key's name, or {@code null}) itself. */
+    void answered(FullHttpRequest request, Answer answer, boolean keepAlive, String caller) {
         staging = null;
         if (answer.error() != null) {
             counters.error(answer.error());
         }
+        relay.metrics().recordCaller(caller, answer.status());
         boolean close = !keepAlive || draining();
         request.release();
         responded(ProxyErrors.send(ctx.channel(), answer, close), close);

@@ -187,7 +187,7 @@ final class Exchange implements Timeouts.Watched {
 
     private void failed(Failure failure, Throwable cause) {
         Decision d = relay.retry().decide(failure, attempts.count(), phase == Phase.RELAYING, resent);
-        attempts.failed(Failures.record(relay, failure, d, attempts.node(), cause));
+        attempts.failed(Failures.record(relay, failure, d, attempts.node(), cause, facts.caller()));
         switch (d.action()) {
             case RESEND_SAME_NODE -> {
                 resent = true;
@@ -243,6 +243,7 @@ final class Exchange implements Timeouts.Watched {
             relay.metrics().record(answeredBy, metricStatus, facts.model(), relay.nanoTime() - startNanos,
                     headNanos - startNanos);
         }
+        relay.metrics().recordCaller(facts.caller(), metricStatus);
         client.ended();
     }
 }

@@ -22,9 +22,11 @@ final class Failures {
     /**
      * Records {@code failure} of an attempt on {@code node} that the retry policy answered with
      * {@code decision}; returns the failure in words, with the node's id, for the "every node
-     * failed" message, or {@code null} when it is not a node's failure to report.
+     * failed" message, or {@code null} when it is not a node's failure to report. {@code caller} is
+     * the API key's name of the request, or {@code null}, for the log line.
      */
-    static String record(Relay relay, Failure failure, Decision decision, Node node, Throwable cause) {
+    static String record(Relay relay, Failure failure, Decision decision, Node node, Throwable cause, String caller) {
+        String key = caller == null ? "-" : caller;
         ProxyCounters counters = relay.counters();
         switch (failure) {
             case CONNECT_FAILED -> {
@@ -33,7 +35,7 @@ final class Failures {
                 if (RetryPolicy.holdsAgainstNode(failure)) {
                     relay.health().connectFailed(node.id(), node.url(), why);
                 }
-                log.debug("Node {} connect failed: {}", node.id(), why);
+                log.debug("Node {} connect failed (key {}): {}", node.id(), key, why);
                 return node.id() + ": " + why;
             }
             case STALE_CONNECTION, RESET_BEFORE_HEAD -> {
@@ -43,21 +45,22 @@ final class Failures {
                 }
                 counters.add(Counter.UPSTREAM_RESETS);
                 String why = cause == null ? "connection closed before the response" : describe(cause);
-                log.debug("Node {} failed before answering: {}", node.id(), why);
+                log.debug("Node {} failed before answering (key {}): {}", node.id(), key, why);
                 return node.id() + ": " + why;
             }
             case FIRST_BYTE_TIMEOUT, IDLE_TIMEOUT -> {
                 counters.add(Counter.TIMEOUTS);
-                log.debug("Node {} timed out ({}): {}", node.id(), failure, decision.action() == Action.CUT
+                log.debug("Node {} timed out ({}, key {}): {}", node.id(), failure, key, decision.action() == Action.CUT
                         ? "silent mid-response; cutting it" : "no response head in time");
                 return null;
             }
             case BROKE_OFF -> {
-                log.debug("Node {} broke off a response: {}", node.id(), cause == null ? "connection closed" : describe(cause));
+                log.debug("Node {} broke off a response (key {}): {}", node.id(), key, cause == null ? "connection closed" : describe(cause));
                 return null;
             }
             case CLIENT_GONE -> {
                 counters.add(Counter.CLIENT_CANCELLATIONS);
+                log.debug("Client of a request on node {} (key {}) hung up", node.id(), key);
                 return null;
             }
             default -> {

@@ -82,11 +82,12 @@ public final class ProxyServer implements AutoCloseable {
      * @param metrics where each relayed request is recorded
      * @param nanoTicker the monotonic clock of timeouts and latencies
      * @param draining the scheduler's shutdown flag; {@link #drain} and {@link #close} set it too
+     * @param access the API keys callers need and the key nodes need
      * @throws IllegalStateException when the port cannot be bound
      */
     public static ProxyServer start(ProxyConfig config, Supplier<TableSnapshot> table, RouteSelector selector,
                                     PassiveHealth health, ProxyCounters counters, RequestMetrics metrics,
-                                    LongSupplier nanoTicker, Draining draining) {
+                                    LongSupplier nanoTicker, Draining draining, Stages.Access access) {
         SslContext tls;
         try {
             // https:// nodes: the JVM's trusted CAs, and the certificate must name the node's host.
@@ -94,13 +95,13 @@ public final class ProxyServer implements AutoCloseable {
         } catch (SSLException e) {
             throw new IllegalStateException("cannot set up TLS for https nodes: " + e.getMessage(), e);
         }
-        return start(config, table, selector, health, counters, metrics, nanoTicker, draining, tls);
+        return start(config, table, selector, health, counters, metrics, nanoTicker, draining, access, tls);
     }
 
     /** Starts the proxy with the given TLS client context for https nodes (tests give their own CA). */
     static ProxyServer start(ProxyConfig config, Supplier<TableSnapshot> table, RouteSelector selector,
                              PassiveHealth health, ProxyCounters counters, RequestMetrics metrics,
-                             LongSupplier nanoTicker, Draining draining, SslContext tls) {
+                             LongSupplier nanoTicker, Draining draining, Stages.Access access, SslContext tls) {
         Transport transport = config.transport().resolve();
         if (config.transport() != Transport.AUTO || transport == Transport.IO_URING) {
             log.info("Proxy transport: {}", transport.flagValue());
@@ -116,7 +117,7 @@ public final class ProxyServer implements AutoCloseable {
         try {
             ChannelGroup upstreams = new DefaultChannelGroup("heartgate-proxy-upstreams", GlobalEventExecutor.INSTANCE);
             AllowedAddresses allowed = new AllowedAddresses(resolver, config.allowUpstream());
-            List<Stage> stages = Stages.standard(table, selector, health);
+            List<Stage> stages = Stages.standard(table, selector, health, access);
             RequestFactsReader facts = new RequestFactsReader(Stages.fieldsRead(stages));
             RetryPolicy retry = new RetryPolicy(config.retries());
             Targets targets = new Targets();

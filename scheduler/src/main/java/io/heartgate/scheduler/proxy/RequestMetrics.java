@@ -1,6 +1,7 @@
 package io.heartgate.scheduler.proxy;
 
 import io.heartgate.scheduler.status.TrafficView;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
@@ -26,6 +27,8 @@ public final class RequestMetrics implements TrafficView {
     // node -> meters; looked up per request by strings whose hashes are cached, so recording a
     // request builds no key and allocates nothing once its meters exist.
     private final Map<String, NodeMeters> byNode = new ConcurrentHashMap<>();
+    // API key name -> a counter per status class, made on first use.
+    private final Map<String, AtomicReferenceArray<Counter>> byCaller = new ConcurrentHashMap<>();
 
     /** One node's meters: per model, a duration timer per status class and a first-byte timer. */
     private static final class NodeMeters {
@@ -46,9 +49,35 @@ public final class RequestMetrics implements TrafficView {
                 .register(registry);
     }
 
+    /**
+     * Records one finished request of {@code caller} (an API key's name, or {@code null} when the
+     * proxy needs no key), whether a node or the proxy answered it.
+     */
+    void recordCaller(String caller, int status) {
+        if (caller == null) {
+            return;
+        }
+        int statusClass = statusClass(status);
+        AtomicReferenceArray<Counter> counters = byCaller.computeIfAbsent(caller,
+                k -> new AtomicReferenceArray<>(STATUS_CLASSES.length));
+        Counter c = counters.get(statusClass);
+        if (c == null) {
+            c = Counter.builder("heartgate_proxy_key_requests")
+                    .description("Requests by the API key that sent them (its name) and status class")
+                    .tags("key", caller, "status_class", STATUS_CLASSES[statusClass])
+                    .register(registry);
+            counters.set(statusClass, c);
+        }
+        c.increment();
+    }
+
+    private static int statusClass(int status) {
+        return status < 100 || status >= 1000 ? 0 : status / 100;
+    }
+
     /** Records one finished request. */
     void record(String node, int status, String model, long durationNanos, long firstByteNanos) {
-        int statusClass = status < 100 || status >= 1000 ? 0 : status / 100;
+        int statusClass = statusClass(status);
         String m = model == null ? "none" : model;
         NodeMeters meters = byNode.computeIfAbsent(node, k -> new NodeMeters());
         AtomicReferenceArray<Timer> byStatus = meters.durations.computeIfAbsent(m,

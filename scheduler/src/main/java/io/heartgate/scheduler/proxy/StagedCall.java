@@ -95,7 +95,7 @@ final class StagedCall implements Call {
             return;
         }
         ended = true;
-        conn.answered(request, answer, keepAlive);
+        conn.answered(request, answer, keepAlive, facts.caller());
     }
 
     @Override

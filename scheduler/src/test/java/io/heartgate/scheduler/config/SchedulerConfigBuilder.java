@@ -13,6 +13,7 @@ public final class SchedulerConfigBuilder {
     private int missedHeartbeats = 3;
     private int demoNodes;
     private final ProxyConfigBuilder proxy = new ProxyConfigBuilder();
+    private SecurityConfig security = SecurityConfig.NONE;
 
     public SchedulerConfigBuilder(String kafka, String topic) {
         this.kafka = kafka;
@@ -40,8 +41,13 @@ public final class SchedulerConfigBuilder {
         return this;
     }
 
+    public SchedulerConfigBuilder security(SecurityConfig s) {
+        this.security = s;
+        return this;
+    }
+
     public SchedulerConfig build() {
         return new SchedulerConfig(kafka, 0, "127.0.0.1", null, topic, 1, "127.0.0.1", 0, strategy, missedHeartbeats,
-                proxy.build(), demoNodes, Duration.ofMinutes(3));
+                proxy.build(), demoNodes, Duration.ofMinutes(3), security);
     }
 }

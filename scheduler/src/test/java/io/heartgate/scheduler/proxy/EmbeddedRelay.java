@@ -54,6 +54,7 @@ final class EmbeddedRelay {
     final Draining draining = new Draining();
     final PassiveHealth health = new PassiveHealth(clock, 3, Duration.ofSeconds(10), Duration.ofMinutes(5));
     final ProxyCounters counters = new ProxyCounters();
+    final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     final Map<String, Accept> accept = new HashMap<>();
     /** Every connection opened, per node id, in order. */
     final Map<String, List<EmbeddedChannel>> opened = new HashMap<>();
@@ -69,6 +70,11 @@ final class EmbeddedRelay {
 
     /** With {@code extraStages} before the standard ones. */
     EmbeddedRelay(List<Stage> extraStages, String... nodeIds) {
+        this(extraStages, Stages.Access.OPEN, nodeIds);
+    }
+
+    /** With {@code extraStages} before the standard ones, which have {@code access}. */
+    EmbeddedRelay(List<Stage> extraStages, Stages.Access access, String... nodeIds) {
         for (String id : nodeIds) {
             Heartbeat hb = Heartbeat.builder(id, "http://127.0.0.1:" + (9000 + nodes.size())).instance("i1").seq(1L)
                     .state(NodeState.UP).intervalMs(1000).models(List.of("llama3:8b")).build();
@@ -79,9 +85,9 @@ final class EmbeddedRelay {
         pool = new UpstreamPool(this::open, timeouts::nowMs, draining);
         RouteSelector selector = new RouteSelector(Strategy.ROUND_ROBIN.create(() -> 0L, 0));
         Relay relay = new Relay(pool, timeouts, () -> table, selector, health, new RetryPolicy(2), new Targets(), counters,
-                new RequestMetrics(new SimpleMeterRegistry()), nanos::get, FIRST_BYTE_MS);
+                new RequestMetrics(registry), nanos::get, FIRST_BYTE_MS);
         List<Stage> stages = new ArrayList<>(extraStages);
-        stages.addAll(Stages.standard(() -> table, selector, health));
+        stages.addAll(Stages.standard(() -> table, selector, health, access));
         client = new EmbeddedChannel(new ClientConnection(relay, stages,
                 new RequestFactsReader(Stages.fieldsRead(stages)), counters, timeouts::nowMs, KEEP_ALIVE_MS, draining));
         client.freezeTime();

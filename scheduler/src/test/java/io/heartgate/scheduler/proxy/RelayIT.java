@@ -11,6 +11,7 @@ import io.heartgate.scheduler.health.PassiveHealth;
 import io.heartgate.scheduler.proxy.ProxyCounters.Counter;
 import io.heartgate.scheduler.proxy.policy.ErrorType;
 import io.heartgate.scheduler.proxy.policy.RouteSelector;
+import io.heartgate.scheduler.proxy.stage.Stages;
 import io.heartgate.scheduler.status.Draining;
 import io.heartgate.scheduler.table.NodeTable;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -128,9 +129,10 @@ class RelayIT {
         RouteSelector selector = new RouteSelector(Strategy.ROUND_ROBIN.create());
         RequestMetrics metrics = new RequestMetrics(new SimpleMeterRegistry());
         proxy = tls == null
-                ? ProxyServer.start(c, table::snapshot, selector, health, counters, metrics, System::nanoTime, new Draining())
+                ? ProxyServer.start(c, table::snapshot, selector, health, counters, metrics, System::nanoTime, new Draining(),
+                        Stages.Access.OPEN)
                 : ProxyServer.start(c, table::snapshot, selector, health, counters, metrics, System::nanoTime, new Draining(),
-                        tls);
+                        Stages.Access.OPEN, tls);
     }
 
     private Socket client() throws IOException {

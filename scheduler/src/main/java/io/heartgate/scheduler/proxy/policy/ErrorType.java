@@ -15,6 +15,10 @@ public enum ErrorType {
     UPSTREAM_TIMEOUT(504, "upstream_timeout"),
     /** 413: the body is over the limit. */
     REQUEST_TOO_LARGE(413, "request_too_large"),
+    /** 401: no API key, or one the keys file does not hold. */
+    INVALID_API_KEY(401, "invalid_api_key"),
+    /** 403: the caller's API key may not use the requested model. */
+    MODEL_NOT_ALLOWED(403, "model_not_allowed"),
     /** 400, 414 or 431: the request is not valid HTTP/1.1; no node ever sees it. */
     BAD_REQUEST(400, "bad_request");
 

@@ -4,6 +4,9 @@ import io.heartgate.scheduler.proxy.policy.RouteSelector;
 import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.table.TableSnapshot;
 import io.heartgate.scheduler.proxy.policy.RequestFacts;
+import io.heartgate.scheduler.trust.ApiKeys;
+import io.heartgate.scheduler.trust.UpstreamKey;
+import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
@@ -16,11 +19,16 @@ public final class Stages {
     }
 
     /**
-     * Returns today's stages, in order: the node's request headers, then the first route. Stages
-     * that need the final headers (authentication removes the caller's key) go before
-     * {@code ForwardedHeaders}; stages that shape the route (admission, affinity) go before
-     * {@code Routing}, which is always last.
+     * Who may use the proxy and what it shows the nodes.
+     *
+     * @param keys the API keys in force, read per request; {@code null} when the port is open
+     * @param upstream the key nodes require, or {@code null}
      */
+    public record Access(Supplier<ApiKeys> keys, UpstreamKey upstream) {
+        /** No API keys, no key for the nodes: clients' own credentials pass through. */
+        public static final Access OPEN = new Access(null, null);
+    }
+
     /** Returns every body fact some of {@code stages} reads, besides the model. */
     public static Set<RequestFacts.Field> fieldsRead(List<Stage> stages) {
         EnumSet<RequestFacts.Field> fields = EnumSet.noneOf(RequestFacts.Field.class);
@@ -28,7 +36,24 @@ public final class Stages {
         return fields;
     }
 
-    public static List<Stage> standard(Supplier<TableSnapshot> table, RouteSelector selector, EjectionView health) {
-        return List.of(new ForwardedHeaders(), new Routing(table, selector, health));
+    /**
+     * Returns the stages, in order: the caller's key when the access has keys, the node's request
+     * headers, the nodes' own key when it has one, then the first route. Stages that need
+     * the client's headers (authentication reads and removes the caller's key) go before
+     * {@code ForwardedHeaders}; stages that shape the route (admission, affinity) go before
+     * {@code Routing}, which is always last.
+     */
+    public static List<Stage> standard(Supplier<TableSnapshot> table, RouteSelector selector, EjectionView health,
+                                       Access access) {
+        List<Stage> stages = new ArrayList<>(4);
+        if (access.keys() != null) {
+            stages.add(new Authentication(access.keys()));
+        }
+        stages.add(new ForwardedHeaders());
+        if (access.upstream() != null) {
+            stages.add(new UpstreamCredentials(access.upstream()));
+        }
+        stages.add(new Routing(table, selector, health));
+        return List.copyOf(stages);
     }
 }

@@ -1,0 +1,35 @@
+package io.heartgate.scheduler.config;
+
+import io.heartgate.protocol.InvalidSettingException;
+import java.nio.file.Path;
+
+/**
+ * Says which of the scheduler's trust features are on, by the files that configure them; each is
+ * off when its file is {@code null}. The files are read at start (a bad one stops the scheduler,
+ * naming its setting) and some again when they change. Immutable.
+ *
+ * @param apiKeys the proxy's callers ({@code --api-keys}), reloaded on change
+ * @param upstreamApiKey the key every node requires ({@code --upstream-api-key})
+ * @param adminToken the admin port's bearer token ({@code --admin-token})
+ * @param adminTokenAll whether the token guards {@code /healthz}, {@code /readyz} and {@code /metrics} too
+ * @param heartbeatKeys the keys heartbeats must be signed with ({@code --heartbeat-keys})
+ * @param tlsCert the PEM certificate chain of both HTTP ports ({@code --tls-cert}), reloaded on change
+ * @param tlsKey the PEM private key of {@code tlsCert} ({@code --tls-key})
+ */
+public record SecurityConfig(Path apiKeys, Path upstreamApiKey, Path adminToken, boolean adminTokenAll,
+                             Path heartbeatKeys, Path tlsCert, Path tlsKey) {
+
+    /** Every feature off: today's open ports and unsigned heartbeats. */
+    public static final SecurityConfig NONE = new SecurityConfig(null, null, null, false, null, null, null);
+
+    /** Checks that settings that go together are given together. */
+    public SecurityConfig {
+        if (adminTokenAll && adminToken == null) {
+            throw new InvalidSettingException("adminTokenAll", "needs --admin-token");
+        }
+        if ((tlsCert == null) != (tlsKey == null)) {
+            throw new InvalidSettingException(tlsCert == null ? "tlsCert" : "tlsKey",
+                    "--tls-cert and --tls-key go together");
+        }
+    }
+}

@@ -1,0 +1,56 @@
+package io.heartgate.scheduler.trust;
+
+import io.heartgate.protocol.InvalidSettingException;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * The key the nodes themselves require ({@code --upstream-api-key FILE}: vLLM's {@code --api-key},
+ * TGI's and llama.cpp's), sent to every node as {@code Authorization: Bearer}. Read once at start
+ * from a file, so it never shows in a process list; {@link #toString()} never shows it either.
+ */
+public final class UpstreamKey {
+
+    private final String authorization;
+
+    private UpstreamKey(String key) {
+        this.authorization = "Bearer " + key;
+    }
+
+    /**
+     * Reads the key from {@code file}: its first line, without surrounding white space.
+     *
+     * @throws InvalidSettingException for {@code upstreamApiKey}: unreadable, empty, or not one token
+     */
+    public static UpstreamKey load(Path file) {
+        String text;
+        try {
+            text = Files.readString(file, StandardCharsets.UTF_8).strip();
+        } catch (IOException | RuntimeException e) {
+            throw new InvalidSettingException("upstreamApiKey", "cannot read " + file + ": " + e);
+        }
+        if (text.isEmpty()) {
+            throw new InvalidSettingException("upstreamApiKey", file + " is empty");
+        }
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c <= ' ' || c >= 0x7f) {
+                throw new InvalidSettingException("upstreamApiKey", file
+                        + " must hold one key: printable ASCII without spaces, on one line");
+            }
+        }
+        return new UpstreamKey(text);
+    }
+
+    /** Returns the {@code Authorization} header value for nodes. */
+    public String authorization() {
+        return authorization;
+    }
+
+    @Override
+    public String toString() {
+        return "UpstreamKey[******]";
+    }
+}
