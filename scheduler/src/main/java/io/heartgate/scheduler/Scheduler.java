@@ -5,6 +5,8 @@ import io.heartgate.scheduler.proxy.stage.Stages;
 import io.heartgate.scheduler.trust.ApiKeys;
 import io.heartgate.scheduler.trust.Reloader;
 import io.heartgate.scheduler.trust.Reloading;
+import io.heartgate.scheduler.trust.SecretFile;
+import io.heartgate.scheduler.admin.AdminGuard;
 import io.heartgate.scheduler.trust.UpstreamKey;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -55,6 +57,8 @@ public final class Scheduler implements AutoCloseable {
     private static final Duration RENEWAL_PUBLISH_EVERY = Duration.ofMillis(50);
     /** How often files that may change (API keys, certificates) are read again. */
     private static final Duration RELOAD_EVERY = Duration.ofSeconds(1);
+    /** The shortest admin token accepted: a short one could be guessed over the network. */
+    static final int ADMIN_TOKEN_MIN = 16;
 
     private final SchedulerConfig config;
     private final EmbeddedKafkaBroker broker;
@@ -104,6 +108,9 @@ public final class Scheduler implements AutoCloseable {
                         files -> ApiKeys.parse(new String(files.get(0), StandardCharsets.UTF_8)));
         UpstreamKey upstreamKey = config.security().upstreamApiKey() == null ? null
                 : UpstreamKey.load(config.security().upstreamApiKey());
+        AdminGuard adminGuard = config.security().adminToken() == null ? AdminGuard.OPEN
+                : AdminGuard.of(SecretFile.read(config.security().adminToken(), "adminToken", ADMIN_TOKEN_MIN),
+                        config.security().adminTokenAll());
         Reloader reloader = new Reloader(RELOAD_EVERY);
         EmbeddedKafkaBroker broker = null;
         Vertx vertx = null;
@@ -172,7 +179,11 @@ public final class Scheduler implements AutoCloseable {
             SchedulerMetrics.bind(registry, table, stats, d::status, health, clock);
             Draining draining = new Draining();
             AdminServer admin = new AdminServer(config.bind(), config.adminPort(), table, d::status,
-                    config.strategy().label(), clock, health, draining, registry, requestMetrics);
+                    config.strategy().label(), clock, health, draining, registry, requestMetrics, adminGuard);
+            if (!adminGuard.enabled() && !isLoopback(config.bind())) {
+                log.warn("Admin port {}:{} has no --admin-token: anyone who reaches it sees the fleet (/admin/nodes, "
+                        + "the dashboard); set --admin-token or bind to 127.0.0.1", config.bind(), config.adminPort());
+            }
             vertx.deployVerticle(admin).await(30, TimeUnit.SECONDS);
             // The proxy is served by Netty directly, not by Vert.x (docs/BENCHMARKS.md), and so does
             // not carry vertx-micrometer-metrics' per-request meters either: its own pre-registered
@@ -206,6 +217,14 @@ public final class Scheduler implements AutoCloseable {
             }
             throw e instanceof IllegalStateException ise ? ise
                     : new IllegalStateException("scheduler failed to start: " + e.getMessage(), e);
+        }
+    }
+
+    private static boolean isLoopback(String bind) {
+        try {
+            return java.net.InetAddress.getByName(bind).isLoopbackAddress();
+        } catch (java.net.UnknownHostException e) {
+            return false;
         }
     }
 

@@ -10,6 +10,7 @@ import io.heartgate.scheduler.proxy.ProxyConfig;
 import io.heartgate.scheduler.proxy.Transport;
 import io.heartgate.scheduler.trust.ApiKeys;
 import io.heartgate.scheduler.trust.UpstreamAllowList;
+import io.heartgate.scheduler.trust.SecretFile;
 import io.heartgate.scheduler.trust.UpstreamKey;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -148,6 +149,16 @@ public final class SchedulerMain implements Callable<Integer> {
                     + "Authorization: Bearer [env SCHEDULER_UPSTREAM_API_KEY_FILE] (default: none)")
     Path upstreamApiKey;
 
+    @Option(names = "--admin-token", defaultValue = "${env:SCHEDULER_ADMIN_TOKEN_FILE}", paramLabel = "FILE",
+            description = "/admin/*, the dashboard's data and its event stream need Authorization: Bearer TOKEN, "
+                    + "the token being this file's content (16 characters or more) [env SCHEDULER_ADMIN_TOKEN_FILE] "
+                    + "(default: open, with a warning when the admin port is not on loopback)")
+    Path adminToken;
+
+    @Option(names = "--admin-token-all", defaultValue = "${env:SCHEDULER_ADMIN_TOKEN_ALL:-false}",
+            description = "put /healthz, /readyz and /metrics behind the admin token too [env SCHEDULER_ADMIN_TOKEN_ALL]")
+    boolean adminTokenAll;
+
     @Option(names = "--log-format", defaultValue = "${env:SCHEDULER_LOG_FORMAT:-text}",
             description = "text or json (one JSON object per line, for log shippers) [env SCHEDULER_LOG_FORMAT] "
                     + "(default: text)")
@@ -184,9 +195,12 @@ public final class SchedulerMain implements Callable<Integer> {
         if (upstreamApiKey != null) {
             UpstreamKey.load(upstreamApiKey);
         }
+        if (adminToken != null) {
+            SecretFile.read(adminToken, "adminToken", Scheduler.ADMIN_TOKEN_MIN);
+        }
         return new SchedulerConfig(kafka, embeddedKafkaPort, embeddedKafkaHost, dataDir, topic, topicPartitions, bind,
                 adminPort, Strategy.parse(strategy), missedHeartbeats, proxy, demo, lookBack,
-                new SecurityConfig(apiKeys, upstreamApiKey, null, false, null, null, null));
+                new SecurityConfig(apiKeys, upstreamApiKey, adminToken, adminTokenAll, null, null, null));
     }
 
     @Override

@@ -25,13 +25,65 @@ import org.openqa.selenium.support.ui.WebDriverWait;
 /**
  * Drives the real dashboard in headless Chromium (Debian's chromium and chromium-driver, which
  * {@code .ci/run} installs) while heartbeats arrive: a node appears, goes DOWN and leaves, each
- * shown within 2 s. Writes {@code target/dashboard.png} for people to look at.
+ * shown within 2 s; and with an admin token, nothing shown until it is given. Writes {@code target/dashboard.png} for people to look at.
  */
 @ExtendWith(KafkaExtension.class)
 class DashboardBrowserIT {
 
     private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
     private static final Path CHROMEDRIVER = Path.of("/usr/bin/chromedriver");
+
+    private static ChromeDriver browser(Path profile) {
+        ChromeOptions options = new ChromeOptions();
+        options.setBinary(CHROMIUM.toFile());
+        options.addArguments("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update",
+                "--disable-sync", "--window-size=1400,700", "--user-data-dir=" + profile);
+        ChromeDriverService service = new ChromeDriverService.Builder()
+                .usingDriverExecutable(CHROMEDRIVER.toFile()).usingAnyFreePort().build();
+        return new ChromeDriver(service, options);
+    }
+
+    @Test
+    void withAnAdminTokenTheDashboardShowsNothingUntilItIsGiven(TestKafka kafka, @TempDir Path profile)
+            throws Exception {
+        Assumptions.assumeTrue(Files.isExecutable(CHROMIUM) && Files.isExecutable(CHROMEDRIVER),
+                "Chromium is not installed (apt-get install chromium chromium-driver): skipping the browser test");
+        Path tokenFile = Files.writeString(profile.resolveSibling(profile.getFileName() + "-token"), AdminTokenIT.TOKEN);
+        try (Cluster cluster = new Cluster(kafka.bootstrapServers())) {
+            Cluster.SimNode a = cluster.sim("gpu-a", c -> c);
+            cluster.heartbeat("gpu-a", a.url(), b -> b.models(List.of("llama3:8b")));
+            cluster.startScheduler(c -> c.security(new io.heartgate.scheduler.config.SecurityConfig(null, null,
+                    tokenFile, false, null, null, null)));
+            cluster.awaitRoutable(1);
+            ChromeDriver browser = browser(profile);
+            try {
+                browser.get("http://127.0.0.1:" + cluster.scheduler.adminPort() + "/");
+                WebDriverWait wait = new WebDriverWait(browser, Duration.ofSeconds(5));
+                wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("login")));
+                assertThat(browser.findElements(By.cssSelector("tr[data-node]"))).isEmpty();
+                assertThat(browser.findElement(By.id("fleet")).isDisplayed()).isFalse();
+                assertThat(browser.getPageSource()).doesNotContain("gpu-a");
+
+                browser.findElement(By.id("token")).sendKeys("not-the-token");
+                browser.findElement(By.cssSelector("#login button")).click();
+                wait.until(ExpectedConditions.textToBe(By.id("login-error"), "That token was refused."));
+                assertThat(browser.findElements(By.cssSelector("tr[data-node]"))).isEmpty();
+
+                browser.findElement(By.id("token")).sendKeys(AdminTokenIT.TOKEN);
+                browser.findElement(By.cssSelector("#login button")).click();
+                wait.until(ExpectedConditions.textToBe(By.cssSelector("tr[data-node='gpu-a'] .state"), "UP"));
+
+                // Kept for the tab: a reload goes straight to the fleet.
+                browser.navigate().refresh();
+                wait.until(ExpectedConditions.textToBe(By.cssSelector("tr[data-node='gpu-a'] .state"), "UP"));
+                assertThat(browser.findElement(By.id("login")).isDisplayed()).isFalse();
+            } finally {
+                browser.quit();
+                Files.deleteIfExists(tokenFile);
+            }
+        }
+    }
 
     @Test
     void theDashboardFollowsNodesLive(TestKafka kafka, @TempDir Path profile) throws Exception {
@@ -46,14 +98,7 @@ class DashboardBrowserIT {
                 cluster.post("/api/generate", "{\"model\":\"llama3:8b\",\"prompt\":\"hi\",\"stream\":false}");
             }
 
-            ChromeOptions options = new ChromeOptions();
-            options.setBinary(CHROMIUM.toFile());
-            options.addArguments("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                    "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update",
-                    "--disable-sync", "--window-size=1400,700", "--user-data-dir=" + profile);
-            ChromeDriverService service = new ChromeDriverService.Builder()
-                    .usingDriverExecutable(CHROMEDRIVER.toFile()).usingAnyFreePort().build();
-            ChromeDriver browser = new ChromeDriver(service, options);
+            ChromeDriver browser = browser(profile);
             try {
                 browser.get("http://127.0.0.1:" + cluster.scheduler.adminPort() + "/");
                 WebDriverWait wait = new WebDriverWait(browser, Duration.ofSeconds(5));

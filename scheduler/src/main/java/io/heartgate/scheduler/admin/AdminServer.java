@@ -49,6 +49,7 @@ public final class AdminServer extends VerticleBase {
     private final BooleanSupplier draining;
     private final PrometheusMeterRegistry registry;
     private final TrafficView traffic;
+    private final AdminGuard guard;
     private final Set<HttpServerResponse> watchers = new LinkedHashSet<>();
     private Buffer dashboard;
     private HttpServer server;
@@ -59,10 +60,12 @@ public final class AdminServer extends VerticleBase {
      *
      * @param strategy the balancing strategy's name, as {@code /admin/nodes} shows it
      * @param draining whether the scheduler is shutting down ({@code /readyz} is then 503)
+     * @param guard who may see {@code /admin/*} and the dashboard's data (and the probes, if it says so)
      */
     public AdminServer(String bind, int port, NodeTable table, Supplier<? extends DiscoveryView> discovery,
                        String strategy, Clock clock, EjectionView health, BooleanSupplier draining,
-                       PrometheusMeterRegistry registry, TrafficView traffic) {
+                       PrometheusMeterRegistry registry, TrafficView traffic, AdminGuard guard) {
+        this.guard = guard;
         this.health = health;
         this.draining = draining;
         this.registry = registry;
@@ -83,6 +86,13 @@ public final class AdminServer extends VerticleBase {
     @Override
     public Future<?> start() {
         Router router = Router.router(vertx);
+        // The dashboard's page is static code: it holds no data, and asks for the token itself.
+        router.route("/admin/*").handler(guard);
+        if (guard.guardsProbes()) {
+            router.route("/healthz").handler(guard);
+            router.route("/readyz").handler(guard);
+            router.route("/metrics").handler(guard);
+        }
         router.get("/healthz").handler(ctx -> json(ctx, 200, new JsonObject().put("status", "ok")));
         router.get("/readyz").handler(this::readyz);
         router.get("/admin/nodes").handler(ctx -> json(ctx, 200, nodes(table.snapshot(), clock.instant())));

@@ -1,9 +1,6 @@
 package io.heartgate.scheduler.trust;
 
 import io.heartgate.protocol.InvalidSettingException;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
@@ -25,23 +22,7 @@ public final class UpstreamKey {
      * @throws InvalidSettingException for {@code upstreamApiKey}: unreadable, empty, or not one token
      */
     public static UpstreamKey load(Path file) {
-        String text;
-        try {
-            text = Files.readString(file, StandardCharsets.UTF_8).strip();
-        } catch (IOException | RuntimeException e) {
-            throw new InvalidSettingException("upstreamApiKey", "cannot read " + file + ": " + e);
-        }
-        if (text.isEmpty()) {
-            throw new InvalidSettingException("upstreamApiKey", file + " is empty");
-        }
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            if (c <= ' ' || c >= 0x7f) {
-                throw new InvalidSettingException("upstreamApiKey", file
-                        + " must hold one key: printable ASCII without spaces, on one line");
-            }
-        }
-        return new UpstreamKey(text);
+        return new UpstreamKey(SecretFile.read(file, "upstreamApiKey", 1));
     }
 
     /** Returns the {@code Authorization} header value for nodes. */
