@@ -2,8 +2,11 @@ package io.heartgate.embedded;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Runs inside the broker's child JVM: formats the storage on first use, then runs Kafka.
@@ -24,21 +27,27 @@ public final class EmbeddedBrokerMain {
     /**
      * Starts the broker.
      *
-     * @param args the server properties file, then the cluster id to format with
+     * @param args the server properties file, the cluster id to format with, and for a secured broker
+     *     the file holding its own SCRAM user's password, created when the storage is formatted
      */
     public static void main(String[] args) throws Exception {
-        if (args.length != 2) {
-            System.err.println("usage: EmbeddedBrokerMain <server.properties> <cluster-id>");
+        if (args.length != 2 && args.length != 3) {
+            System.err.println("usage: EmbeddedBrokerMain <server.properties> <cluster-id> [broker-user-secret]");
             System.exit(2);
         }
         watchParent(System.in);
         Path properties = Path.of(args[0]);
         String logDir = logDir(properties);
         if (!Files.exists(Path.of(logDir, "meta.properties"))) {
-            int rc = kafka.tools.StorageTool.execute(
-                    new String[] {"format", "--cluster-id", args[1], "--config", properties.toString(),
-                        "--ignore-formatted"},
-                    System.out);
+            List<String> format = new ArrayList<>(List.of("format", "--cluster-id", args[1],
+                    "--config", properties.toString(), "--ignore-formatted"));
+            if (args.length == 3) {
+                // Read here rather than passed as an argument, which anyone could list with ps.
+                String password = Files.readString(Path.of(args[2]), StandardCharsets.UTF_8).trim();
+                format.add("--add-scram");
+                format.add(BrokerSecurity.formatScramArgument(password));
+            }
+            int rc = kafka.tools.StorageTool.execute(format.toArray(String[]::new), System.out);
             if (rc != 0) {
                 System.err.println("ERROR formatting Kafka storage in " + logDir + " failed with status " + rc);
                 System.exit(1);

@@ -4,8 +4,8 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
+import java.io.StringWriter;
 import java.io.UncheckedIOException;
-import java.io.Writer;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -21,6 +21,7 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -40,6 +41,11 @@ import org.slf4j.LoggerFactory;
  * fatal-fault handler halts its JVM: a broker fault must not halt the scheduler. The child exits
  * when this JVM dies, however it dies (see {@link EmbeddedBrokerMain}). Thread-safe; {@link #close()}
  * is idempotent.
+ *
+ * <p>By default its client listener is PLAINTEXT. With {@link EmbeddedKafkaConfig.Security} it is
+ * SASL_SSL only, with SCRAM users, for a broker that others on the network can reach;
+ * {@link #clientProperties} and {@link #certificatePem()} tell a client how to log in. Passwords and
+ * keys then sit in owner-only files in the data dir and never in the log.
  */
 public final class EmbeddedKafkaBroker implements AutoCloseable {
 
@@ -48,6 +54,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
     private static final Duration STOP_TIMEOUT = Duration.ofSeconds(15);
 
     private final EmbeddedKafkaConfig config;
+    private final BrokerSecurity security;
     private final Path dataDir;
     private final boolean ownsDataDir;
     private final int port;
@@ -56,9 +63,10 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
     private final Thread shutdownHook;
     private volatile boolean closed;
 
-    private EmbeddedKafkaBroker(EmbeddedKafkaConfig config, Path dataDir, boolean ownsDataDir, int port,
-                                Process process) {
+    private EmbeddedKafkaBroker(EmbeddedKafkaConfig config, BrokerSecurity security, Path dataDir,
+                                boolean ownsDataDir, int port, Process process) {
         this.config = config;
+        this.security = security;
         this.dataDir = dataDir;
         this.ownsDataDir = ownsDataDir;
         this.port = port;
@@ -69,10 +77,12 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
     }
 
     /**
-     * Starts a broker and waits until it answers a metadata request.
+     * Starts a broker and waits until it answers a metadata request; a secured one also has every
+     * configured SCRAM user by then.
      *
-     * @throws IllegalStateException when it does not come up within the configured timeout; the
-     *     message carries the broker's last output lines and the child is stopped
+     * @throws IllegalStateException when it does not come up within the configured timeout, or when a
+     *     secured broker is asked to start on a data dir formatted without security; the message
+     *     carries the broker's last output lines and the child is stopped
      */
     public static EmbeddedKafkaBroker start(EmbeddedKafkaConfig config) {
         boolean ownsDataDir = config.dataDir() == null;
@@ -89,7 +99,18 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         IllegalStateException last = null;
         for (int attempt = 1; attempt <= attempts; attempt++) {
             int port = config.port() == 0 ? freePort(config.listenHost()) : config.port();
-            EmbeddedKafkaBroker broker = launch(config, dataDir, ownsDataDir, port);
+            EmbeddedKafkaBroker broker;
+            try {
+                // Per attempt: closing a failed one removes a temp data dir, TLS material and all.
+                BrokerSecurity security = config.security() == null ? null : BrokerSecurity.prepare(config,
+                        dataDir, Files.exists(logDir(dataDir).resolve("meta.properties")));
+                broker = launch(config, security, dataDir, ownsDataDir, port);
+            } catch (RuntimeException e) {
+                if (ownsDataDir) {
+                    deleteRecursively(dataDir);
+                }
+                throw e;
+            }
             try {
                 broker.awaitReady();
                 return broker;
@@ -109,6 +130,31 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
     /** Returns the bootstrap address clients use, {@code HOST:PORT} with the advertised host. */
     public String bootstrapServers() {
         return config.advertisedHost() + ":" + port;
+    }
+
+    /**
+     * Returns the certificate file that clients of a secured broker trust, the one given or the one made
+     * in the data dir; empty for a PLAINTEXT broker.
+     */
+    public Optional<Path> certificatePem() {
+        return security == null ? Optional.empty() : Optional.of(security.certificatePem());
+    }
+
+    /**
+     * Returns the client settings that log in to this secured broker as {@code user} over SASL_SSL:
+     * {@code security.protocol}, {@code sasl.mechanism}, {@code sasl.jaas.config} and the PEM
+     * truststore of {@link #certificatePem()}. Without {@code bootstrap.servers}; see
+     * {@link #bootstrapServers()}. Treat the result as secret: the JAAS entry holds the password.
+     *
+     * @param mechanism {@code SCRAM-SHA-256} or {@code SCRAM-SHA-512}
+     * @throws IllegalStateException for a PLAINTEXT broker
+     * @throws IllegalArgumentException for another mechanism
+     */
+    public Map<String, String> clientProperties(String user, String password, String mechanism) {
+        if (security == null) {
+            throw new IllegalStateException("this embedded broker serves PLAINTEXT; it has no SASL users");
+        }
+        return BrokerSecurity.clientProperties(security.certificatePem(), user, password, mechanism);
     }
 
     /** Returns the client port actually in use. */
@@ -152,10 +198,10 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         log.info("Embedded Kafka on port {} stopped", port);
     }
 
-    private static EmbeddedKafkaBroker launch(EmbeddedKafkaConfig config, Path dataDir, boolean ownsDataDir,
-                                              int port) {
+    private static EmbeddedKafkaBroker launch(EmbeddedKafkaConfig config, BrokerSecurity security, Path dataDir,
+                                              boolean ownsDataDir, int port) {
         int controllerPort = freePort("127.0.0.1");
-        Path logDir = dataDir.resolve("kraft-logs");
+        Path logDir = logDir(dataDir);
         Path propertiesFile = dataDir.resolve("server.properties");
         Path clusterIdFile = dataDir.resolve("cluster.id");
         try {
@@ -167,10 +213,11 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
                 clusterId = Uuid.randomUuid().toString();
                 Files.writeString(clusterIdFile, clusterId, StandardCharsets.UTF_8);
             }
-            Properties props = serverProperties(config, port, controllerPort, logDir);
-            try (Writer w = Files.newBufferedWriter(propertiesFile, StandardCharsets.UTF_8)) {
-                props.store(w, "written by Heartgate's embedded broker on each start");
-            }
+            Properties props = serverProperties(config, port, controllerPort, logDir, security);
+            StringWriter text = new StringWriter();
+            props.store(text, "written by Heartgate's embedded broker on each start");
+            // A secured broker's settings hold its password and private key.
+            OwnerOnlyFiles.write(propertiesFile, text.toString().getBytes(StandardCharsets.UTF_8));
             List<String> command = new ArrayList<>();
             command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
             command.add("-Xmx" + config.maxHeapMiB() + "m");
@@ -183,11 +230,15 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
             command.add(EmbeddedBrokerMain.class.getName());
             command.add(propertiesFile.toString());
             command.add(clusterId);
+            if (security != null) {
+                command.add(dataDir.resolve(BrokerSecurity.BROKER_SECRET_FILE).toString());
+            }
             ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
             // The child inherits none of our JAVA_TOOL_OPTIONS-style agents by accident.
             pb.environment().remove("JAVA_TOOL_OPTIONS");
             Process process = pb.start();
-            EmbeddedKafkaBroker broker = new EmbeddedKafkaBroker(config, dataDir, ownsDataDir, port, process);
+            EmbeddedKafkaBroker broker = new EmbeddedKafkaBroker(config, security, dataDir, ownsDataDir, port,
+                    process);
             broker.forwardOutput();
             log.debug("Embedded Kafka child pid {} starting on {}:{}", process.pid(), config.listenHost(), port);
             return broker;
@@ -196,18 +247,25 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         }
     }
 
-    static Properties serverProperties(EmbeddedKafkaConfig config, int port, int controllerPort, Path logDir) {
+    /**
+     * Returns the broker's settings. The client listener is PLAINTEXT, or SASL_SSL when
+     * {@code security} is given; it also carries the inter-broker traffic. The controller listener is
+     * PLAINTEXT on loopback only: nobody but this node speaks to it.
+     */
+    static Properties serverProperties(EmbeddedKafkaConfig config, int port, int controllerPort, Path logDir,
+                                       BrokerSecurity security) {
+        String client = security == null ? "PLAINTEXT" : BrokerSecurity.LISTENER;
         Properties p = new Properties();
         p.putAll(Map.ofEntries(
                 Map.entry("process.roles", "broker,controller"),
                 Map.entry("node.id", "1"),
                 Map.entry("controller.quorum.voters", "1@127.0.0.1:" + controllerPort),
-                Map.entry("listeners", "PLAINTEXT://" + config.listenHost() + ":" + port
+                Map.entry("listeners", client + "://" + config.listenHost() + ":" + port
                         + ",CONTROLLER://127.0.0.1:" + controllerPort),
-                Map.entry("advertised.listeners", "PLAINTEXT://" + config.advertisedHost() + ":" + port),
+                Map.entry("advertised.listeners", client + "://" + config.advertisedHost() + ":" + port),
                 Map.entry("controller.listener.names", "CONTROLLER"),
-                Map.entry("inter.broker.listener.name", "PLAINTEXT"),
-                Map.entry("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"),
+                Map.entry("inter.broker.listener.name", client),
+                Map.entry("listener.security.protocol.map", client + ":" + client + ",CONTROLLER:PLAINTEXT"),
                 Map.entry("log.dirs", logDir.toString()),
                 // One node: every internal topic has one replica.
                 Map.entry("offsets.topic.replication.factor", "1"),
@@ -227,7 +285,14 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
                 Map.entry("num.recovery.threads.per.data.dir", "1"),
                 Map.entry("log.segment.bytes", String.valueOf(16 * 1024 * 1024)),
                 Map.entry("log.retention.hours", "24")));
+        if (security != null) {
+            p.putAll(security.serverProperties());
+        }
         return p;
+    }
+
+    private static Path logDir(Path dataDir) {
+        return dataDir.resolve("kraft-logs");
     }
 
     private void awaitReady() {
@@ -252,6 +317,9 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
             }
         }
         Properties props = new Properties();
+        if (security != null) {
+            props.putAll(security.adminProperties());
+        }
         props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, host + ":" + port);
         props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "2000");
         props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "2000");
@@ -265,6 +333,9 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
                 }
                 try {
                     if (!admin.describeCluster().nodes().get(2, TimeUnit.SECONDS).isEmpty()) {
+                        if (security != null) {
+                            security.createUsers(admin, host + ":" + port, deadline);
+                        }
                         return;
                     }
                 } catch (ExecutionException | TimeoutException e) {

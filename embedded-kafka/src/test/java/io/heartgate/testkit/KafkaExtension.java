@@ -18,6 +18,10 @@ import org.testcontainers.kafka.KafkaContainer;
  * <p>The environment variable {@code HEARTGATE_TEST_KAFKA} overrides the choice: {@code embedded},
  * {@code docker}, or a {@code HOST:PORT} of a broker someone else runs. The broker is started on
  * first use and closed when the test JVM's root context closes; the log says which kind was used.
+ *
+ * <p>A {@link SecuredTestKafka} parameter gets a second, SASL_SSL broker, always embedded, started on
+ * the first test that asks for one and closed the same way; tests that ask only for {@link TestKafka}
+ * never start it.
  */
 public final class KafkaExtension implements ParameterResolver {
 
@@ -27,13 +31,27 @@ public final class KafkaExtension implements ParameterResolver {
 
     @Override
     public boolean supportsParameter(ParameterContext parameterContext, ExtensionContext extensionContext) {
-        return parameterContext.getParameter().getType() == TestKafka.class;
+        Class<?> type = parameterContext.getParameter().getType();
+        return type == TestKafka.class || type == SecuredTestKafka.class;
     }
 
     @Override
     public Object resolveParameter(ParameterContext parameterContext, ExtensionContext extensionContext) {
-        return extensionContext.getRoot().getStore(NAMESPACE)
-                .getOrComputeIfAbsent("kafka", key -> start(), Running.class);
+        ExtensionContext.Store store = extensionContext.getRoot().getStore(NAMESPACE);
+        if (parameterContext.getParameter().getType() == SecuredTestKafka.class) {
+            return store.getOrComputeIfAbsent("secured-kafka", key -> startSecured(), SecuredKafka.class);
+        }
+        return store.getOrComputeIfAbsent("kafka", key -> start(), Running.class);
+    }
+
+    private static SecuredKafka startSecured() {
+        long started = System.nanoTime();
+        SecuredKafka kafka = SecuredKafka.start();
+        String line = String.format("Secured Kafka for tests: embedded SASL_SSL broker at %s (ready in %d ms)",
+                kafka.bootstrapServers(), (System.nanoTime() - started) / 1_000_000);
+        log.info(line);
+        System.out.println("[heartgate-test] " + line);
+        return kafka;
     }
 
     private static Running start() {
