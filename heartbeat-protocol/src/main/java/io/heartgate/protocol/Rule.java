@@ -43,7 +43,24 @@ public enum Rule {
      * {@code url} is valid but outside the scheduler's upstream allow-list: a rule of the reader, not
      * of the codec, which never returns it.
      */
-    URL_NOT_ALLOWED;
+    URL_NOT_ALLOWED,
+    /**
+     * Signing keys are configured but the record lacks the key-id or the signature header: a rule of
+     * the reader ({@link io.heartgate.protocol.signing.HeartbeatVerifier}), not of the codec.
+     */
+    UNSIGNED,
+    /** The record's key-id header names no configured key: a rule of the reader, not of the codec. */
+    UNKNOWN_KEY,
+    /**
+     * The record's signature does not match its key, value and key id under the named key: a rule of
+     * the reader, not of the codec.
+     */
+    BAD_SIGNATURE,
+    /**
+     * The signature is good, but the key may not speak for the record's node id (outside the key's
+     * node-id glob): a rule of the reader, not of the codec.
+     */
+    KEY_NOT_ALLOWED;
 
     /** Returns the lower-case name used in logs and metric labels, such as {@code invalid_url}. */
     public String label() {
