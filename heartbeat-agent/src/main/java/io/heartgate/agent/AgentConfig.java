@@ -1,5 +1,7 @@
 package io.heartgate.agent;
 
+import io.heartgate.protocol.cli.KafkaSettings;
+import io.heartgate.protocol.signing.HeartbeatKeys;
 import io.heartgate.protocol.InvalidSettingException;
 import io.heartgate.agent.probe.Backend;
 import io.heartgate.protocol.HeartbeatRules;
@@ -24,10 +26,21 @@ import java.util.Objects;
  * @param nvidiaSmi the nvidia-smi executable
  * @param drain start in DRAINING state
  * @param once print one heartbeat and exit
+ * @param kafkaClient the operator's Kafka client properties (TLS, SASL); {@link KafkaSettings#NONE} for none
+ * @param signingKeys the keys heartbeats are signed with (the first one signs), or {@code null} to send unsigned
  */
 public record AgentConfig(String kafka, String topic, String nodeId, String url, String probeUrl, Backend backend,
                           int weight, List<String> models, Duration interval, Duration probeTimeout,
-                          Duration gpuInterval, String nvidiaSmi, boolean drain, boolean once) {
+                          Duration gpuInterval, String nvidiaSmi, boolean drain, boolean once,
+                          KafkaSettings kafkaClient, HeartbeatKeys signingKeys) {
+
+    /** An agent on an open broker that sends unsigned heartbeats. */
+    public AgentConfig(String kafka, String topic, String nodeId, String url, String probeUrl, Backend backend,
+                       int weight, List<String> models, Duration interval, Duration probeTimeout,
+                       Duration gpuInterval, String nvidiaSmi, boolean drain, boolean once) {
+        this(kafka, topic, nodeId, url, probeUrl, backend, weight, models, interval, probeTimeout, gpuInterval, nvidiaSmi,
+                drain, once, KafkaSettings.NONE, null);
+    }
 
     /** Validates every field; a bad value throws {@link InvalidSettingException} naming its component. */
     public AgentConfig {
@@ -75,6 +88,9 @@ public record AgentConfig(String kafka, String topic, String nodeId, String url,
             throw new InvalidSettingException("gpuInterval", "must be 100ms to 10m");
         }
         Objects.requireNonNull(nvidiaSmi, "nvidiaSmi");
+        if (kafkaClient == null) {
+            kafkaClient = KafkaSettings.NONE;
+        }
     }
 
     /** Returns the probe timeout in force: the configured one, but never longer than the interval. */

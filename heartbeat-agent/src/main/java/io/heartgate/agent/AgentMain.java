@@ -1,5 +1,9 @@
 package io.heartgate.agent;
 
+import io.heartgate.protocol.cli.KafkaSettings;
+import io.heartgate.protocol.signing.HeartbeatKeys;
+import java.nio.file.Path;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import io.heartgate.agent.gpu.GpuSampler;
 import io.heartgate.agent.probe.Backend;
 import io.heartgate.protocol.InvalidSettingException;
@@ -32,6 +36,17 @@ public final class AgentMain implements Callable<Integer> {
     @Option(names = "--kafka", defaultValue = "${env:KAFKA_BOOTSTRAP_SERVERS}", paramLabel = "HOST:PORT[,...]",
             description = "Kafka to publish to [env KAFKA_BOOTSTRAP_SERVERS] (required)")
     String kafka;
+
+    @Option(names = "--kafka-config", defaultValue = "${env:KAFKA_CONFIG_FILE}", paramLabel = "FILE",
+            description = "Kafka client properties (security.protocol, ssl.*, sasl.*), passed to the producer as "
+                    + "they are; KAFKA_* variables override single ones (KAFKA_SASL_MECHANISM sets sasl.mechanism) "
+                    + "[env KAFKA_CONFIG_FILE] (default: none)")
+    Path kafkaConfig;
+
+    @Option(names = "--heartbeat-keys", defaultValue = "${env:HEARTBEAT_KEYS_FILE}", paramLabel = "FILE",
+            description = "sign every heartbeat with the first key of this file: lines of KEY_ID SECRET [NODE_ID_GLOB] "
+                    + "[env HEARTBEAT_KEYS_FILE] (default: unsigned)")
+    Path heartbeatKeys;
 
     @Option(names = "--topic", defaultValue = "${env:HEARTBEAT_TOPIC:-gpu-heartbeats}",
             description = "heartbeat topic [env HEARTBEAT_TOPIC] (default: gpu-heartbeats)")
@@ -118,8 +133,10 @@ public final class AgentMain implements Callable<Integer> {
         String id = nodeId != null ? nodeId : hostName();
         List<String> advertised = models == null || models.isEmpty() || (models.size() == 1 && models.get(0).isBlank())
                 ? null : models.stream().map(String::trim).toList();
+        KafkaSettings kafkaClient = KafkaSettings.load(kafkaConfig, System.getenv(), ProducerConfig.configNames());
+        HeartbeatKeys signing = heartbeatKeys == null ? null : HeartbeatKeys.load(heartbeatKeys);
         return new AgentConfig(kafka, topic, id, url, probeUrl, Backend.parse(backend), weight, advertised, interval,
-                probeTimeout, gpuInterval, nvidiaSmi, drain, once);
+                probeTimeout, gpuInterval, nvidiaSmi, drain, once, kafkaClient, signing);
     }
 
     @Override

@@ -1,5 +1,7 @@
 package io.heartgate.agent;
 
+import io.heartgate.protocol.signing.HeartbeatSigner;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import io.heartgate.protocol.InvalidSettingException;
 import io.heartgate.agent.gpu.GpuSampler;
 import io.heartgate.agent.gpu.NvidiaSmi;
@@ -61,8 +63,18 @@ public final class AgentRuntime implements AutoCloseable {
             throw new InvalidSettingException("kafka", "is required");
         }
         HeartbeatPublisher publisher = new HeartbeatPublisher(
-                new KafkaProducer<>(HeartbeatPublisher.producerConfig(config.kafka(), config.nodeId(), config.interval())),
-                config.topic(), config.nodeId(), clock);
+                new KafkaProducer<>(HeartbeatPublisher.producerConfig(config.kafka(), config.nodeId(), config.interval(),
+                        config.kafkaClient())),
+                config.topic(), config.nodeId(), clock,
+                config.signingKeys() == null ? null : new HeartbeatSigner(config.signingKeys()));
+        if (!config.kafkaClient().isEmpty()) {
+            log.info("Node {} Kafka client properties: {}", config.nodeId(), config.kafkaClient().summary());
+        }
+        config.kafkaClient().unknown(ProducerConfig.configNames()).forEach(name ->
+                log.warn("Node {}: Kafka client property {} is not a producer setting; ignored", config.nodeId(), name));
+        if (config.signingKeys() != null) {
+            log.info("Node {} signs its heartbeats with key {}", config.nodeId(), config.signingKeys().first().id());
+        }
         Agent agent = new Agent(config, prober(config), gpuSampler(config, clock), publisher, clock);
         AgentRuntime runtime = new AgentRuntime(config, agent, publisher);
         if (metricsPort >= 0) {

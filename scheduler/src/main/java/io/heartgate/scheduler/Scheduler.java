@@ -6,6 +6,7 @@ import io.heartgate.scheduler.trust.ApiKeys;
 import io.heartgate.scheduler.trust.Reloader;
 import io.heartgate.scheduler.trust.Reloading;
 import io.heartgate.scheduler.trust.SecretFile;
+import io.heartgate.scheduler.trust.ServerTls;
 import io.heartgate.scheduler.admin.AdminGuard;
 import io.heartgate.scheduler.trust.UpstreamKey;
 import java.nio.charset.StandardCharsets;
@@ -36,7 +37,15 @@ import io.vertx.micrometer.MicrometerMetricsOptions;
 import io.vertx.core.VertxOptions;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
+import io.heartgate.protocol.cli.KafkaSettings;
+import io.heartgate.protocol.signing.HeartbeatKeys;
+import io.heartgate.protocol.signing.HeartbeatVerifier;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.common.errors.AuthenticationException;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
@@ -111,6 +120,11 @@ public final class Scheduler implements AutoCloseable {
         AdminGuard adminGuard = config.security().adminToken() == null ? AdminGuard.OPEN
                 : AdminGuard.of(SecretFile.read(config.security().adminToken(), "adminToken", ADMIN_TOKEN_MIN),
                         config.security().adminTokenAll());
+        Reloading<ServerTls> tls = config.security().tlsCert() == null ? null
+                : Reloading.load("TLS certificate", "tlsCert",
+                        List.of(config.security().tlsCert(), config.security().tlsKey()), ServerTls::parse);
+        HeartbeatVerifier verifier = config.security().heartbeatKeys() == null ? null
+                : new HeartbeatVerifier(HeartbeatKeys.load(config.security().heartbeatKeys()));
         Reloader reloader = new Reloader(RELOAD_EVERY);
         EmbeddedKafkaBroker broker = null;
         Vertx vertx = null;
@@ -127,17 +141,42 @@ public final class Scheduler implements AutoCloseable {
                 log.info("Embedded Kafka keeps its log in {}; point agents at it with --kafka {}", broker.dataDir(),
                         bootstrap);
             }
-            try (Admin kafkaAdmin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-                    AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30_000))) {
+            KafkaSettings kafkaClient = config.security().kafkaClient();
+            if (!kafkaClient.isEmpty()) {
+                log.info("Kafka client properties: {}", kafkaClient.summary());
+            }
+            Set<String> clientNames = new HashSet<>(ConsumerConfig.configNames());
+            clientNames.addAll(AdminClientConfig.configNames());
+            kafkaClient.unknown(clientNames).forEach(name ->
+                    log.warn("Kafka client property {} is not a consumer or admin setting; ignored", name));
+            Map<String, Object> adminProps = new HashMap<>(kafkaClient.propertiesFor(AdminClientConfig.configNames()));
+            adminProps.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+            adminProps.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30_000);
+            try (Admin kafkaAdmin = Admin.create(adminProps)) {
                 TopicSetup.ensure(kafkaAdmin, config.topic(), config.topicPartitions(), 30_000);
+            } catch (IllegalStateException e) {
+                if (!(e.getCause() instanceof AuthenticationException)) {
+                    throw e;
+                }
+                // Start anyway: discovery logs it once, /readyz says why, and discovery keeps trying
+                // (credentials are often fixed on the broker's side). The topic is then created by the
+                // agents' first records, or by an operator.
+                log.debug("Topic {} not checked: Kafka refuses the scheduler's credentials ({}); discovery says so",
+                        config.topic(), e.getCause().getMessage());
             }
             NodeTable table = new NodeTable(clock, config.missedHeartbeats(), RENEWAL_PUBLISH_EVERY);
             DiscoveryStats stats = new DiscoveryStats();
             String clientId = "heartgate-scheduler-" + UUID.randomUUID().toString().substring(0, 8);
             discovery = new HeartbeatConsumer(
-                    new KafkaConsumer<>(HeartbeatConsumer.consumerConfig(bootstrap, clientId)),
+                    new KafkaConsumer<>(HeartbeatConsumer.consumerConfig(bootstrap, clientId, kafkaClient)),
                     config.topic(), table, clock, config.lookBack(),
-                    Duration.ofSeconds(config.missedHeartbeats()), stats, config.proxy().allowUpstream());
+                    Duration.ofSeconds(config.missedHeartbeats()), stats, config.proxy().allowUpstream(), verifier);
+            if (verifier != null) {
+                log.info("Heartbeats must be signed with one of the keys {} (--heartbeat-keys)", verifier.keys());
+            } else {
+                log.info("Heartbeats are not signed (no --heartbeat-keys): anyone who can write to {} can "
+                        + "speak for any node", config.topic());
+            }
             if (config.proxy().allowUpstream().allowsAll()) {
                 log.warn("No --allow-upstream: any record on {} can point the proxy, prompts included, at any address; "
                         + "set it to the CIDRs and host names of your inference nodes", config.topic());
@@ -179,7 +218,8 @@ public final class Scheduler implements AutoCloseable {
             SchedulerMetrics.bind(registry, table, stats, d::status, health, clock);
             Draining draining = new Draining();
             AdminServer admin = new AdminServer(config.bind(), config.adminPort(), table, d::status,
-                    config.strategy().label(), clock, health, draining, registry, requestMetrics, adminGuard);
+                    config.strategy().label(), clock, health, draining, registry, requestMetrics, adminGuard,
+                    tls == null ? null : tls.get());
             if (!adminGuard.enabled() && !isLoopback(config.bind())) {
                 log.warn("Admin port {}:{} has no --admin-token: anyone who reaches it sees the fleet (/admin/nodes, "
                         + "the dashboard); set --admin-token or bind to 127.0.0.1", config.bind(), config.adminPort());
@@ -198,7 +238,11 @@ public final class Scheduler implements AutoCloseable {
             }
             ProxyServer proxyServer = ProxyServer.start(config.proxy(), table::snapshot, new RouteSelector(balancer),
                     health, counters, requestMetrics, System::nanoTime, draining,
-                    new Stages.Access(apiKeys, upstreamKey));
+                    new Stages.Access(apiKeys, upstreamKey, tls != null), tls);
+            if (tls != null) {
+                reloader.watch(tls).onChange(renewed -> admin.updateTls(renewed).onFailure(e ->
+                        log.warn("The admin port kept its old certificate: {}", e.toString())));
+            }
             return new Scheduler(config, broker, bootstrap, table, stats, discovery, thread, vertx, admin,
                     proxyServer, counters, health, draining, reloader);
         } catch (Exception e) {

@@ -10,11 +10,20 @@ import io.heartgate.scheduler.proxy.ProxyConfig;
 import io.heartgate.scheduler.proxy.Transport;
 import io.heartgate.scheduler.trust.ApiKeys;
 import io.heartgate.scheduler.trust.UpstreamAllowList;
+import io.heartgate.scheduler.trust.Reloading;
 import io.heartgate.scheduler.trust.SecretFile;
+import io.heartgate.scheduler.trust.ServerTls;
 import io.heartgate.scheduler.trust.UpstreamKey;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import io.heartgate.protocol.cli.KafkaSettings;
+import io.heartgate.protocol.signing.HeartbeatKeys;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -36,6 +45,17 @@ public final class SchedulerMain implements Callable<Integer> {
     @Option(names = "--kafka", defaultValue = "${env:KAFKA_BOOTSTRAP_SERVERS}", paramLabel = "HOST:PORT[,...]",
             description = "Kafka to read heartbeats from [env KAFKA_BOOTSTRAP_SERVERS] (default: start an embedded broker)")
     String kafka;
+
+    @Option(names = "--kafka-config", defaultValue = "${env:KAFKA_CONFIG_FILE}", paramLabel = "FILE",
+            description = "Kafka client properties (security.protocol, ssl.*, sasl.*), passed to the clients as they "
+                    + "are; KAFKA_* variables override single ones (KAFKA_SASL_MECHANISM sets sasl.mechanism) "
+                    + "[env KAFKA_CONFIG_FILE] (default: none)")
+    Path kafkaConfig;
+
+    @Option(names = "--heartbeat-keys", defaultValue = "${env:HEARTBEAT_KEYS_FILE}", paramLabel = "FILE",
+            description = "accept only heartbeats signed with one of these keys: lines of KEY_ID SECRET [NODE_ID_GLOB] "
+                    + "[env HEARTBEAT_KEYS_FILE] (default: unsigned heartbeats accepted)")
+    Path heartbeatKeys;
 
     @Option(names = "--embedded-kafka-port", defaultValue = "${env:EMBEDDED_KAFKA_PORT:-9092}",
             description = "port of the embedded broker, 0 = any free port [env EMBEDDED_KAFKA_PORT] (default: 9092)")
@@ -159,6 +179,15 @@ public final class SchedulerMain implements Callable<Integer> {
             description = "put /healthz, /readyz and /metrics behind the admin token too [env SCHEDULER_ADMIN_TOKEN_ALL]")
     boolean adminTokenAll;
 
+    @Option(names = "--tls-cert", defaultValue = "${env:SCHEDULER_TLS_CERT}", paramLabel = "FILE",
+            description = "serve HTTPS (HTTP/1.1, ALPN) on the proxy and admin ports with this PEM certificate chain, "
+                    + "reloaded when it changes [env SCHEDULER_TLS_CERT] (default: plain HTTP)")
+    Path tlsCert;
+
+    @Option(names = "--tls-key", defaultValue = "${env:SCHEDULER_TLS_KEY}", paramLabel = "FILE",
+            description = "the PKCS#8 PEM private key of --tls-cert [env SCHEDULER_TLS_KEY]")
+    Path tlsKey;
+
     @Option(names = "--log-format", defaultValue = "${env:SCHEDULER_LOG_FORMAT:-text}",
             description = "text or json (one JSON object per line, for log shippers) [env SCHEDULER_LOG_FORMAT] "
                     + "(default: text)")
@@ -198,9 +227,20 @@ public final class SchedulerMain implements Callable<Integer> {
         if (adminToken != null) {
             SecretFile.read(adminToken, "adminToken", Scheduler.ADMIN_TOKEN_MIN);
         }
+        if (heartbeatKeys != null) {
+            HeartbeatKeys.load(heartbeatKeys);
+        }
+        Set<String> clientNames = new HashSet<>(ConsumerConfig.configNames());
+        clientNames.addAll(AdminClientConfig.configNames());
+        KafkaSettings kafkaClient = KafkaSettings.load(kafkaConfig, System.getenv(), clientNames);
+        SecurityConfig security = new SecurityConfig(apiKeys, upstreamApiKey, adminToken, adminTokenAll, heartbeatKeys,
+                tlsCert, tlsKey, kafkaClient);
+        if (tlsCert != null) {
+            Reloading.load("TLS certificate", "tlsCert", List.of(tlsCert, tlsKey), ServerTls::parse);
+        }
         return new SchedulerConfig(kafka, embeddedKafkaPort, embeddedKafkaHost, dataDir, topic, topicPartitions, bind,
                 adminPort, Strategy.parse(strategy), missedHeartbeats, proxy, demo, lookBack,
-                new SecurityConfig(apiKeys, upstreamApiKey, adminToken, adminTokenAll, null, null, null));
+                security);
     }
 
     @Override

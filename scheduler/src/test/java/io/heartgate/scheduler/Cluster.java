@@ -90,6 +90,17 @@ final class Cluster implements AutoCloseable {
         producer.send(new ProducerRecord<>(topic, id.getBytes(StandardCharsets.UTF_8), null));
     }
 
+    /** Sends one record as is: a test's own bytes and headers, forged or signed. */
+    synchronized void sendRaw(ProducerRecord<byte[], byte[]> record) throws Exception {
+        producer.send(record).get(10, TimeUnit.SECONDS);
+    }
+
+    /** Returns the encoded heartbeat {@code id} at {@code url}, as an agent would publish it. */
+    byte[] encoded(String id, String url, UnaryOperator<Heartbeat.Builder> tune) {
+        return codec.encode(tune.apply(Heartbeat.builder(id, url).instance("i-" + id).intervalMs(INTERVAL_MS)
+                .seq(seq.incrementAndGet())).build());
+    }
+
     /** Stops the heartbeats of {@code id}. */
     void stopHeartbeats(String id) {
         beating.remove(id);

@@ -1,5 +1,9 @@
 package io.heartgate.agent.publish;
 
+import io.heartgate.protocol.cli.KafkaSettings;
+import io.heartgate.protocol.signing.HeartbeatSigner;
+import io.heartgate.protocol.signing.Signature;
+import org.apache.kafka.common.errors.AuthenticationException;
 import io.heartgate.protocol.Heartbeat;
 import io.heartgate.protocol.HeartbeatCodec;
 import java.nio.charset.StandardCharsets;
@@ -36,11 +40,13 @@ public final class HeartbeatPublisher implements AutoCloseable {
     private final HeartbeatCodec codec = new HeartbeatCodec();
     private final AtomicBoolean inFlight = new AtomicBoolean();
     private final AtomicBoolean reachable = new AtomicBoolean(true);
+    private final AtomicBoolean refused = new AtomicBoolean();
     private final AtomicLong sent = new AtomicLong();
     private final AtomicLong failed = new AtomicLong();
     private final AtomicLong skipped = new AtomicLong();
 
     private final java.time.Clock clock;
+    private final HeartbeatSigner signer;
     private volatile java.time.Instant lastAcknowledged;
 
     /** Creates a publisher over a producer it then owns (and closes). */
@@ -50,6 +56,17 @@ public final class HeartbeatPublisher implements AutoCloseable {
 
     /** Creates a publisher that stamps acknowledgements with {@code clock}. */
     public HeartbeatPublisher(Producer<byte[], byte[]> producer, String topic, String nodeId, java.time.Clock clock) {
+        this(producer, topic, nodeId, clock, null);
+    }
+
+    /**
+     * Creates a publisher that signs every record, tombstones included, with {@code signer}'s key
+     * (record headers {@value HeartbeatSigner#KEY_ID_HEADER} and {@value HeartbeatSigner#SIGNATURE_HEADER});
+     * {@code null} sends them unsigned.
+     */
+    public HeartbeatPublisher(Producer<byte[], byte[]> producer, String topic, String nodeId, java.time.Clock clock,
+                              HeartbeatSigner signer) {
+        this.signer = signer;
         this.clock = clock;
         this.producer = producer;
         this.topic = topic;
@@ -61,6 +78,22 @@ public final class HeartbeatPublisher implements AutoCloseable {
      * Returns the producer settings for heartbeats sent every {@code interval}, each with a one-line why.
      */
     public static Map<String, Object> producerConfig(String bootstrapServers, String nodeId, Duration interval) {
+        return producerConfig(bootstrapServers, nodeId, interval, KafkaSettings.NONE);
+    }
+
+    /**
+     * Returns the producer settings with the operator's client properties ({@code --kafka-config}:
+     * TLS, SASL, and any tuning) over them; the bootstrap servers stay {@code bootstrapServers}.
+     */
+    public static Map<String, Object> producerConfig(String bootstrapServers, String nodeId, Duration interval,
+                                                     KafkaSettings operator) {
+        Map<String, Object> c = ownProducerConfig(bootstrapServers, nodeId, interval);
+        c.putAll(operator.propertiesFor(ProducerConfig.configNames()));
+        c.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        return c;
+    }
+
+    private static Map<String, Object> ownProducerConfig(String bootstrapServers, String nodeId, Duration interval) {
         long intervalMs = interval.toMillis();
         long requestTimeoutMs = clamp(intervalMs, 1_000, 30_000);
         long lingerMs = 5;
@@ -104,7 +137,7 @@ public final class HeartbeatPublisher implements AutoCloseable {
             return false;
         }
         try {
-            producer.send(new ProducerRecord<>(topic, key, codec.encode(heartbeat)), (metadata, error) -> {
+            producer.send(record(codec.encode(heartbeat)), (metadata, error) -> {
                 inFlight.set(false);
                 if (error == null) {
                     delivered();
@@ -127,7 +160,7 @@ public final class HeartbeatPublisher implements AutoCloseable {
      */
     public boolean publishTombstone(Duration timeout) {
         try {
-            producer.send(new ProducerRecord<>(topic, key, null)).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            producer.send(record(null)).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
             log.info("Node {} tombstone published: it leaves the schedulers' tables now", nodeId);
             return true;
         } catch (ExecutionException | TimeoutException | KafkaException e) {
@@ -138,6 +171,17 @@ public final class HeartbeatPublisher implements AutoCloseable {
             Thread.currentThread().interrupt();
             return false;
         }
+    }
+
+    /** Returns the record of {@code value} (null: a tombstone), signed when there is a signer. */
+    private ProducerRecord<byte[], byte[]> record(byte[] value) {
+        ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(topic, key, value);
+        if (signer != null) {
+            Signature s = signer.sign(key, value);
+            r.headers().add(HeartbeatSigner.KEY_ID_HEADER, s.keyIdHeader())
+                    .add(HeartbeatSigner.SIGNATURE_HEADER, s.signatureHeader());
+        }
+        return r;
     }
 
     /** Returns heartbeats acknowledged by Kafka. */
@@ -178,6 +222,7 @@ public final class HeartbeatPublisher implements AutoCloseable {
     private void delivered() {
         sent.incrementAndGet();
         lastAcknowledged = clock.instant();
+        refused.set(false);
         if (reachable.compareAndSet(false, true)) {
             log.info("Node {} reaches Kafka again; heartbeats resumed", nodeId);
         }
@@ -185,7 +230,14 @@ public final class HeartbeatPublisher implements AutoCloseable {
 
     private void failed(Exception error) {
         failed.incrementAndGet();
-        if (reachable.compareAndSet(true, false)) {
+        boolean wasReachable = reachable.compareAndSet(true, false);
+        if (error instanceof AuthenticationException || error.getCause() instanceof AuthenticationException) {
+            // Often after a first timeout: the refusal comes once the handshake is done. Said once.
+            if (refused.compareAndSet(false, true)) {
+                log.error("Node {}: Kafka refuses the agent's credentials ({}); check --kafka-config. Heartbeats "
+                        + "are dropped until it accepts them", nodeId, error.getMessage());
+            }
+        } else if (wasReachable) {
             log.warn("Node {} cannot reach Kafka ({}); heartbeats are dropped, not queued, until it is back",
                     nodeId, error.toString());
         }

@@ -11,7 +11,12 @@ import io.heartgate.scheduler.table.TableSnapshot;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.http.HttpVersion;
+import io.vertx.core.net.PemKeyCertOptions;
+import io.vertx.core.net.ServerSSLOptions;
+import io.heartgate.scheduler.trust.ServerTls;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -50,6 +55,7 @@ public final class AdminServer extends VerticleBase {
     private final PrometheusMeterRegistry registry;
     private final TrafficView traffic;
     private final AdminGuard guard;
+    private final ServerTls tls;
     private final Set<HttpServerResponse> watchers = new LinkedHashSet<>();
     private Buffer dashboard;
     private HttpServer server;
@@ -61,11 +67,13 @@ public final class AdminServer extends VerticleBase {
      * @param strategy the balancing strategy's name, as {@code /admin/nodes} shows it
      * @param draining whether the scheduler is shutting down ({@code /readyz} is then 503)
      * @param guard who may see {@code /admin/*} and the dashboard's data (and the probes, if it says so)
+     * @param tls the certificate to serve HTTPS with, or {@code null} for plain HTTP
      */
     public AdminServer(String bind, int port, NodeTable table, Supplier<? extends DiscoveryView> discovery,
                        String strategy, Clock clock, EjectionView health, BooleanSupplier draining,
-                       PrometheusMeterRegistry registry, TrafficView traffic, AdminGuard guard) {
+                       PrometheusMeterRegistry registry, TrafficView traffic, AdminGuard guard, ServerTls tls) {
         this.guard = guard;
+        this.tls = tls;
         this.health = health;
         this.draining = draining;
         this.registry = registry;
@@ -105,11 +113,26 @@ public final class AdminServer extends VerticleBase {
         router.get("/admin/events").handler(this::events);
         // Live updates: one JSON event a second to every open dashboard (and at once on connect).
         vertx.setPeriodic(1000, id -> broadcast());
-        server = vertx.createHttpServer();
+        HttpServerOptions options = new HttpServerOptions();
+        if (tls != null) {
+            options.setSsl(true).setKeyCertOptions(pem(tls)).setUseAlpn(true)
+                    .setAlpnVersions(List.of(HttpVersion.HTTP_1_1));
+        }
+        server = vertx.createHttpServer(options);
         return server.requestHandler(router).listen(port, bind).onSuccess(s -> {
             actualPort = s.actualPort();
             log.info("admin listening on {}:{}", bind, s.actualPort());
         });
+    }
+
+    /** Serves {@code renewed} to new connections from now on; open ones keep theirs. */
+    public Future<Boolean> updateTls(ServerTls renewed) {
+        return server.updateSSLOptions(new ServerSSLOptions().setKeyCertOptions(pem(renewed))
+                .setUseAlpn(true).setApplicationLayerProtocols(List.of(HttpVersion.HTTP_1_1.alpnName())));
+    }
+
+    private static PemKeyCertOptions pem(ServerTls tls) {
+        return new PemKeyCertOptions().setCertValue(Buffer.buffer(tls.certPem())).setKeyValue(Buffer.buffer(tls.keyPem()));
     }
 
     @Override
@@ -184,6 +207,8 @@ public final class AdminServer extends VerticleBase {
             reason = "shutting down: draining in-flight requests";
         } else if (d.fatal() != null) {
             reason = "discovery stopped: " + d.fatal();
+        } else if (d.refused() != null) {
+            reason = "Kafka refuses the scheduler's credentials: " + d.refused();
         } else if (!d.caughtUp()) {
             reason = "catching up with the heartbeat topic";
         } else if (routable == 0) {

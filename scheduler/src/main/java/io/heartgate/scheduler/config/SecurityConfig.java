@@ -1,6 +1,7 @@
 package io.heartgate.scheduler.config;
 
 import io.heartgate.protocol.InvalidSettingException;
+import io.heartgate.protocol.cli.KafkaSettings;
 import java.nio.file.Path;
 
 /**
@@ -15,15 +16,20 @@ import java.nio.file.Path;
  * @param heartbeatKeys the keys heartbeats must be signed with ({@code --heartbeat-keys})
  * @param tlsCert the PEM certificate chain of both HTTP ports ({@code --tls-cert}), reloaded on change
  * @param tlsKey the PEM private key of {@code tlsCert} ({@code --tls-key})
+ * @param kafkaClient the operator's Kafka client properties ({@code --kafka-config}, {@code KAFKA_*});
+ *     {@code null} is {@link KafkaSettings#NONE}
  */
 public record SecurityConfig(Path apiKeys, Path upstreamApiKey, Path adminToken, boolean adminTokenAll,
-                             Path heartbeatKeys, Path tlsCert, Path tlsKey) {
+                             Path heartbeatKeys, Path tlsCert, Path tlsKey, KafkaSettings kafkaClient) {
 
     /** Every feature off: today's open ports and unsigned heartbeats. */
-    public static final SecurityConfig NONE = new SecurityConfig(null, null, null, false, null, null, null);
+    public static final SecurityConfig NONE = new SecurityConfig(null, null, null, false, null, null, null, KafkaSettings.NONE);
 
     /** Checks that settings that go together are given together. */
     public SecurityConfig {
+        if (kafkaClient == null) {
+            kafkaClient = KafkaSettings.NONE;
+        }
         if (adminTokenAll && adminToken == null) {
             throw new InvalidSettingException("adminTokenAll", "needs --admin-token");
         }

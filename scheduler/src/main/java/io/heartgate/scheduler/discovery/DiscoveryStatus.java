@@ -11,10 +11,11 @@ import java.time.Instant;
  * @param lastContact when Kafka last answered, or {@code Instant.MIN}
  * @param lag records behind the end of the topic at the last check, or -1 when unknown
  * @param fatal why discovery stopped for good, or {@code null} while it runs
+ * @param refused why Kafka refuses discovery's credentials now, or {@code null}; it keeps trying
  */
 public record DiscoveryStatus(boolean caughtUp, boolean selfPreservation, Instant lastContact, long lag,
-                              String fatal) implements DiscoveryView {
+                              String fatal, String refused) implements DiscoveryView {
 
     /** The status before the loop starts. */
-    public static final DiscoveryStatus STARTING = new DiscoveryStatus(false, false, Instant.MIN, -1, null);
+    public static final DiscoveryStatus STARTING = new DiscoveryStatus(false, false, Instant.MIN, -1, null, null);
 }

@@ -31,6 +31,13 @@ import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.UnsupportedVersionException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import io.heartgate.protocol.signing.HeartbeatSigner;
+import io.heartgate.protocol.signing.HeartbeatVerifier;
+import io.heartgate.protocol.signing.Verification;
+import org.apache.kafka.common.header.Header;
+import io.heartgate.protocol.cli.KafkaSettings;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -57,6 +64,7 @@ public final class HeartbeatConsumer implements Runnable {
     private static final Duration CONTACT_CHECK_TIMEOUT = Duration.ofMillis(500);
     private static final Duration PARTITION_CHECK_EVERY = Duration.ofSeconds(10);
     private static final Duration REJECTION_LOG_EVERY = Duration.ofMinutes(1);
+    private static final Duration AUTH_RETRY_EVERY = Duration.ofSeconds(10);
 
     private final Consumer<byte[], byte[]> consumer;
     private final String topic;
@@ -66,11 +74,14 @@ public final class HeartbeatConsumer implements Runnable {
     private final Duration defaultExpiry;
     private final DiscoveryStats stats;
     private final UpstreamAllowList allowUpstream;
+    private final HeartbeatVerifier verifier;
     private final HeartbeatCodec codec = new HeartbeatCodec();
     private final Map<Rule, Instant> rejectionLoggedAt = new EnumMap<>(Rule.class);
     private final Map<Rule, Long> rejectionsSinceLog = new EnumMap<>(Rule.class);
     private volatile DiscoveryStatus status = DiscoveryStatus.STARTING;
     private volatile boolean closing;
+    private final CountDownLatch closed = new CountDownLatch(1);
+    private String refusedBy;
     private Set<TopicPartition> assigned = Set.of();
     private Map<TopicPartition, Long> catchUpTarget;
     private Instant lastContact = Instant.MIN;
@@ -97,6 +108,18 @@ public final class HeartbeatConsumer implements Runnable {
     public HeartbeatConsumer(Consumer<byte[], byte[]> consumer, String topic, NodeTable table, Clock clock,
                              Duration lookBack, Duration defaultExpiry, DiscoveryStats stats,
                              UpstreamAllowList allowUpstream) {
+        this(consumer, topic, table, clock, lookBack, defaultExpiry, stats, allowUpstream, null);
+    }
+
+    /**
+     * Creates the loop as above that, with a {@code verifier}, also drops every record, tombstones
+     * included, not signed by one of its keys for its node ({@code --heartbeat-keys}); {@code null}
+     * accepts unsigned records.
+     */
+    public HeartbeatConsumer(Consumer<byte[], byte[]> consumer, String topic, NodeTable table, Clock clock,
+                             Duration lookBack, Duration defaultExpiry, DiscoveryStats stats,
+                             UpstreamAllowList allowUpstream, HeartbeatVerifier verifier) {
+        this.verifier = verifier;
         this.allowUpstream = allowUpstream;
         this.consumer = consumer;
         this.topic = topic;
@@ -105,6 +128,21 @@ public final class HeartbeatConsumer implements Runnable {
         this.lookBack = lookBack;
         this.defaultExpiry = defaultExpiry;
         this.stats = stats;
+    }
+
+    /**
+     * Returns the consumer settings discovery uses with the operator's client properties
+     * ({@code --kafka-config}: TLS, SASL, tuning) over them, except those discovery's design needs.
+     */
+    public static Map<String, Object> consumerConfig(String bootstrapServers, String clientId, KafkaSettings operator) {
+        Map<String, Object> c = consumerConfig(bootstrapServers, clientId);
+        c.putAll(operator.propertiesFor(ConsumerConfig.configNames()));
+        // Ours whatever the file says: discovery assigns itself every partition and commits nothing.
+        c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        c.put(ConsumerConfig.CLIENT_ID_CONFIG, clientId);
+        c.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        return c;
     }
 
     /** Returns the consumer settings discovery uses, each with a one-line why. */
@@ -139,6 +177,7 @@ public final class HeartbeatConsumer implements Runnable {
     /** Asks the loop to stop; it closes the consumer and returns from {@link #run()}. Any thread. */
     public void close() {
         closing = true;
+        closed.countDown();
         consumer.wakeup();
     }
 
@@ -152,12 +191,13 @@ public final class HeartbeatConsumer implements Runnable {
                     if (!closing) {
                         log.debug("Discovery woken up without closing; carrying on");
                     }
-                } catch (AuthorizationException | AuthenticationException | UnsupportedVersionException
-                         | InvalidTopicException e) {
+                } catch (AuthenticationException e) {
+                    refused(e);
+                } catch (AuthorizationException | UnsupportedVersionException | InvalidTopicException e) {
                     log.error("Discovery stopped: Kafka refuses us for good ({}); the table keeps its nodes "
                             + "but nothing new arrives", e.toString());
                     table.setFrozen(true);
-                    status = new DiscoveryStatus(caughtUp, true, lastContact, lag, e.toString());
+                    status = new DiscoveryStatus(caughtUp, true, lastContact, lag, e.toString(), null);
                     return;
                 } catch (KafkaException e) {
                     log.warn("Discovery: Kafka error, retrying: {}", e.toString());
@@ -203,11 +243,48 @@ public final class HeartbeatConsumer implements Runnable {
         List<String> expired = table.expire();
         stats.expired(expired.size());
         table.publishIfDue();
-        status = new DiscoveryStatus(caughtUp, table.frozen(), lastContact, lag, null);
+        if (refusedBy != null) {
+            log.info("Discovery: Kafka accepts the scheduler's credentials again");
+            refusedBy = null;
+        }
+        status = new DiscoveryStatus(caughtUp, table.frozen(), lastContact, lag, null, null);
+    }
+
+    /**
+     * Kafka refused our credentials: one clear line the first time (not one per retry), the reason on
+     * {@code /readyz}, and another try every {@link #AUTH_RETRY_EVERY}, since credentials are often
+     * fixed on the broker's side (a SCRAM user created late, a certificate renewed) without a restart here.
+     */
+    private void refused(AuthenticationException e) {
+        String why = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        if (refusedBy == null) {
+            log.error("Discovery: Kafka refuses the scheduler's credentials ({}); check --kafka-config. Trying again "
+                    + "every {} s; /readyz says why meanwhile", why, AUTH_RETRY_EVERY.toSeconds());
+        } else {
+            log.debug("Discovery: Kafka still refuses the scheduler's credentials: {}", why);
+        }
+        refusedBy = why;
+        status = new DiscoveryStatus(caughtUp, table.frozen(), lastContact, lag, null, why);
+        try {
+            closed.await(AUTH_RETRY_EVERY.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+            closing = true;
+        }
     }
 
     private void handle(ConsumerRecord<byte[], byte[]> r, Instant now) {
         stats.received();
+        if (verifier != null) {
+            // Before decoding: a forged record costs one MAC, never a parse, and never reaches the table.
+            Verification v = verifier.verify(r.key(), r.value(), lastHeader(r, HeartbeatSigner.KEY_ID_HEADER),
+                    lastHeader(r, HeartbeatSigner.SIGNATURE_HEADER));
+            if (v instanceof Verification.Refused refused) {
+                stats.rejected(refused.rule());
+                logRejection(refused.rule(), r, new Decoded.Rejected(refused.rejection()), now);
+                return;
+            }
+        }
         Decoded decoded = codec.decodeRecord(r.key(), r.value());
         if (decoded instanceof Decoded.Beat beat && !allowUpstream.allowsUrl(beat.heartbeat().url())) {
             // Trusting it would let one record point the proxy, prompts included, at any address.
@@ -229,6 +306,11 @@ public final class HeartbeatConsumer implements Runnable {
             stats.rejected(rule);
             logRejection(rule, r, rejected, now);
         }
+    }
+
+    private static byte[] lastHeader(ConsumerRecord<byte[], byte[]> r, String name) {
+        Header h = r.headers().lastHeader(name);
+        return h == null ? null : h.value();
     }
 
     private void logRejection(Rule rule, ConsumerRecord<byte[], byte[]> r, Decoded.Rejected rejected, Instant now) {

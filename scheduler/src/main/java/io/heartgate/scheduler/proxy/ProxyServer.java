@@ -7,6 +7,7 @@ import io.heartgate.scheduler.proxy.stage.Stage;
 import io.heartgate.scheduler.proxy.stage.Stages;
 import io.heartgate.scheduler.status.Draining;
 import io.heartgate.scheduler.table.TableSnapshot;
+import io.heartgate.scheduler.trust.ServerTls;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
@@ -83,11 +84,14 @@ public final class ProxyServer implements AutoCloseable {
      * @param nanoTicker the monotonic clock of timeouts and latencies
      * @param draining the scheduler's shutdown flag; {@link #drain} and {@link #close} set it too
      * @param access the API keys callers need and the key nodes need
+     * @param serverTls the certificate clients get, read per connection (so a renewed one applies to
+     *     new connections); {@code null} for plain HTTP
      * @throws IllegalStateException when the port cannot be bound
      */
     public static ProxyServer start(ProxyConfig config, Supplier<TableSnapshot> table, RouteSelector selector,
                                     PassiveHealth health, ProxyCounters counters, RequestMetrics metrics,
-                                    LongSupplier nanoTicker, Draining draining, Stages.Access access) {
+                                    LongSupplier nanoTicker, Draining draining, Stages.Access access,
+                                    Supplier<ServerTls> serverTls) {
         SslContext tls;
         try {
             // https:// nodes: the JVM's trusted CAs, and the certificate must name the node's host.
@@ -95,13 +99,14 @@ public final class ProxyServer implements AutoCloseable {
         } catch (SSLException e) {
             throw new IllegalStateException("cannot set up TLS for https nodes: " + e.getMessage(), e);
         }
-        return start(config, table, selector, health, counters, metrics, nanoTicker, draining, access, tls);
+        return start(config, table, selector, health, counters, metrics, nanoTicker, draining, access, serverTls, tls);
     }
 
     /** Starts the proxy with the given TLS client context for https nodes (tests give their own CA). */
     static ProxyServer start(ProxyConfig config, Supplier<TableSnapshot> table, RouteSelector selector,
                              PassiveHealth health, ProxyCounters counters, RequestMetrics metrics,
-                             LongSupplier nanoTicker, Draining draining, Stages.Access access, SslContext tls) {
+                             LongSupplier nanoTicker, Draining draining, Stages.Access access,
+                             Supplier<ServerTls> serverTls, SslContext tls) {
         Transport transport = config.transport().resolve();
         if (config.transport() != Transport.AUTO || transport == Transport.IO_URING) {
             log.info("Proxy transport: {}", transport.flagValue());
@@ -149,6 +154,9 @@ public final class ProxyServer implements AutoCloseable {
                         @Override
                         protected void initChannel(SocketChannel ch) {
                             Relay relay = frozen.get(ch.eventLoop());
+                            if (serverTls != null) {
+                                ch.pipeline().addLast(serverTls.get().proxy().newHandler(ch.alloc()));
+                            }
                             ch.pipeline().addLast(
                                     new ServerCodec(decoderConfig),
                                     new RequestAggregator(config.maxBodyBytes(), counters),
@@ -166,6 +174,9 @@ public final class ProxyServer implements AutoCloseable {
             ProxyServer proxy = new ProxyServer(draining, group, resolver, clients, upstreams, server);
             // The exact line scripts and tests wait for (docs/REFERENCE.md).
             log.info("proxy listening on {}:{}", config.bind(), proxy.port());
+            if (serverTls != null) {
+                log.info("Proxy serves HTTPS (HTTP/1.1 by ALPN) with the {}", serverTls.get());
+            }
             return proxy;
         } catch (RuntimeException e) {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS);

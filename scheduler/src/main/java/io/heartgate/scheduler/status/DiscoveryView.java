@@ -19,4 +19,9 @@ public interface DiscoveryView {
 
     /** Returns why discovery stopped for good, or {@code null} while it runs. */
     String fatal();
+
+    /** Returns why Kafka refuses discovery now (its credentials), or {@code null}; discovery keeps trying. */
+    default String refused() {
+        return null;
+    }
 }

@@ -29,6 +29,7 @@ public final class Reloading<T> implements Supplier<T> {
     private final String what;
     private final List<Path> files;
     private final Function<List<byte[]>, T> parse;
+    private final List<java.util.function.Consumer<T>> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile T current;
     private List<byte[]> lastRead;
     private List<byte[]> lastRejected;
@@ -63,6 +64,11 @@ public final class Reloading<T> implements Supplier<T> {
         return current;
     }
 
+    /** Calls {@code listener} with each new value after it is in use (on the checking thread). */
+    public void onChange(java.util.function.Consumer<T> listener) {
+        listeners.add(listener);
+    }
+
     /** Reads the files again; returns whether a new value is now in use. */
     public boolean check() {
         List<byte[]> read;
@@ -91,6 +97,13 @@ public final class Reloading<T> implements Supplier<T> {
         lastRead = read;
         lastRejected = null;
         log.info("{} reloaded from {}: {}", what, files, next);
+        for (java.util.function.Consumer<T> l : listeners) {
+            try {
+                l.accept(next);
+            } catch (RuntimeException e) {
+                log.warn("Applying the reloaded {} failed: {}", what, e.toString());
+            }
+        }
         return true;
     }
 

@@ -88,7 +88,7 @@ class ApiKeyStagesTest {
 
     @Test
     void noKeyOrAWrongOneIs401AndNoNodeIsAsked() {
-        relay = new EmbeddedRelay(List.of(), new Stages.Access(keys::get, null), "n1");
+        relay = new EmbeddedRelay(List.of(), new Stages.Access(keys::get, null, false), "n1");
         assertError(answer(chat(null, null, CHAT)), 401, "invalid_api_key");
         assertError(answer(chat("authorization", "Bearer hg-wrong", CHAT)), 401, "invalid_api_key");
         assertError(answer(chat("authorization", "Basic " + ALICE, CHAT)), 401, "invalid_api_key");
@@ -100,7 +100,7 @@ class ApiKeyStagesTest {
 
     @Test
     void aBearerOrAnXApiKeyGoesThroughAndTheNodeSeesNeither() {
-        relay = new EmbeddedRelay(List.of(), new Stages.Access(keys::get, null), "n1");
+        relay = new EmbeddedRelay(List.of(), new Stages.Access(keys::get, null, false), "n1");
         relay.client.writeInbound(chat("authorization", "bearer " + ALICE, CHAT));
         FullHttpRequest sent = relay.upstream("n1").readOutbound();
         assertThat(sent.headers().contains(HttpHeaderNames.AUTHORIZATION)).isFalse();
@@ -122,7 +122,7 @@ class ApiKeyStagesTest {
 
     @Test
     void aKeyLimitedToAModelIs403ForAnotherAndForABodyWithoutOne() {
-        relay = new EmbeddedRelay(List.of(), new Stages.Access(keys::get, null), "n1");
+        relay = new EmbeddedRelay(List.of(), new Stages.Access(keys::get, null, false), "n1");
         assertError(answer(chat("authorization", "Bearer " + BOB, "{\"model\":\"mistral:7b\"}")), 403,
                 "model_not_allowed");
         assertError(answer(chat("authorization", "Bearer " + BOB, "{\"messages\":[]}")), 403, "model_not_allowed");
@@ -146,7 +146,7 @@ class ApiKeyStagesTest {
 
     @Test
     void aChangedKeySetAppliesFromTheNextRequest() {
-        relay = new EmbeddedRelay(List.of(), new Stages.Access(keys::get, null), "n1");
+        relay = new EmbeddedRelay(List.of(), new Stages.Access(keys::get, null, false), "n1");
         relay.client.writeInbound(chat("authorization", "Bearer " + ALICE, CHAT));
         ReferenceCountUtil.release(relay.upstream("n1").readOutbound());
         keys.set(ApiKeys.parse("bob " + ApiKeys.hash(BOB)));
@@ -159,7 +159,7 @@ class ApiKeyStagesTest {
     void theNodesKeyReplacesWhateverTheClientSent() throws Exception {
         Files.writeString(dir.resolve("upstream"), "vllm-secret\n");
         UpstreamKey upstream = UpstreamKey.load(dir.resolve("upstream"));
-        relay = new EmbeddedRelay(List.of(), new Stages.Access(keys::get, upstream), "n1");
+        relay = new EmbeddedRelay(List.of(), new Stages.Access(keys::get, upstream, false), "n1");
         relay.client.writeInbound(chat("x-api-key", ALICE, CHAT));
         FullHttpRequest sent = relay.upstream("n1").readOutbound();
         assertThat(sent.headers().get(HttpHeaderNames.AUTHORIZATION)).isEqualTo("Bearer vllm-secret");

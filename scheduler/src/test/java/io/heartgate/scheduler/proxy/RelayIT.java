@@ -130,9 +130,9 @@ class RelayIT {
         RequestMetrics metrics = new RequestMetrics(new SimpleMeterRegistry());
         proxy = tls == null
                 ? ProxyServer.start(c, table::snapshot, selector, health, counters, metrics, System::nanoTime, new Draining(),
-                        Stages.Access.OPEN)
+                        Stages.Access.OPEN, null)
                 : ProxyServer.start(c, table::snapshot, selector, health, counters, metrics, System::nanoTime, new Draining(),
-                        Stages.Access.OPEN, tls);
+                        Stages.Access.OPEN, null, tls);
     }
 
     private Socket client() throws IOException {

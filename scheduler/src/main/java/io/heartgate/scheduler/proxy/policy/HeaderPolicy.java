@@ -45,15 +45,15 @@ public final class HeaderPolicy {
     /**
      * Turns the client's request headers into the node's: drops hop-by-hop headers and those the
      * {@code Connection} header names, appends {@code clientIp} to {@code X-Forwarded-For}, and
-     * sets {@code X-Forwarded-Proto} and {@code X-Forwarded-Host}. The body's length is the
-     * aggregated one, so {@code Content-Length} stays.
+     * sets {@code X-Forwarded-Proto} ({@code https} when the client came over TLS) and
+     * {@code X-Forwarded-Host}. The body's length is the aggregated one, so {@code Content-Length} stays.
      */
-    public static void towardNode(Headers h, String clientIp) {
+    public static void towardNode(Headers h, String clientIp, boolean https) {
         String originalHost = h.get("host");
         String priorForwardedFor = h.get(X_FORWARDED_FOR);
         removeHopByHop(h, REQUEST_HOP_BY_HOP);
         h.set(X_FORWARDED_FOR, priorForwardedFor == null ? clientIp : priorForwardedFor + ", " + clientIp);
-        h.set("x-forwarded-proto", "http");
+        h.set("x-forwarded-proto", https ? "https" : "http");
         if (originalHost != null) {
             h.set("x-forwarded-host", originalHost);
         }

@@ -23,10 +23,11 @@ public final class Stages {
      *
      * @param keys the API keys in force, read per request; {@code null} when the port is open
      * @param upstream the key nodes require, or {@code null}
+     * @param https whether clients reach the proxy over TLS (the nodes' {@code X-Forwarded-Proto})
      */
-    public record Access(Supplier<ApiKeys> keys, UpstreamKey upstream) {
-        /** No API keys, no key for the nodes: clients' own credentials pass through. */
-        public static final Access OPEN = new Access(null, null);
+    public record Access(Supplier<ApiKeys> keys, UpstreamKey upstream, boolean https) {
+        /** Plain HTTP, no API keys, no key for the nodes: clients' own credentials pass through. */
+        public static final Access OPEN = new Access(null, null, false);
     }
 
     /** Returns every body fact some of {@code stages} reads, besides the model. */
@@ -49,7 +50,7 @@ public final class Stages {
         if (access.keys() != null) {
             stages.add(new Authentication(access.keys()));
         }
-        stages.add(new ForwardedHeaders());
+        stages.add(new ForwardedHeaders(access.https()));
         if (access.upstream() != null) {
             stages.add(new UpstreamCredentials(access.upstream()));
         }

@@ -24,7 +24,7 @@ class HeaderPolicyTest {
                 "Proxy-Connection", "keep-alive", "Content-Length", "12", "Content-Type", "application/json",
                 "Authorization", "Bearer node-key");
 
-        HeaderPolicy.towardNode(h, "10.0.0.9");
+        HeaderPolicy.towardNode(h, "10.0.0.9", false);
 
         assertHeaders(h, Map.of("Host", "front.example", "Content-Length", "12",
                 "Content-Type", "application/json", "Authorization", "Bearer node-key", "X-Forwarded-For", "10.0.0.9",
@@ -35,9 +35,10 @@ class HeaderPolicyTest {
     void anEarlierForwardedForIsExtendedAndNoHostMeansNoForwardedHost() {
         MapHeaders h = MapHeaders.of("X-Forwarded-For", "1.2.3.4, 5.6.7.8");
 
-        HeaderPolicy.towardNode(h, "10.0.0.9");
+        HeaderPolicy.towardNode(h, "10.0.0.9", true);
 
         assertThat(h.map).containsEntry("x-forwarded-for", "1.2.3.4, 5.6.7.8, 10.0.0.9")
+                .containsEntry("x-forwarded-proto", "https") // the client came over TLS
                 .doesNotContainKey("x-forwarded-host");
     }
 
