@@ -4,6 +4,7 @@ import io.heartgate.protocol.InvalidSettingException;
 import io.heartgate.scheduler.proxy.stage.Stages;
 import io.heartgate.scheduler.trust.ApiKeys;
 import io.heartgate.scheduler.trust.Reloader;
+import io.heartgate.scheduler.trust.KafkaUsers;
 import io.heartgate.scheduler.trust.Reloading;
 import io.heartgate.scheduler.trust.SecretFile;
 import io.heartgate.scheduler.trust.ServerTls;
@@ -83,11 +84,13 @@ public final class Scheduler implements AutoCloseable {
     private final PassiveHealth health;
     private final Draining draining;
     private final Reloader reloader;
+    private final KafkaSettings kafkaClient;
 
     private Scheduler(SchedulerConfig config, EmbeddedKafkaBroker broker, String bootstrap, NodeTable table,
                       DiscoveryStats stats, HeartbeatConsumer discovery, Thread discoveryThread, Vertx vertx,
                       AdminServer admin, ProxyServer proxyServer, ProxyCounters proxyCounters, PassiveHealth health,
-                      Draining draining, Reloader reloader) {
+                      Draining draining, Reloader reloader, KafkaSettings kafkaClient) {
+        this.kafkaClient = kafkaClient;
         this.config = config;
         this.broker = broker;
         this.bootstrap = bootstrap;
@@ -125,23 +128,37 @@ public final class Scheduler implements AutoCloseable {
                         List.of(config.security().tlsCert(), config.security().tlsKey()), ServerTls::parse);
         HeartbeatVerifier verifier = config.security().heartbeatKeys() == null ? null
                 : new HeartbeatVerifier(HeartbeatKeys.load(config.security().heartbeatKeys()));
+        Map<String, String> kafkaUsers = config.kafka() != null || config.security().embeddedKafkaUsers() == null ? null
+                : KafkaUsers.load(config.security().embeddedKafkaUsers());
         Reloader reloader = new Reloader(RELOAD_EVERY);
         EmbeddedKafkaBroker broker = null;
         Vertx vertx = null;
         HeartbeatConsumer discovery = null;
         try {
             String bootstrap = config.kafka();
+            KafkaSettings kafkaClient = config.security().kafkaClient();
             if (bootstrap == null) {
                 EmbeddedKafkaConfig kc = new EmbeddedKafkaConfig(listenHost(config.embeddedKafkaHost()),
                         config.embeddedKafkaHost(), config.embeddedKafkaPort(), config.dataDir(),
                         Duration.ofSeconds(60), 512);
+                Map<String, String> users = kafkaUsers;
+                if (users != null) {
+                    kc = kc.withSecurity(EmbeddedKafkaConfig.Security.selfSigned(users));
+                }
                 broker = EmbeddedKafkaBroker.start(kc);
                 bootstrap = broker.bootstrapServers();
                 log.info("kafka bootstrap {}", bootstrap);
                 log.info("Embedded Kafka keeps its log in {}; point agents at it with --kafka {}", broker.dataDir(),
                         bootstrap);
+                if (users != null) {
+                    Map.Entry<String, String> own = users.entrySet().iterator().next();
+                    kafkaClient = KafkaSettings.of(broker.clientProperties(own.getKey(), own.getValue(), "SCRAM-SHA-512"));
+                    log.info("Embedded Kafka speaks SASL_SSL only: agents need --kafka-config with "
+                            + "security.protocol=SASL_SSL, sasl.mechanism=SCRAM-SHA-512 (or -256), a user of {} in "
+                            + "sasl.jaas.config, ssl.truststore.type=PEM and ssl.truststore.location={}",
+                            config.security().embeddedKafkaUsers(), broker.certificatePem().orElseThrow());
+                }
             }
-            KafkaSettings kafkaClient = config.security().kafkaClient();
             if (!kafkaClient.isEmpty()) {
                 log.info("Kafka client properties: {}", kafkaClient.summary());
             }
@@ -244,7 +261,7 @@ public final class Scheduler implements AutoCloseable {
                         log.warn("The admin port kept its old certificate: {}", e.toString())));
             }
             return new Scheduler(config, broker, bootstrap, table, stats, discovery, thread, vertx, admin,
-                    proxyServer, counters, health, draining, reloader);
+                    proxyServer, counters, health, draining, reloader, kafkaClient);
         } catch (Exception e) {
             reloader.close();
             if (discovery != null) {
@@ -274,6 +291,11 @@ public final class Scheduler implements AutoCloseable {
 
     private static String listenHost(String advertised) {
         return "127.0.0.1".equals(advertised) || "localhost".equals(advertised) ? "127.0.0.1" : "0.0.0.0";
+    }
+
+    /** Returns the Kafka client properties in use (the embedded broker's own with --embedded-kafka-users). */
+    public KafkaSettings kafkaClient() {
+        return kafkaClient;
     }
 
     /** Returns the Kafka bootstrap address in use (the embedded broker's when none was given). */

@@ -10,6 +10,7 @@ import io.heartgate.scheduler.proxy.ProxyConfig;
 import io.heartgate.scheduler.proxy.Transport;
 import io.heartgate.scheduler.trust.ApiKeys;
 import io.heartgate.scheduler.trust.UpstreamAllowList;
+import io.heartgate.scheduler.trust.KafkaUsers;
 import io.heartgate.scheduler.trust.Reloading;
 import io.heartgate.scheduler.trust.SecretFile;
 import io.heartgate.scheduler.trust.ServerTls;
@@ -60,6 +61,12 @@ public final class SchedulerMain implements Callable<Integer> {
     @Option(names = "--embedded-kafka-port", defaultValue = "${env:EMBEDDED_KAFKA_PORT:-9092}",
             description = "port of the embedded broker, 0 = any free port [env EMBEDDED_KAFKA_PORT] (default: 9092)")
     int embeddedKafkaPort;
+
+    @Option(names = "--embedded-kafka-users", defaultValue = "${env:EMBEDDED_KAFKA_USERS_FILE}", paramLabel = "FILE",
+            description = "the embedded broker speaks SASL_SSL only, with these SCRAM users (lines of NAME PASSWORD; "
+                    + "the first is the scheduler's) and a self-signed certificate kept in --data-dir "
+                    + "[env EMBEDDED_KAFKA_USERS_FILE] (default: plaintext)")
+    Path embeddedKafkaUsers;
 
     @Option(names = "--embedded-kafka-host", defaultValue = "${env:EMBEDDED_KAFKA_HOST:-127.0.0.1}",
             description = "address the embedded broker advertises; set it to this host's address for remote agents "
@@ -234,7 +241,10 @@ public final class SchedulerMain implements Callable<Integer> {
         clientNames.addAll(AdminClientConfig.configNames());
         KafkaSettings kafkaClient = KafkaSettings.load(kafkaConfig, System.getenv(), clientNames);
         SecurityConfig security = new SecurityConfig(apiKeys, upstreamApiKey, adminToken, adminTokenAll, heartbeatKeys,
-                tlsCert, tlsKey, kafkaClient);
+                tlsCert, tlsKey, kafkaClient, embeddedKafkaUsers);
+        if (embeddedKafkaUsers != null) {
+            KafkaUsers.load(embeddedKafkaUsers);
+        }
         if (tlsCert != null) {
             Reloading.load("TLS certificate", "tlsCert", List.of(tlsCert, tlsKey), ServerTls::parse);
         }
@@ -274,7 +284,9 @@ public final class SchedulerMain implements Callable<Integer> {
         Demo demo = null;
         if (config.demoNodes() > 0) {
             try {
-                demo = Demo.start(config.demoNodes(), scheduler.kafkaBootstrap(), config.topic(), Clock.systemUTC());
+                demo = Demo.start(config.demoNodes(), scheduler.kafkaBootstrap(), config.topic(), Clock.systemUTC(),
+                        scheduler.kafkaClient(), config.security().heartbeatKeys() == null ? null
+                                : HeartbeatKeys.load(config.security().heartbeatKeys()));
             } catch (IllegalStateException e) {
                 System.err.println("scheduler: " + e.getMessage());
                 scheduler.close();

@@ -62,7 +62,7 @@ class AdminTokenIT {
 
     @Test
     void theFleetNeedsTheTokenAndTheProbesStayOpen() throws Exception {
-        cluster.startScheduler(c -> c.security(new SecurityConfig(null, null, tokenFile, false, null, null, null, null)));
+        cluster.startScheduler(c -> c.security(new SecurityConfig(null, null, tokenFile, false, null, null, null, null, null)));
         cluster.awaitRoutable(1);
 
         assertRefused(admin("/admin/nodes", null));
@@ -84,7 +84,7 @@ class AdminTokenIT {
 
     @Test
     void withAllTheProbesAndMetricsNeedItToo() throws Exception {
-        cluster.startScheduler(c -> c.security(new SecurityConfig(null, null, tokenFile, true, null, null, null, null)));
+        cluster.startScheduler(c -> c.security(new SecurityConfig(null, null, tokenFile, true, null, null, null, null, null)));
         cluster.awaitRoutable(1);
 
         for (String path : List.of("/healthz", "/readyz", "/metrics", "/admin/nodes")) {

@@ -56,7 +56,7 @@ class ApiKeysIT {
                     .timing(4, Duration.ofMillis(250), Duration.ofMillis(1)));
             cluster.heartbeat(id, sim.url(), b -> b.models(List.of("llama3:8b", "qwen2.5:7b")));
         }
-        cluster.startScheduler(c -> c.security(new SecurityConfig(keysFile, nodeKey, null, false, null, null, null, null)));
+        cluster.startScheduler(c -> c.security(new SecurityConfig(keysFile, nodeKey, null, false, null, null, null, null, null)));
         cluster.awaitRoutable(2);
     }
 

@@ -54,7 +54,7 @@ class DashboardBrowserIT {
             Cluster.SimNode a = cluster.sim("gpu-a", c -> c);
             cluster.heartbeat("gpu-a", a.url(), b -> b.models(List.of("llama3:8b")));
             cluster.startScheduler(c -> c.security(new io.heartgate.scheduler.config.SecurityConfig(null, null,
-                    tokenFile, false, null, null, null, null)));
+                    tokenFile, false, null, null, null, null, null)));
             cluster.awaitRoutable(1);
             ChromeDriver browser = browser(profile);
             try {

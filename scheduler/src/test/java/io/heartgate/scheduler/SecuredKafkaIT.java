@@ -119,7 +119,7 @@ class SecuredKafkaIT {
         names.addAll(AdminClientConfig.configNames());
         return Scheduler.start(new SchedulerConfigBuilder(kafka.bootstrapServers(), topic)
                 .security(new SecurityConfig(null, null, null, false, heartbeatKeys, null, null,
-                        settings(clientConfig, names)))
+                        settings(clientConfig, names), null))
                 .build(), Clock.systemUTC());
     }
 

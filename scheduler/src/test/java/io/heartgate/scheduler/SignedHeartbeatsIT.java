@@ -52,7 +52,7 @@ class SignedHeartbeatsIT {
         gpuKey = new HeartbeatSigner(HeartbeatKeys.parse("gpu " + GPU_SECRET + " gpu-*"));
         oldKey = new HeartbeatSigner(HeartbeatKeys.parse("old " + OLD_SECRET));
         strangerKey = new HeartbeatSigner(HeartbeatKeys.parse("gpu " + "x".repeat(40)));
-        cluster.startScheduler(c -> c.security(new SecurityConfig(null, null, null, false, keys, null, null, null))
+        cluster.startScheduler(c -> c.security(new SecurityConfig(null, null, null, false, keys, null, null, null, null))
                 .proxy(p -> p.allowUpstream("127.0.0.0/8")));
     }
 

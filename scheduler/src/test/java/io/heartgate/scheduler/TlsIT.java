@@ -52,7 +52,7 @@ class TlsIT {
         Cluster.SimNode sim = cluster.sim("gpu-a", c -> c);
         cluster.heartbeat("gpu-a", sim.url(), b -> b.models(List.of("llama3:8b")));
         cluster.startScheduler(c -> c.security(new SecurityConfig(null, null, null, false, null,
-                served.certificate(), served.privateKey(), null)));
+                served.certificate(), served.privateKey(), null, null)));
         cluster.awaitRoutable(1);
     }
 

@@ -155,6 +155,16 @@ public final class KafkaSettings {
         return fromEnv;
     }
 
+    /** Returns settings of {@code properties} that the program made itself (an embedded broker's client properties). */
+    public static KafkaSettings of(Map<String, String> properties) {
+        for (String name : properties.keySet()) {
+            if (FORBIDDEN.contains(name)) {
+                throw new IllegalArgumentException(name + forbiddenReason());
+            }
+        }
+        return new KafkaSettings(null, properties, Set.of(), Set.of());
+    }
+
     /**
      * Returns the properties one kind of client takes ({@code clientNames}, such as
      * {@code ConsumerConfig.configNames()}), so that a producer is not handed a consumer's settings.

@@ -18,12 +18,15 @@ import java.nio.file.Path;
  * @param tlsKey the PEM private key of {@code tlsCert} ({@code --tls-key})
  * @param kafkaClient the operator's Kafka client properties ({@code --kafka-config}, {@code KAFKA_*});
  *     {@code null} is {@link KafkaSettings#NONE}
+ * @param embeddedKafkaUsers SCRAM users of the embedded broker, which then speaks SASL_SSL only
+ *     ({@code --embedded-kafka-users}); ignored with an external Kafka
  */
 public record SecurityConfig(Path apiKeys, Path upstreamApiKey, Path adminToken, boolean adminTokenAll,
-                             Path heartbeatKeys, Path tlsCert, Path tlsKey, KafkaSettings kafkaClient) {
+                             Path heartbeatKeys, Path tlsCert, Path tlsKey, KafkaSettings kafkaClient,
+                             Path embeddedKafkaUsers) {
 
     /** Every feature off: today's open ports and unsigned heartbeats. */
-    public static final SecurityConfig NONE = new SecurityConfig(null, null, null, false, null, null, null, KafkaSettings.NONE);
+    public static final SecurityConfig NONE = new SecurityConfig(null, null, null, false, null, null, null, KafkaSettings.NONE, null);
 
     /** Checks that settings that go together are given together. */
     public SecurityConfig {

@@ -1,5 +1,7 @@
 package io.heartgate.scheduler.demo;
 
+import io.heartgate.protocol.cli.KafkaSettings;
+import io.heartgate.protocol.signing.HeartbeatKeys;
 import io.heartgate.agent.AgentConfig;
 import io.heartgate.agent.AgentRuntime;
 import io.heartgate.agent.probe.Backend;
@@ -47,6 +49,15 @@ public final class Demo implements AutoCloseable {
 
     /** Starts {@code n} simulated nodes on free loopback ports and their agents, publishing to {@code kafka}. */
     public static Demo start(int n, String kafka, String topic, Clock clock) {
+        return start(n, kafka, topic, clock, KafkaSettings.NONE, null);
+    }
+
+    /**
+     * Starts {@code n} demo nodes whose agents use {@code kafkaClient} (a secured broker's client
+     * properties) and sign with {@code signing} (or not, when {@code null}).
+     */
+    public static Demo start(int n, String kafka, String topic, Clock clock, KafkaSettings kafkaClient,
+                             HeartbeatKeys signing) {
         Vertx vertx = Vertx.vertx();
         List<AgentRuntime> agents = new ArrayList<>();
         List<DemoNode> nodes = new ArrayList<>();
@@ -62,8 +73,8 @@ public final class Demo implements AutoCloseable {
                 vertx.deployVerticle(sim).await(30, TimeUnit.SECONDS);
                 String url = "http://127.0.0.1:" + sim.port();
                 agents.add(AgentRuntime.start(new AgentConfig(kafka, topic, id, url, url, Backend.OLLAMA, weight, null,
-                        Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(5), "nvidia-smi", false, false),
-                        clock));
+                        Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(5), "nvidia-smi", false, false,
+                        kafkaClient, signing), clock));
                 nodes.add(new DemoNode(id, url, models, weight, delay));
             }
             return new Demo(vertx, agents, nodes);
