@@ -1,10 +1,15 @@
 -- wrk script: non-streaming OpenAI chat completion against a sim, nginx or the scheduler.
--- usage: MODEL=llama3:8b wrk -t2 -c64 -d20s -s bench/chat-completion.lua http://127.0.0.1:PORT
+-- usage: [API_KEY=KEY] MODEL=llama3:8b wrk -t2 -c64 -d20s -s bench/chat-completion.lua http://127.0.0.1:PORT
 local model = os.getenv("MODEL") or "llama3:8b"
 wrk.method = "POST"
 wrk.path = "/v1/chat/completions"
 wrk.headers["Content-Type"] = "application/json"
 wrk.body = '{"model":"' .. model .. '","messages":[{"role":"user","content":"Say hello"}]}'
+-- API_KEY=KEY sends it as a client would (Authorization: Bearer), for a scheduler with --api-keys.
+local key = os.getenv("API_KEY")
+if key and key ~= "" then
+  wrk.headers["Authorization"] = "Bearer " .. key
+end
 
 function done(summary, latency, requests)
   io.write(string.format("non-2xx or socket errors: %d\n",

@@ -59,9 +59,9 @@ public final class SimMain implements Callable<Integer> {
     @Option(names = "--embedding-dim", defaultValue = "16", description = "embedding length (default: ${DEFAULT-VALUE})")
     int embeddingDim;
 
-    @Option(names = "--api-key", defaultValue = "${env:SIM_API_KEY}",
+    @Option(names = "--api-key",
             description = "inference calls (POST) need Authorization: Bearer KEY, as with vLLM --api-key; "
-                    + "listings and health stay open for agents [env SIM_API_KEY] (default: none)")
+                    + "listings and health stay open for agents (default: none)")
     String apiKey;
 
     @Option(names = "--fail-health", description = "fault: health checks answer 503")

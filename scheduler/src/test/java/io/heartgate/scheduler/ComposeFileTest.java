@@ -87,6 +87,44 @@ class ComposeFileTest {
     }
 
     @Test
+    void theSecuredProfileUsesRealSettingsAndExampleFilesThatParse() throws Exception {
+        JsonNode root = compose();
+        JsonNode services = root.path("services");
+        String schedulerHelp = io.heartgate.testkit.CommandLineRun.run(SchedulerMain.commandLine(), "--help").out()
+                .replaceAll("\\s+", " ");
+        String agentHelp = io.heartgate.testkit.CommandLineRun.run(io.heartgate.protocol.cli.Cli.commandLine("heartbeat-agent", new io.heartgate.agent.AgentMain()),
+                "--help").out().replaceAll("\\s+", " ");
+        JsonNode scheduler = services.path("scheduler-secured");
+        JsonNode agent = services.path("agent-secured");
+        scheduler.path("environment").fieldNames().forEachRemaining(name ->
+                assertThat(schedulerHelp).as("the scheduler's --help names " + name).contains("env " + name));
+        agent.path("environment").fieldNames().forEachRemaining(name ->
+                assertThat(agentHelp).as("the agent's --help names " + name).contains("env " + name));
+        for (JsonNode service : List.of(scheduler, agent, services.path("sim-secured"))) {
+            assertThat(strings(service.path("profiles"))).containsExactly("secured");
+        }
+
+        java.util.Map<String, Path> secrets = new java.util.HashMap<>();
+        root.path("secrets").fields().forEachRemaining(e -> secrets.put(e.getKey(), ROOT.resolve(e.getValue().path("file").asText())));
+        io.heartgate.scheduler.trust.KafkaUsers.load(secrets.get("kafka-users"));
+        io.heartgate.protocol.signing.HeartbeatKeys keys = io.heartgate.protocol.signing.HeartbeatKeys.load(
+                secrets.get("heartbeat-keys"));
+        assertThat(keys.first().allows(agent.path("environment").path("NODE_ID").asText())).isTrue();
+        assertThat(io.heartgate.scheduler.trust.ApiKeys.load(secrets.get("api-keys")).find("hg-example-key-change-me"))
+                .isNotNull();
+        io.heartgate.scheduler.trust.SecretFile.read(secrets.get("admin-token"), "adminToken", 16);
+        java.util.Properties agentKafka = new java.util.Properties();
+        try (var in = Files.newInputStream(secrets.get("agent-kafka"))) {
+            agentKafka.load(in);
+        }
+        assertThat(agentKafka.getProperty("security.protocol")).isEqualTo("SASL_SSL");
+        String agentUser = Files.readAllLines(secrets.get("kafka-users")).stream()
+                .filter(l -> l.startsWith("agent ")).findFirst().orElseThrow();
+        assertThat(agentKafka.getProperty("sasl.jaas.config")).contains("username=\"agent\"")
+                .contains("password=\"" + agentUser.split(" ")[1] + "\"");
+    }
+
+    @Test
     void hostsExampleMapsKafkaToLoopback() throws Exception {
         assertThat(Files.readAllLines(ROOT.resolve("hosts.example"))).contains("127.0.0.1 kafka");
     }
