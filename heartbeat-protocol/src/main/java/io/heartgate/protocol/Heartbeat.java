@@ -20,7 +20,8 @@ import java.util.Objects;
  * @param state what the agent's last probe found
  * @param weight relative capacity, 1 to 1000
  * @param intervalMs how often the agent sends heartbeats, 100 to 60000 ms
- * @param sentAt the agent's clock when it sent this, or {@code null}; never used for liveness
+ * @param sentAt the agent's clock when it sent this, or {@code null}; never used for liveness (a scheduler that
+ *     checks signatures uses it to unmask replays)
  * @param backend the server kind (ollama, vllm, ...), or {@code null}
  * @param models the models it serves; empty means any model
  * @param load reported load; {@link Load#UNKNOWN} when none

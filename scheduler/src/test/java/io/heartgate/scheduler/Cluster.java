@@ -98,7 +98,7 @@ final class Cluster implements AutoCloseable {
     /** Returns the encoded heartbeat {@code id} at {@code url}, as an agent would publish it. */
     byte[] encoded(String id, String url, UnaryOperator<Heartbeat.Builder> tune) {
         return codec.encode(tune.apply(Heartbeat.builder(id, url).instance("i-" + id).intervalMs(INTERVAL_MS)
-                .seq(seq.incrementAndGet())).build());
+                .seq(seq.incrementAndGet()).sentAt(java.time.Instant.now())).build());
     }
 
     /** Stops the heartbeats of {@code id}. */

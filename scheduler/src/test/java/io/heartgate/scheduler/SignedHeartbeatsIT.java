@@ -125,4 +125,19 @@ class SignedHeartbeatsIT {
         assertThat(rejected(Rule.KEY_NOT_ALLOWED)).isEqualTo(2);
         assertThat(nodes()).containsExactly("cpu-b");
     }
+
+    @Test
+    void aSignedRecordWrittenAgainLaterCannotReviveItsNode() throws Exception {
+        // A record captured five minutes ago, or one without sentAt, signed and all: the broker stamps
+        // the copy with today's time, but the signed sentAt gives it away.
+        send("gpu-old", cluster.encoded("gpu-old", "http://127.0.0.1:9010",
+                b -> b.sentAt(java.time.Instant.now().minus(Duration.ofMinutes(5)))), gpuKey);
+        send("gpu-undated", cluster.encoded("gpu-undated", "http://127.0.0.1:9011", b -> b.sentAt(null)), gpuKey);
+        send("gpu-fresh", beat("gpu-fresh", "http://127.0.0.1:9012"), gpuKey);
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> nodes().contains("gpu-fresh"));
+        assertThat(nodes()).containsExactly("gpu-fresh");
+        assertThat(cluster.scheduler.stats().outcomeCount(io.heartgate.scheduler.table.NodeTable.Outcome.REPLAYED))
+                .isEqualTo(2);
+    }
 }

@@ -65,6 +65,7 @@ public final class HeartbeatConsumer implements Runnable {
     private static final Duration PARTITION_CHECK_EVERY = Duration.ofSeconds(10);
     private static final Duration REJECTION_LOG_EVERY = Duration.ofMinutes(1);
     private static final Duration AUTH_RETRY_EVERY = Duration.ofSeconds(10);
+    private static final Duration REPLAY_WINDOW = Duration.ofSeconds(30);
 
     private final Consumer<byte[], byte[]> consumer;
     private final String topic;
@@ -293,6 +294,12 @@ public final class HeartbeatConsumer implements Runnable {
         }
         if (decoded instanceof Decoded.Beat beat) {
             Instant brokerTime = r.timestamp() >= 0 ? Instant.ofEpochMilli(r.timestamp()) : now;
+            if (verifier != null && replayed(beat.heartbeat(), brokerTime)) {
+                stats.outcome(NodeTable.Outcome.REPLAYED);
+                log.debug("Node {} heartbeat ignored: sent at {}, stored by the broker at {}: a replay",
+                        beat.heartbeat().nodeId(), beat.heartbeat().sentAt(), brokerTime);
+                return;
+            }
             NodeTable.Outcome outcome = table.apply(beat.heartbeat(), brokerTime);
             stats.outcome(outcome);
             if (outcome == NodeTable.Outcome.STALE_INSTANCE || outcome == NodeTable.Outcome.OLD_SEQ) {
@@ -306,6 +313,21 @@ public final class HeartbeatConsumer implements Runnable {
             stats.rejected(rule);
             logRejection(rule, r, rejected, now);
         }
+    }
+
+    /**
+     * Returns whether a signed heartbeat was written to the topic again long after its agent sent
+     * it: its {@code sentAt} is signed, so it cannot be refreshed, while the broker stamps a copy with
+     * the time it arrives. Without this, a captured record of a dead node would revive it for one
+     * expiry. The window (the larger of {@link #REPLAY_WINDOW} and three intervals) leaves room for
+     * clock skew between agents and brokers and for a producer's retries.
+     */
+    private static boolean replayed(io.heartgate.protocol.Heartbeat hb, Instant brokerTime) {
+        if (hb.sentAt() == null) {
+            return true;
+        }
+        Duration window = Duration.ofMillis(Math.max(REPLAY_WINDOW.toMillis(), 3L * hb.intervalMs()));
+        return hb.sentAt().plus(window).isBefore(brokerTime);
     }
 
     private static byte[] lastHeader(ConsumerRecord<byte[], byte[]> r, String name) {

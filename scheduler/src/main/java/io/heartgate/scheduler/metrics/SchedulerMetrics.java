@@ -37,9 +37,9 @@ public final class SchedulerMetrics {
         counter(registry, "heartgate_heartbeats_accepted", "Heartbeats that joined or renewed a node", stats,
                 DiscoveryStats::acceptedCount);
         for (NodeTable.Outcome o : new NodeTable.Outcome[] {NodeTable.Outcome.STALE_INSTANCE, NodeTable.Outcome.OLD_SEQ,
-            NodeTable.Outcome.EXPIRED_ON_ARRIVAL}) {
+            NodeTable.Outcome.EXPIRED_ON_ARRIVAL, NodeTable.Outcome.REPLAYED}) {
             FunctionCounter.builder("heartgate_heartbeats_ignored", stats, s -> s.outcomeCount(o))
-                    .description("Valid heartbeats ignored: from an old instance, an old seq, or too old")
+                    .description("Valid heartbeats ignored: from an old instance, an old seq, too old, or replayed")
                     .tag("reason", o.name().toLowerCase(java.util.Locale.ROOT)).register(registry);
         }
         for (Rule rule : Rule.values()) {

@@ -52,7 +52,12 @@ public final class NodeTable {
         /** Its seq was not above the last one of the same instance. */
         OLD_SEQ,
         /** Its broker timestamp is older than the node's expiry: a replayed record of a dead node. */
-        EXPIRED_ON_ARRIVAL
+        EXPIRED_ON_ARRIVAL,
+        /**
+         * Signed, but its signed {@code sentAt} is absent or far older than its broker timestamp: a
+         * captured record written to the topic again (decided by discovery, never by the table).
+         */
+        REPLAYED
     }
 
     private final Clock clock;
