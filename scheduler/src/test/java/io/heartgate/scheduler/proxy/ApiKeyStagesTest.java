@@ -13,7 +13,6 @@ import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.DefaultLastHttpContent;
 import io.netty.handler.codec.http.FullHttpRequest;
-import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponse;
@@ -50,28 +49,14 @@ class ApiKeyStagesTest {
     /** Sends {@code request} and returns what the client got so far: {@code [status]} and body text. */
     private String answer(FullHttpRequest request) {
         relay.client.writeInbound(request);
-        return clientText();
+        return relay.clientText();
     }
 
-    private String clientText() {
-        StringBuilder sb = new StringBuilder();
-        Object o;
-        while ((o = relay.client.readOutbound()) != null) {
-            if (o instanceof HttpResponse r) {
-                sb.append('[').append(r.status().code()).append(']');
-            }
-            if (o instanceof HttpContent c) {
-                sb.append(c.content().toString(StandardCharsets.UTF_8));
-            }
-            ReferenceCountUtil.release(o);
-        }
-        return sb.toString();
-    }
 
     /** The node n1 answers its pending request with 200 and {@code {}}. */
     private void nodeAnswers() {
         relay.upstream("n1").writeInbound(ok());
-        assertThat(clientText()).isEqualTo("[200]{}");
+        assertThat(relay.clientText()).isEqualTo("[200]{}");
     }
 
     private static FullHttpRequest chat(String header, String value, String body) {

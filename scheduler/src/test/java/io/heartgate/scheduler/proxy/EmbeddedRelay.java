@@ -153,6 +153,22 @@ final class EmbeddedRelay {
         return r;
     }
 
+    /** Returns what the client got so far, releasing it: {@code [status]} per response head, then body text. */
+    String clientText() {
+        StringBuilder sb = new StringBuilder();
+        Object o;
+        while ((o = client.readOutbound()) != null) {
+            if (o instanceof io.netty.handler.codec.http.HttpResponse r) {
+                sb.append('[').append(r.status().code()).append(']');
+            }
+            if (o instanceof io.netty.handler.codec.http.HttpContent c) {
+                sb.append(c.content().toString(StandardCharsets.UTF_8));
+            }
+            io.netty.util.ReferenceCountUtil.release(o);
+        }
+        return sb.toString();
+    }
+
     Node node(String id) {
         return table.node(id);
     }

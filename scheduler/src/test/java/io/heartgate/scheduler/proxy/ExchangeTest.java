@@ -57,20 +57,6 @@ class ExchangeTest {
         return r;
     }
 
-    private String clientText() {
-        StringBuilder sb = new StringBuilder();
-        Object o;
-        while ((o = relay.client.readOutbound()) != null) {
-            if (o instanceof HttpResponse r) {
-                sb.append('[').append(r.status().code()).append(']');
-            }
-            if (o instanceof HttpContent c) {
-                sb.append(c.content().toString(StandardCharsets.UTF_8));
-                c.release();
-            }
-        }
-        return sb.toString();
-    }
 
     private HttpResponse clientHead() {
         HttpResponse r = relay.client.readOutbound();
@@ -100,7 +86,7 @@ class ExchangeTest {
         assertThat(h.headers().get("x-accel-buffering")).isEqualTo("no");
         up.writeInbound(last("data: [DONE]\n\n"));
 
-        assertThat(clientText()).isEqualTo("data: a\n\ndata: [DONE]\n\n");
+        assertThat(relay.clientText()).isEqualTo("data: a\n\ndata: [DONE]\n\n");
         assertThat(relay.node("n1").inFlight().get()).isZero();
         assertThat(relay.counters.activeStreams()).isZero();
         assertThat(relay.pool.idleCount()).isEqualTo(1);
@@ -109,7 +95,7 @@ class ExchangeTest {
         assertThat(relay.connections("n1")).as("the pooled connection carried the second request").isEqualTo(1);
         received(up);
         up.writeInbound(head(200, "content-length", "2"), last("ok"));
-        assertThat(clientText()).isEqualTo("[200]ok");
+        assertThat(relay.clientText()).isEqualTo("[200]ok");
         assertThat(relay.client.isActive()).isTrue();
     }
 
@@ -124,7 +110,7 @@ class ExchangeTest {
         assertThat(relay.client.outboundMessages()).isEmpty();
         relay.advance(1);
 
-        assertThat(clientText()).startsWith("[504]").contains("upstream_timeout")
+        assertThat(relay.clientText()).startsWith("[504]").contains("upstream_timeout")
                 .contains("node n1 did not answer within 1000 ms");
         assertThat(up.isActive()).as("the node's connection is closed").isFalse();
         assertThat(relay.connections("n2")).as("no retry after a timeout").isZero();
@@ -157,7 +143,7 @@ class ExchangeTest {
         assertThat(up.isActive()).isFalse();
         assertThat(relay.counters.get(Counter.TIMEOUTS)).isEqualTo(1);
         assertThat(relay.counters.activeStreams()).isZero();
-        clientText();
+        relay.clientText();
     }
 
     @Test
@@ -168,7 +154,7 @@ class ExchangeTest {
         relay.client.writeInbound(post("/v1/chat/completions", CHAT));
 
         assertThat(relay.connections("n1") + relay.connections("n2") + relay.connections("n3")).isEqualTo(3);
-        assertThat(clientText()).startsWith("[502]").contains("upstream_unreachable")
+        assertThat(relay.clientText()).startsWith("[502]").contains("upstream_unreachable")
                 .containsPattern("3 tried; last: n[123]: ConnectException: Connection refused");
         assertThat(relay.counters.get(Counter.CONNECT_FAILURES)).isEqualTo(3);
         assertThat(relay.counters.get(Counter.RETRIES)).isEqualTo(2);
@@ -187,7 +173,7 @@ class ExchangeTest {
         EmbeddedChannel up = relay.upstream("n2");
         received(up);
         up.writeInbound(head(200, "content-length", "2"), last("ok"));
-        assertThat(clientText()).isEqualTo("[200]ok");
+        assertThat(relay.clientText()).isEqualTo("[200]ok");
     }
 
     @Test
@@ -204,7 +190,7 @@ class ExchangeTest {
         HttpResponse passed = relay.client.readOutbound();
         assertThat(passed.status().code()).as("the last node's own answer").isEqualTo(429);
         assertThat(passed.headers().get("retry-after")).isEqualTo("3");
-        assertThat(clientText()).isEqualTo("slow");
+        assertThat(relay.clientText()).isEqualTo("slow");
         assertThat(relay.counters.get(Counter.OVERLOAD_ANSWERS)).isEqualTo(1);
         assertThat(relay.health.isEjected("n1")).isFalse();
         assertThat(relay.pool.idleCount()).as("both connections stay usable").isEqualTo(2);
@@ -217,12 +203,12 @@ class ExchangeTest {
         EmbeddedChannel up = relay.upstream("n1");
         received(up);
         up.writeInbound(head(200, "content-length", "2"), last("ok"));
-        clientText();
+        relay.clientText();
         // The rotation gives n2 the second request, n1 the third.
         relay.client.writeInbound(post("/v1/chat/completions", CHAT));
         received(relay.upstream("n2"));
         relay.upstream("n2").writeInbound(head(200, "content-length", "2"), last("ok"));
-        clientText();
+        relay.clientText();
 
         relay.client.writeInbound(post("/v1/chat/completions", CHAT));
         received(up);
@@ -232,7 +218,7 @@ class ExchangeTest {
         EmbeddedChannel fresh = relay.upstream("n1");
         received(fresh);
         fresh.writeInbound(head(200, "content-length", "2"), last("ok"));
-        assertThat(clientText()).isEqualTo("[200]ok");
+        assertThat(relay.clientText()).isEqualTo("[200]ok");
         assertThat(relay.counters.get(Counter.STALE_CONNECTIONS)).isEqualTo(1);
         assertThat(relay.counters.get(Counter.RETRIES)).isZero();
         assertThat(relay.counters.get(Counter.UPSTREAM_RESETS)).isZero();
@@ -252,7 +238,7 @@ class ExchangeTest {
         n2.writeInbound(head(200, "transfer-encoding", "chunked"), chunk("par"));
         n2.close();
 
-        assertThat(clientText()).isEqualTo("[200]par");
+        assertThat(relay.clientText()).isEqualTo("[200]par");
         assertThat(relay.client.isActive()).as("no clean end: the connection is cut").isFalse();
         assertThat(relay.counters.get(Counter.RETRIES)).isEqualTo(1);
     }
@@ -298,7 +284,7 @@ class ExchangeTest {
         EmbeddedChannel n2 = relay.upstream("n2");
         received(n2);
         n2.writeInbound(head(200, "content-length", "2"), last("ok"));
-        assertThat(clientText()).isEqualTo("[200]ok");
+        assertThat(relay.clientText()).isEqualTo("[200]ok");
 
         relay.client.writeInbound(post("/v1/chat/completions", CHAT));
         EmbeddedChannel next = relay.upstream(relay.connections("n1") > 1 ? "n1" : "n2");
@@ -321,7 +307,7 @@ class ExchangeTest {
 
         relay.advance(1000);
 
-        assertThat(clientText()).startsWith("[504]");
+        assertThat(relay.clientText()).startsWith("[504]");
         assertThat(up.isActive()).isFalse();
     }
 
@@ -355,7 +341,7 @@ class ExchangeTest {
 
         assertThat(holding()).isEqualTo("none");
         assertThat(relay.client.isActive()).isFalse();
-        clientText();
+        relay.clientText();
     }
 
     @Test
@@ -368,7 +354,7 @@ class ExchangeTest {
         up.writeInbound(head(103, "link", "</x>"), LastHttpContent.EMPTY_LAST_CONTENT);
         up.writeInbound(head(200, "content-length", "2"), last("ok"));
 
-        assertThat(clientText()).isEqualTo("[200]ok");
+        assertThat(relay.clientText()).isEqualTo("[200]ok");
     }
 
     @Test
@@ -376,7 +362,7 @@ class ExchangeTest {
         relay = new EmbeddedRelay("n1");
         relay.client.writeInbound(post("/v1/chat/completions", "{\"model\":\"qwen2.5:7b\"}"));
 
-        assertThat(clientText()).startsWith("[404]").contains("model_not_found")
+        assertThat(relay.clientText()).startsWith("[404]").contains("model_not_found")
                 .contains("no routable node serves model 'qwen2.5:7b'");
         assertThat(relay.counters.errors(ErrorType.MODEL_NOT_FOUND)).isEqualTo(1);
         assertThat(relay.connections("n1")).isZero();
