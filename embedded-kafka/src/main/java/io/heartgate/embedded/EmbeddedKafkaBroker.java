@@ -43,7 +43,8 @@ import org.slf4j.LoggerFactory;
  * is idempotent.
  *
  * <p>By default its client listener is PLAINTEXT. With {@link EmbeddedKafkaConfig.Security} it is
- * SASL_SSL only, with SCRAM users, for a broker that others on the network can reach;
+ * SASL_SSL only, with SCRAM and PLAIN users (and, for tests only, unsecured OAUTHBEARER), for a broker
+ * that others on the network can reach;
  * {@link #clientProperties} and {@link #certificatePem()} tell a client how to log in. Passwords and
  * keys then sit in owner-only files in the data dir and never in the log.
  */
@@ -146,15 +147,18 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
      * truststore of {@link #certificatePem()}. Without {@code bootstrap.servers}; see
      * {@link #bootstrapServers()}. Treat the result as secret: the JAAS entry holds the password.
      *
-     * @param mechanism {@code SCRAM-SHA-256} or {@code SCRAM-SHA-512}
+     * @param password the user's password; ignored for {@code OAUTHBEARER}, whose unsigned token
+     *     simply names {@code user}
+     * @param mechanism {@code SCRAM-SHA-256}, {@code SCRAM-SHA-512}, {@code PLAIN}, or {@code OAUTHBEARER}
+     *     where the broker was started with {@link EmbeddedKafkaConfig.Security#unsecuredOauthForTests()}
      * @throws IllegalStateException for a PLAINTEXT broker
-     * @throws IllegalArgumentException for another mechanism
+     * @throws IllegalArgumentException for a mechanism this broker does not offer
      */
     public Map<String, String> clientProperties(String user, String password, String mechanism) {
         if (security == null) {
             throw new IllegalStateException("this embedded broker serves PLAINTEXT; it has no SASL users");
         }
-        return BrokerSecurity.clientProperties(security.certificatePem(), user, password, mechanism);
+        return security.clientProperties(user, password, mechanism);
     }
 
     /** Returns the client port actually in use. */

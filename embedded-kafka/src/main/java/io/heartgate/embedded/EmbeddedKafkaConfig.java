@@ -15,7 +15,7 @@ import java.util.TreeMap;
  * @param dataDir where the broker keeps its log; {@code null} uses a temp dir removed on close
  * @param startTimeout how long to wait for the broker to answer before giving up
  * @param maxHeapMiB heap of the broker's JVM
- * @param security TLS and SCRAM users for a SASL_SSL client listener; {@code null} serves plain
+ * @param security TLS and users for a SASL_SSL client listener; {@code null} serves plain
  *     PLAINTEXT, with no TLS and no authentication
  */
 public record EmbeddedKafkaConfig(
@@ -77,23 +77,40 @@ public record EmbeddedKafkaConfig(
     }
 
     /**
-     * Turns the client listener into SASL_SSL with SCRAM-SHA-256 and SCRAM-SHA-512, so that a broker
-     * reachable beyond loopback only talks to clients that know a password, over TLS.
+     * Turns the client listener into SASL_SSL, so that a broker reachable beyond loopback only talks to
+     * clients that know a password, over TLS. One listener offers every mechanism: SCRAM-SHA-256,
+     * SCRAM-SHA-512 and PLAIN always, OAUTHBEARER only with {@code unsecuredOauthForTests}.
      *
-     * <p>Every user gets a credential for both mechanisms, set again on each start, so that a reused
-     * data dir picks up new users and changed passwords. The broker keeps users of its own:
-     * {@value #BROKER_USER}, for its inter-broker connections and its own admin client, and
-     * {@code heartgate-probe}, whose password is made anew on each start and kept nowhere. There is no
-     * authorizer: every authenticated user may do anything, which suits a development broker.
-     * {@link #toString()} names the users but never shows a password.
+     * <p>Every user gets a SCRAM credential for both SCRAM mechanisms, set again on each start, so that
+     * a reused data dir picks up new users and changed passwords; SCRAM users of earlier starts stay.
+     * PLAIN knows exactly the users of this start: the broker checks PLAIN passwords against its own
+     * settings file (owner-only, like its key), not against the SCRAM credentials. A user whose name
+     * Kafka's JAAS parser cannot take as part of an option name (anything but letters, digits and
+     * {@code . _ - $}) gets no PLAIN login. The broker keeps users of its own: {@value #BROKER_USER},
+     * for its inter-broker connections and its own admin client, and {@code heartgate-probe}, whose
+     * password is made anew on each start and kept nowhere. There is no authorizer: every authenticated
+     * user may do anything, which suits a development broker. {@link #toString()} names the users but
+     * never shows a password.
      *
-     * @param scramUsers user name to password; may be empty; must not name the broker's own users
+     * @param scramUsers user name to password, for SCRAM and PLAIN alike; may be empty; must not name
+     *     the broker's own users
      * @param certificatePem the server's certificate chain as PEM, leaf first, naming the advertised
      *     host; also the file clients trust. {@code null} together with {@code privateKeyPem} makes a
      *     self-signed one in the data dir on first start (see {@link SelfSignedTls})
      * @param privateKeyPem the certificate's unencrypted PKCS#8 PEM key ({@code BEGIN PRIVATE KEY})
+     * @param clientCertificatesPem {@code null} asks clients for no certificate. Otherwise PEM
+     *     certificates (CAs, or self-signed client certificates themselves) that the listener trusts for
+     *     client certificates: it then sets {@code ssl.client.auth=requested}, so that a client may
+     *     present a certificate, which must chain to one of these, and one without a certificate still
+     *     gets in with SASL alone. The SASL login, not the certificate, names the principal.
+     * @param unsecuredOauthForTests <strong>for tests only; never in an install.</strong> Enables
+     *     OAUTHBEARER with Kafka's built-in unsecured JWS handlers: the broker accepts any unsigned token
+     *     ({@code alg: none}) and takes its {@code sub} claim as the principal, so anyone who can reach
+     *     the port can log in as anyone. It exists so that a client's OAUTHBEARER settings can be tested
+     *     against a real broker without an identity provider. {@code false} unless asked for
      */
-    public record Security(Map<String, String> scramUsers, Path certificatePem, Path privateKeyPem) {
+    public record Security(Map<String, String> scramUsers, Path certificatePem, Path privateKeyPem,
+                           Path clientCertificatesPem, boolean unsecuredOauthForTests) {
 
         /** The broker's own user, reserved. */
         public static final String BROKER_USER = "heartgate-broker";
@@ -118,16 +135,43 @@ public record EmbeddedKafkaConfig(
             }
         }
 
+        /**
+         * Creates security with the given certificate and key, no client certificates and no
+         * OAUTHBEARER; see the record's components.
+         */
+        public Security(Map<String, String> scramUsers, Path certificatePem, Path privateKeyPem) {
+            this(scramUsers, certificatePem, privateKeyPem, null, false);
+        }
+
         /** Returns security with a self-signed certificate made in the data dir on first start. */
         public static Security selfSigned(Map<String, String> scramUsers) {
             return new Security(scramUsers, null, null);
         }
 
-        /** Returns the user names and certificate paths; never a password. */
+        /**
+         * Returns a copy that requests client certificates and trusts those chaining to the PEM
+         * certificates in {@code pem}; {@code null} stops asking for them.
+         */
+        public Security withClientCertificates(Path pem) {
+            return new Security(scramUsers, certificatePem, privateKeyPem, pem, unsecuredOauthForTests);
+        }
+
+        /**
+         * Returns a copy that also accepts OAUTHBEARER with unsigned tokens. <strong>For tests
+         * only:</strong> anyone who reaches the port can then log in as anyone; see the record's
+         * {@code unsecuredOauthForTests}.
+         */
+        public Security withUnsecuredOauthForTests() {
+            return new Security(scramUsers, certificatePem, privateKeyPem, clientCertificatesPem, true);
+        }
+
+        /** Returns the user names, certificate paths and modes; never a password. */
         @Override
         public String toString() {
             return "Security[scramUsers=" + new TreeMap<>(scramUsers).keySet() + ", certificatePem="
-                    + (certificatePem == null ? "self-signed" : certificatePem) + "]";
+                    + (certificatePem == null ? "self-signed" : certificatePem) + ", clientCertificatesPem="
+                    + (clientCertificatesPem == null ? "none" : clientCertificatesPem)
+                    + (unsecuredOauthForTests ? ", UNSECURED OAUTHBEARER FOR TESTS" : "") + "]";
         }
     }
 }

@@ -46,6 +46,24 @@ class EmbeddedKafkaConfigTest {
     }
 
     @Test
+    void asksForNoClientCertificateAndNoUnsecuredOauthUnlessToldAndSaysSo() {
+        assertThat(SECURITY.clientCertificatesPem()).isNull();
+        assertThat(SECURITY.unsecuredOauthForTests()).isFalse();
+        assertThat(new EmbeddedKafkaConfig.Security(Map.of(), Path.of("c"), Path.of("k")).unsecuredOauthForTests())
+                .isFalse();
+
+        EmbeddedKafkaConfig.Security both = SECURITY.withClientCertificates(Path.of("clients.pem"))
+                .withUnsecuredOauthForTests();
+
+        assertThat(both.clientCertificatesPem()).isEqualTo(Path.of("clients.pem"));
+        assertThat(both.unsecuredOauthForTests()).isTrue();
+        assertThat(both.scramUsers()).isEqualTo(SECURITY.scramUsers());
+        assertThat(both.toString()).contains("clients.pem", "UNSECURED OAUTHBEARER FOR TESTS");
+        assertThat(SECURITY.toString()).doesNotContain("OAUTHBEARER");
+        assertThat(both.withClientCertificates(null).clientCertificatesPem()).isNull();
+    }
+
+    @Test
     void copiesTheUsers() {
         Map<String, String> users = new HashMap<>(Map.of("a", "1"));
         EmbeddedKafkaConfig.Security security = EmbeddedKafkaConfig.Security.selfSigned(users);

@@ -35,7 +35,9 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.SslConfigs;
 import org.apache.kafka.common.errors.SaslAuthenticationException;
+import org.apache.kafka.common.errors.SslAuthenticationException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -45,7 +47,11 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** Clients against the shared secured broker of {@link KafkaExtension}: SASL_SSL with SCRAM only. */
+/**
+ * Clients against the shared secured broker of {@link KafkaExtension}: SASL_SSL with SCRAM, PLAIN and
+ * unsecured OAUTHBEARER on one listener, TLS trust from a file or inline PEM, and optional client
+ * certificates.
+ */
 @ExtendWith(KafkaExtension.class)
 class SaslSslClientsIT {
 
@@ -53,12 +59,15 @@ class SaslSslClientsIT {
     private static final String BLOCK_MS = "3000";
 
     @ParameterizedTest
-    @ValueSource(strings = {"SCRAM-SHA-256", "SCRAM-SHA-512"})
-    void aProducerAndAConsumerExchangeARecordOverSaslSsl(String mechanism, SecuredTestKafka kafka) throws Exception {
+    @ValueSource(strings = {"SCRAM-SHA-256", "SCRAM-SHA-512", "PLAIN", "OAUTHBEARER"})
+    void aProducerAndAConsumerExchangeARecordOverSaslSsl(String mechanism, SecuredTestKafka kafka,
+                                                         @TempDir Path dir) throws Exception {
         String topic = "secured-" + mechanism.toLowerCase(Locale.ROOT) + "-" + UUID.randomUUID();
         createTopic(kafka, topic);
-        try (KafkaProducer<String, String> producer = new KafkaProducer<>(
-                producerProps(kafka, kafka.clientProperties(AGENT, AGENT_PASSWORD, mechanism)))) {
+        // The producer reads a written file, as an agent's --kafka-config does; the consumer takes the map.
+        Properties producerProps = producerProps(kafka, Map.of());
+        producerProps.putAll(load(kafka.writeClientConfig(dir, AGENT, AGENT_PASSWORD, mechanism)));
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(producerProps)) {
             producer.send(new ProducerRecord<>(topic, "gpu-a", "over " + mechanism)).get(30, TimeUnit.SECONDS);
         }
         Properties props = consumerProps(kafka, kafka.clientProperties(SCHEDULER, SCHEDULER_PASSWORD, mechanism));
@@ -67,6 +76,52 @@ class SaslSslClientsIT {
         try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(props)) {
             consumer.subscribe(List.of(topic));
             assertThat(pollUntilOne(consumer)).containsExactly("over " + mechanism);
+        }
+    }
+
+    @Test
+    void inlinePemTrustAndAnInlinePemClientCertificateExchangeARecord(SecuredTestKafka kafka, @TempDir Path dir)
+            throws Exception {
+        String topic = "secured-pem-" + UUID.randomUUID();
+        createTopic(kafka, topic);
+        // Mutual TLS and SCRAM together, every PEM inline and read back from a written file.
+        Map<String, String> mutual = kafka.inlinePemClientProperties(AGENT, AGENT_PASSWORD, "SCRAM-SHA-512",
+                kafka.clientCertificate());
+        Properties producerProps = producerProps(kafka, Map.of());
+        producerProps.putAll(load(kafka.writeClientConfig(dir, mutual)));
+        assertThat(producerProps).containsEntry(SslConfigs.SSL_KEYSTORE_TYPE_CONFIG, "PEM")
+                .containsEntry(SslConfigs.SSL_KEYSTORE_KEY_CONFIG, mutual.get(SslConfigs.SSL_KEYSTORE_KEY_CONFIG))
+                .doesNotContainKey(SslConfigs.SSL_TRUSTSTORE_LOCATION_CONFIG);
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(producerProps)) {
+            producer.send(new ProducerRecord<>(topic, "gpu-a", "mutual")).get(30, TimeUnit.SECONDS);
+        }
+        // Inline trust only, no certificate: "requested" client auth still lets a SASL client in.
+        Map<String, String> trustOnly = kafka.inlinePemClientProperties(SCHEDULER, SCHEDULER_PASSWORD, "PLAIN",
+                null);
+        assertThat(trustOnly).doesNotContainKey(SslConfigs.SSL_KEYSTORE_TYPE_CONFIG);
+        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(consumerProps(kafka, trustOnly))) {
+            TopicPartition tp = new TopicPartition(topic, 0);
+            consumer.assign(List.of(tp));
+            consumer.seekToBeginning(List.of(tp));
+            assertThat(pollUntilOne(consumer)).containsExactly("mutual");
+        }
+    }
+
+    @Test
+    void aClientCertificateThatOnlyClaimsATrustedNameFailsWithSslAuthenticationException(
+            SecuredTestKafka kafka, @TempDir Path dir) {
+        // Same subject as the trusted certificate, another key. A certificate from an unknown issuer
+        // would prove nothing: the client's key manager offers only certificates whose issuer the broker
+        // names as trusted, so it would connect without one, which "requested" allows.
+        SelfSignedTls.PemFiles impostor = SelfSignedTls.generate(dir, List.of(AGENT));
+        Properties props = producerProps(kafka, kafka.inlinePemClientProperties(AGENT, AGENT_PASSWORD,
+                "SCRAM-SHA-512", impostor));
+        props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, BLOCK_MS);
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(props)) {
+            Throwable thrown = catchThrowable(() -> producer.send(new ProducerRecord<>("never", "k", "v"))
+                    .get(10, TimeUnit.SECONDS));
+            // The broker checks a certificate it is shown even though it only requested one.
+            assertThat(unwrap(thrown)).isInstanceOf(SslAuthenticationException.class);
         }
     }
 
@@ -94,17 +149,18 @@ class SaslSslClientsIT {
         }
     }
 
-    @Test
+    @ParameterizedTest
+    @ValueSource(strings = {"SCRAM-SHA-256", "PLAIN"})
     void aWrittenClientConfigLogsInAndAWrongPasswordFailsWithSaslAuthenticationException(
-            SecuredTestKafka kafka, @TempDir Path dir) throws Exception {
-        Path good = kafka.writeClientConfig(dir, AGENT, AGENT_PASSWORD, "SCRAM-SHA-256");
+            String mechanism, SecuredTestKafka kafka, @TempDir Path dir) throws Exception {
+        Path good = kafka.writeClientConfig(dir, AGENT, AGENT_PASSWORD, mechanism);
         Properties adminProps = load(good);
         adminProps.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
         try (Admin admin = Admin.create(adminProps)) {
             assertThat(admin.describeCluster().nodes().get(30, TimeUnit.SECONDS)).hasSize(1);
         }
 
-        Path wrong = kafka.writeClientConfig(dir, AGENT, "not-" + AGENT_PASSWORD, "SCRAM-SHA-256");
+        Path wrong = kafka.writeClientConfig(dir, AGENT, "not-" + AGENT_PASSWORD, mechanism);
         assertThat(wrong).isNotEqualTo(good);
         Properties props = producerProps(kafka, Map.of());
         props.putAll(load(wrong));

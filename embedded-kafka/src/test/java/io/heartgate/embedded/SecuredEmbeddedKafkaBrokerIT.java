@@ -56,6 +56,8 @@ class SecuredEmbeddedKafkaBrokerIT {
                 assertThat(pem).startsWith(dataDir);
                 certificate = Files.readAllBytes(pem);
                 produce(broker, broker.clientProperties("alice", TRICKY_PASSWORD, "SCRAM-SHA-256"), "before restart");
+                // PLAIN checks the password against the broker's own settings: the quoting must survive too.
+                produce(broker, broker.clientProperties("alice", TRICKY_PASSWORD, "PLAIN"), "plain before restart");
             }
             try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(second)) {
                 assertThat(Files.readAllBytes(broker.certificatePem().orElseThrow()))
@@ -63,6 +65,7 @@ class SecuredEmbeddedKafkaBrokerIT {
                 assertThat(consumeFirst(broker, broker.clientProperties("alice", TRICKY_PASSWORD, "SCRAM-SHA-512")))
                         .isEqualTo("before restart");
                 produce(broker, broker.clientProperties("bob", "bob-secret", "SCRAM-SHA-512"), "after restart");
+                produce(broker, broker.clientProperties("bob", "bob-secret", "PLAIN"), "plain after restart");
             }
         } finally {
             brokerLog.detachAppender(captured);

@@ -3,16 +3,14 @@ package io.heartgate.agent;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import io.heartgate.agent.probe.Backend;
 import io.heartgate.protocol.cli.KafkaAuthNoise;
 import io.heartgate.protocol.cli.KafkaSettings;
 import io.heartgate.sim.SimConfigBuilder;
 import io.heartgate.sim.SimServer;
 import io.heartgate.testkit.KafkaExtension;
+import io.heartgate.testkit.LogCapture;
 import io.heartgate.testkit.SecuredTestKafka;
 import io.vertx.core.Vertx;
 import java.nio.file.Path;
@@ -27,7 +25,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
-import org.slf4j.LoggerFactory;
 
 /** The agent against a broker that speaks only SASL_SSL: refused credentials are one clear line. */
 @ExtendWith(KafkaExtension.class)
@@ -36,23 +33,14 @@ class SecuredAgentIT {
     @TempDir
     Path dir;
 
-    private final ListAppender<ILoggingEvent> logs = new ListAppender<>();
-    private final Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
-    private final Logger kafkaLogger = (Logger) LoggerFactory.getLogger("org.apache.kafka");
-    private final KafkaAuthNoise noise = new KafkaAuthNoise();
-    private Level kafkaLevel;
+    private LogCapture logs;
     private Vertx vertx;
     private SimServer sim;
     private AgentRuntime agent;
 
     @BeforeEach
     void setUp() throws Exception {
-        kafkaLevel = kafkaLogger.getLevel();
-        kafkaLogger.setLevel(Level.ERROR); // as the agent's logback.xml has it
-        noise.start();
-        root.getLoggerContext().addTurboFilter(noise);
-        logs.start();
-        root.addAppender(logs);
+        logs = new LogCapture(new KafkaAuthNoise()); // as the agent's logback.xml has it
         vertx = Vertx.vertx();
         sim = new SimServer(new SimConfigBuilder("sim-s", List.of("llama3:8b")).build(), Clock.systemUTC(),
                 System::nanoTime);
@@ -65,9 +53,7 @@ class SecuredAgentIT {
             agent.close();
         }
         vertx.close().await(10, TimeUnit.SECONDS);
-        root.detachAppender(logs);
-        root.getLoggerContext().getTurboFilterList().remove(noise);
-        kafkaLogger.setLevel(kafkaLevel);
+        logs.close();
     }
 
     @Test
@@ -80,17 +66,12 @@ class SecuredAgentIT {
                 KafkaSettings.load(wrong, Map.of(), ProducerConfig.configNames()), null), Clock.systemUTC());
 
         await().atMost(Duration.ofSeconds(20)).until(() -> agent.publisher().failedCount() >= 5);
-        List<ILoggingEvent> lines = logs.list.stream().filter(e -> e.getLevel().isGreaterOrEqual(Level.WARN))
-                .filter(e -> e.getLoggerName().startsWith("org.apache.kafka") || e.getFormattedMessage().contains("credentials")
-                        || e.getFormattedMessage().toLowerCase(java.util.Locale.ROOT).contains("authentic"))
-                .toList();
+        List<ILoggingEvent> lines = logs.aboutCredentials();
         assertThat(lines).as("warnings and errors about the credentials").hasSize(1);
-        assertThat(logs.list).allSatisfy(e -> assertThat(e.getThrowableProxy()).isNull());
+        assertThat(logs.events()).allSatisfy(e -> assertThat(e.getThrowableProxy()).isNull());
         assertThat(lines.get(0).getFormattedMessage()).contains("Kafka refuses the agent's credentials")
                 .contains("SCRAM-SHA-256").contains("--kafka-config");
         assertThat(lines.get(0).getThrowableProxy()).isNull();
-        for (ILoggingEvent e : logs.list) {
-            assertThat(e.getFormattedMessage()).doesNotContain("wrong-agent-password-7");
-        }
+        assertThat(logs.anyContains("wrong-agent-password-7")).isFalse();
     }
 }

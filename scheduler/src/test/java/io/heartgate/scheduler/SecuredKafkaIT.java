@@ -3,9 +3,7 @@ package io.heartgate.scheduler;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import io.heartgate.agent.AgentConfig;
 import io.heartgate.agent.AgentRuntime;
 import io.heartgate.agent.probe.Backend;
@@ -17,6 +15,7 @@ import io.heartgate.scheduler.config.SecurityConfig;
 import io.heartgate.sim.SimConfigBuilder;
 import io.heartgate.sim.SimServer;
 import io.heartgate.testkit.KafkaExtension;
+import io.heartgate.testkit.LogCapture;
 import io.heartgate.testkit.SecuredTestKafka;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
@@ -42,7 +41,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
-import org.slf4j.LoggerFactory;
 
 /**
  * Agent and scheduler against a real broker that only speaks SASL_SSL with SCRAM users: their
@@ -58,27 +56,17 @@ class SecuredKafkaIT {
 
     private final String topic = "secured-it-" + UUID.randomUUID();
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-    private final ListAppender<ILoggingEvent> logs = new ListAppender<>();
-    private final Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    private LogCapture logs;
     private Vertx vertx;
     private SimServer sim;
     private AgentRuntime agent;
     private Scheduler scheduler;
 
-    private final Logger kafkaLogger = (Logger) LoggerFactory.getLogger("org.apache.kafka");
-    private final KafkaAuthNoise noise = new KafkaAuthNoise();
-    private ch.qos.logback.classic.Level kafkaLevel;
-
     @BeforeEach
     void setUp() throws Exception {
         // As the programs' logback.xml has it (checked below): Kafka's client at ERROR, its
         // per-retry authentication lines dropped.
-        kafkaLevel = kafkaLogger.getLevel();
-        kafkaLogger.setLevel(ch.qos.logback.classic.Level.ERROR);
-        noise.start();
-        root.getLoggerContext().addTurboFilter(noise);
-        logs.start();
-        root.addAppender(logs);
+        logs = new LogCapture(new KafkaAuthNoise());
         vertx = Vertx.vertx();
         sim = new SimServer(new SimConfigBuilder("gpu-s", List.of("llama3:8b")).build(), Clock.systemUTC(),
                 System::nanoTime);
@@ -94,9 +82,7 @@ class SecuredKafkaIT {
             scheduler.close();
         }
         vertx.close().await(10, TimeUnit.SECONDS);
-        root.detachAppender(logs);
-        root.getLoggerContext().getTurboFilterList().remove(noise);
-        kafkaLogger.setLevel(kafkaLevel);
+        logs.close();
     }
 
     @Test
@@ -129,11 +115,8 @@ class SecuredKafkaIT {
     }
 
     private void assertNoSecretLogged(String... secrets) {
-        for (ILoggingEvent e : logs.list) {
-            String line = e.getFormattedMessage() + (e.getThrowableProxy() == null ? "" : e.getThrowableProxy().getMessage());
-            for (String secret : secrets) {
-                assertThat(line).as("a log line").doesNotContain(secret);
-            }
+        for (String secret : secrets) {
+            assertThat(logs.anyContains(secret)).as("a log line holds a secret").isFalse();
         }
     }
 
@@ -181,12 +164,7 @@ class SecuredKafkaIT {
         JsonObject readyz = new JsonObject(get(scheduler.adminPort(), "/readyz").body());
         assertThat(readyz.getString("reason")).contains("SCRAM-SHA-512");
 
-        List<ILoggingEvent> warnings = logs.list.stream()
-                .filter(e -> e.getLevel().isGreaterOrEqual(ch.qos.logback.classic.Level.WARN))
-                .filter(e -> e.getLoggerName().startsWith("org.apache.kafka")
-                        || e.getFormattedMessage().toLowerCase(java.util.Locale.ROOT).contains("authentic")
-                        || e.getFormattedMessage().contains("credentials"))
-                .toList();
+        List<ILoggingEvent> warnings = logs.aboutCredentials();
         assertThat(warnings).as("the warnings and errors about Kafka logged").hasSize(1);
         assertThat(warnings.get(0).getFormattedMessage()).contains("Kafka refuses the scheduler's credentials")
                 .contains("--kafka-config");
