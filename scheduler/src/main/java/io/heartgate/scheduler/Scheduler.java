@@ -16,7 +16,9 @@ import io.heartgate.embedded.EmbeddedKafkaBroker;
 import io.heartgate.embedded.EmbeddedKafkaConfig;
 import io.heartgate.scheduler.admin.AdminServer;
 import io.heartgate.scheduler.balancer.Balancer;
+import io.heartgate.scheduler.health.FlapDamping;
 import io.heartgate.scheduler.health.PassiveHealth;
+import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.proxy.ProxyCounters;
 import io.heartgate.scheduler.proxy.ProxyServer;
 import io.heartgate.scheduler.proxy.RequestMetrics;
@@ -228,6 +230,9 @@ public final class Scheduler implements AutoCloseable {
             Balancer balancer = config.strategy().create();
             PassiveHealth health = new PassiveHealth(clock, config.proxy().ejectAfter(), config.proxy().ejectFor(),
                     Duration.ofMinutes(5));
+            FlapDamping flaps = new FlapDamping(clock, config.resilience().flapLimit(), config.resilience().flapWindow());
+            table.addListener(flaps);
+            EjectionView routing = EjectionView.either(health, flaps);
             RequestMetrics requestMetrics = new RequestMetrics(registry);
             ProxyCounters counters = new ProxyCounters();
             counters.bindTo(registry);
@@ -235,7 +240,7 @@ public final class Scheduler implements AutoCloseable {
             SchedulerMetrics.bind(registry, table, stats, d::status, health, clock);
             Draining draining = new Draining();
             AdminServer admin = new AdminServer(config.bind(), config.adminPort(), table, d::status,
-                    config.strategy().label(), clock, health, draining, registry, requestMetrics, adminGuard,
+                    config.strategy().label(), clock, routing, draining, registry, requestMetrics, adminGuard,
                     tls == null ? null : tls.get());
             if (!adminGuard.enabled() && !isLoopback(config.bind())) {
                 log.warn("Admin port {}:{} has no --admin-token: anyone who reaches it sees the fleet (/admin/nodes, "
@@ -254,7 +259,7 @@ public final class Scheduler implements AutoCloseable {
                 log.info("Nodes get the key of {} as Authorization: Bearer", config.security().upstreamApiKey());
             }
             ProxyServer proxyServer = ProxyServer.start(config.proxy(), table::snapshot, new RouteSelector(balancer),
-                    health, counters, requestMetrics, System::nanoTime, draining,
+                    health, routing, counters, requestMetrics, System::nanoTime, draining,
                     new Stages.Access(apiKeys, upstreamKey, tls != null), tls);
             if (tls != null) {
                 reloader.watch(tls).onChange(renewed -> admin.updateTls(renewed).onFailure(e ->

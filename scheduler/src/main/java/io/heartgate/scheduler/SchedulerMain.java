@@ -4,6 +4,7 @@ import io.heartgate.protocol.InvalidSettingException;
 import io.heartgate.protocol.LogFormat;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.config.SchedulerConfig;
+import io.heartgate.scheduler.config.ResilienceConfig;
 import io.heartgate.scheduler.config.SecurityConfig;
 import io.heartgate.scheduler.demo.Demo;
 import io.heartgate.scheduler.proxy.ProxyConfig;
@@ -154,6 +155,17 @@ public final class SchedulerMain implements Callable<Integer> {
                     + "[env SCHEDULER_LOOK_BACK] (default: 3m)")
     Duration lookBack;
 
+    @Option(names = "--flap-limit", defaultValue = "${env:SCHEDULER_FLAP_LIMIT:-4}",
+            description = "a node that changes (UP/DOWN, joins/leaves) more than N times in --flap-window is held out "
+                    + "of routing, for a back-off that doubles while it keeps flapping; 0 = off "
+                    + "[env SCHEDULER_FLAP_LIMIT] (default: 4)")
+    int flapLimit;
+
+    @Option(names = "--flap-window", defaultValue = "${env:SCHEDULER_FLAP_WINDOW:-60s}",
+            description = "the window flaps are counted in, and the first hold; a held node is released once steady "
+                    + "for one window [env SCHEDULER_FLAP_WINDOW] (default: 60s)")
+    Duration flapWindow;
+
     @Option(names = "--transport", defaultValue = "${env:SCHEDULER_TRANSPORT:-auto}",
             description = "the proxy's I/O: auto (io_uring, else epoll, else nio), io_uring, epoll or nio "
                     + "[env SCHEDULER_TRANSPORT] (default: auto)")
@@ -250,7 +262,7 @@ public final class SchedulerMain implements Callable<Integer> {
         }
         return new SchedulerConfig(kafka, embeddedKafkaPort, embeddedKafkaHost, dataDir, topic, topicPartitions, bind,
                 adminPort, Strategy.parse(strategy), missedHeartbeats, proxy, demo, lookBack,
-                security);
+                security, new ResilienceConfig(flapLimit, flapWindow));
     }
 
     @Override

@@ -256,8 +256,7 @@ public final class AdminServer extends VerticleBase {
             if (!n.routable()) {
                 o.put("notRoutableReason", "state " + n.state().name());
             } else if (ejection.isPresent()) {
-                o.put("notRoutableReason", "ejected: " + ejection.get().consecutiveFailures()
-                        + " consecutive connect failures (" + ejection.get().reason() + ")");
+                o.put("notRoutableReason", ejection.get().describe());
             }
             o.put("ejected", ejection.isPresent());
             ejection.ifPresent(e -> o.put("ejectedForMs", Duration.between(now, e.until()).toMillis()));

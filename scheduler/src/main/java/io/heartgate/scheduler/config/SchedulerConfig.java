@@ -25,11 +25,13 @@ import java.util.Objects;
  * @param demoNodes simulated nodes to start with their agents (0 = none)
  * @param lookBack how far back discovery reads at start
  * @param security keys, tokens and certificates; {@link SecurityConfig#NONE} for none
+ * @param resilience flap damping and the like
  */
 public record SchedulerConfig(String kafka, int embeddedKafkaPort, String embeddedKafkaHost, Path dataDir,
                               String topic, int topicPartitions, String bind, int adminPort,
                               Strategy strategy, int missedHeartbeats, ProxyConfig proxy, int demoNodes,
-                              Duration lookBack, SecurityConfig security) {
+                              Duration lookBack, SecurityConfig security,
+                              ResilienceConfig resilience) {
 
     /** Validates every field; a bad value throws {@link InvalidSettingException} naming its component. */
     public SchedulerConfig {
@@ -60,6 +62,7 @@ public record SchedulerConfig(String kafka, int embeddedKafkaPort, String embedd
             throw new InvalidSettingException("lookBack", "must be positive");
         }
         Objects.requireNonNull(security, "security");
+        Objects.requireNonNull(resilience, "resilience");
     }
 
     private static void port(String setting, int value) {

@@ -165,6 +165,19 @@ final class Exchange implements Timeouts.Watched {
     }
 
     @Override
+    public String awaitedNode() {
+        return phase.beforeHead() && attempts.node() != null ? attempts.node().id() : null;
+    }
+
+    @Override
+    public void nodeLost() {
+        if (phase.beforeHead()) {
+            upstream.close(); // the node drops the work if it ever wakes up
+            failed(Failure.NODE_LOST, null);
+        }
+    }
+
+    @Override
     public void idleTimedOut() {
         if (phase == Phase.RELAYING) {
             failed(Failure.IDLE_TIMEOUT, null);

@@ -55,8 +55,15 @@ final class Failures {
                 return null;
             }
             case BROKE_OFF -> {
+                counters.add(Counter.BROKEN_RESPONSES);
                 log.debug("Node {} broke off a response (key {}): {}", node.id(), key, cause == null ? "connection closed" : describe(cause));
                 return null;
+            }
+            case NODE_LOST -> {
+                counters.add(Counter.RESCUED);
+                log.debug("Node {} stopped being routable while a request waited on it (key {}); moving it",
+                        node.id(), key);
+                return node.id() + ": stopped being routable while the request waited";
             }
             case CLIENT_GONE -> {
                 counters.add(Counter.CLIENT_CANCELLATIONS);

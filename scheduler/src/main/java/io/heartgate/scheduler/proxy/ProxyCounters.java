@@ -24,6 +24,10 @@ public final class ProxyCounters {
                 "Pooled node connections found closed on reuse; the request went again on a new one"),
         OVERLOAD_ANSWERS("heartgate_proxy_overload_answers", "503/429 answers retried elsewhere"),
         TIMEOUTS("heartgate_proxy_timeouts", "First-byte and idle timeouts"),
+        RESCUED("heartgate_proxy_rescued",
+                "Requests moved to another node because theirs stopped being routable while they awaited its answer"),
+        BROKEN_RESPONSES("heartgate_proxy_broken_responses",
+                "Responses cut short because their node closed or reset the connection mid-response"),
         PANIC_ROUTES("heartgate_proxy_panic_routes",
                 "Attempts sent to an ejected node because every candidate left was ejected");
 

@@ -6,6 +6,7 @@ import io.heartgate.scheduler.proxy.policy.RouteSelector;
 import io.heartgate.scheduler.proxy.stage.Stage;
 import io.heartgate.scheduler.proxy.stage.Stages;
 import io.heartgate.scheduler.status.Draining;
+import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.table.TableSnapshot;
 import io.heartgate.scheduler.trust.ServerTls;
 import io.netty.bootstrap.ServerBootstrap;
@@ -78,7 +79,8 @@ public final class ProxyServer implements AutoCloseable {
      *
      * @param table the table's current snapshot, read once per routing decision
      * @param selector chooses each attempt's node
-     * @param health passive health: consulted by the selector, told of connect failures and answers
+     * @param health passive health: told of connect failures and answers
+     * @param routing which nodes routing leaves out now: passive health's ejections and flap holds
      * @param counters where the proxy counts what it does
      * @param metrics where each relayed request is recorded
      * @param nanoTicker the monotonic clock of timeouts and latencies
@@ -89,7 +91,8 @@ public final class ProxyServer implements AutoCloseable {
      * @throws IllegalStateException when the port cannot be bound
      */
     public static ProxyServer start(ProxyConfig config, Supplier<TableSnapshot> table, RouteSelector selector,
-                                    PassiveHealth health, ProxyCounters counters, RequestMetrics metrics,
+                                    PassiveHealth health, EjectionView routing, ProxyCounters counters,
+                                    RequestMetrics metrics,
                                     LongSupplier nanoTicker, Draining draining, Stages.Access access,
                                     Supplier<ServerTls> serverTls) {
         SslContext tls;
@@ -99,16 +102,18 @@ public final class ProxyServer implements AutoCloseable {
         } catch (SSLException e) {
             throw new IllegalStateException("cannot set up TLS for https nodes: " + e.getMessage(), e);
         }
-        return start(config, table, selector, health, counters, metrics, nanoTicker, draining, access, serverTls, tls);
+        return start(config, table, selector, health, routing, counters, metrics, nanoTicker, draining, access, serverTls,
+                tls);
     }
 
     /** Starts the proxy with the given TLS client context for https nodes (tests give their own CA). */
     static ProxyServer start(ProxyConfig config, Supplier<TableSnapshot> table, RouteSelector selector,
-                             PassiveHealth health, ProxyCounters counters, RequestMetrics metrics,
+                             PassiveHealth health, EjectionView routing, ProxyCounters counters,
+                             RequestMetrics metrics,
                              LongSupplier nanoTicker, Draining draining, Stages.Access access,
                              Supplier<ServerTls> serverTls, SslContext tls) {
         Transport transport = config.transport().resolve();
-        if (config.transport() != Transport.AUTO || transport == Transport.IO_URING) {
+        if (config.transport() != Transport.AUTO || transport == Transport.EPOLL) {
             log.info("Proxy transport: {}", transport.flagValue());
         } else {
             log.info("Proxy transport: {} ({})", transport.flagValue(), transport.whyNotFaster());
@@ -122,22 +127,29 @@ public final class ProxyServer implements AutoCloseable {
         try {
             ChannelGroup upstreams = new DefaultChannelGroup("heartgate-proxy-upstreams", GlobalEventExecutor.INSTANCE);
             AllowedAddresses allowed = new AllowedAddresses(resolver, config.allowUpstream());
-            List<Stage> stages = Stages.standard(table, selector, health, access);
+            List<Stage> stages = Stages.standard(table, selector, routing, access);
             RequestFactsReader facts = new RequestFactsReader(Stages.fieldsRead(stages));
             RetryPolicy retry = new RetryPolicy(config.retries());
             Targets targets = new Targets();
             Map<EventLoop, Relay> loops = new IdentityHashMap<>();
+            Rescues rescues = new Rescues();
             group.forEach(executor -> {
                 EventLoop loop = (EventLoop) executor;
                 Timeouts timeouts = new Timeouts(nanoTicker, config.firstByteTimeout().toMillis(),
                         config.idleTimeout().toMillis());
                 UpstreamPool pool = new UpstreamPool(new UpstreamConnector(loop, transport.socketChannel(), allowed, tls,
                         upstreams, config.connectTimeout()), timeouts::nowMs, draining);
-                loops.put(loop, new Relay(pool, timeouts, table, selector, health, retry, targets, counters, metrics,
-                        nanoTicker, config.firstByteTimeout().toMillis()));
+                loops.put(loop, new Relay(pool, timeouts, table, selector, health, routing, retry, targets, counters, metrics,
+                        nanoTicker, config.firstByteTimeout().toMillis(), rescues));
+                Relay relay = loops.get(loop);
                 loop.scheduleAtFixedRate(() -> {
-                    timeouts.sweep();
-                    pool.purge();
+                    try {
+                        timeouts.sweep();
+                        relay.rescueLost();
+                        pool.purge();
+                    } catch (Throwable t) { // a periodic task that throws is never run again
+                        log.error("Proxy sweep failed", t);
+                    }
                 }, 100, 100, TimeUnit.MILLISECONDS);
             });
             Map<EventLoop, Relay> frozen = Map.copyOf(loops);

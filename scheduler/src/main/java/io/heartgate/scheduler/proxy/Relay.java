@@ -1,5 +1,9 @@
 package io.heartgate.scheduler.proxy;
 
+import io.heartgate.protocol.NodeState;
+import io.heartgate.scheduler.status.EjectionView;
+import io.heartgate.scheduler.table.Node;
+import java.util.Map;
 import io.heartgate.scheduler.health.PassiveHealth;
 import io.heartgate.scheduler.proxy.policy.RequestFacts;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy;
@@ -23,21 +27,27 @@ final class Relay {
     private final Supplier<TableSnapshot> table;
     private final RouteSelector selector;
     private final PassiveHealth health;
+    private final EjectionView routing;
     private final RetryPolicy retry;
     private final Targets targets;
     private final ProxyCounters counters;
     private final RequestMetrics metrics;
     private final LongSupplier nanoTicker;
     private final long firstByteTimeoutMs;
+    private final Rescues rescues;
+    private TableSnapshot rescueCheckedAt;
+    private long ejectionsCheckedAt = -1;
 
     Relay(UpstreamPool pool, Timeouts timeouts, Supplier<TableSnapshot> table, RouteSelector selector,
-          PassiveHealth health, RetryPolicy retry, Targets targets, ProxyCounters counters, RequestMetrics metrics,
-          LongSupplier nanoTicker, long firstByteTimeoutMs) {
+          PassiveHealth health, EjectionView routing, RetryPolicy retry, Targets targets, ProxyCounters counters, RequestMetrics metrics,
+          LongSupplier nanoTicker, long firstByteTimeoutMs, Rescues rescues) {
+        this.rescues = rescues;
         this.pool = pool;
         this.timeouts = timeouts;
         this.table = table;
         this.selector = selector;
         this.health = health;
+        this.routing = routing;
         this.retry = retry;
         this.targets = targets;
         this.counters = counters;
@@ -46,9 +56,49 @@ final class Relay {
         this.firstByteTimeoutMs = firstByteTimeoutMs;
     }
 
+    /**
+     * Moves the requests awaiting an answer from a node the table stopped routing (its heartbeat
+     * says DOWN, it left or expired, or it was ejected while others are not) to other nodes, as a
+     * connect failure would: nothing reached their clients yet. Cheap when nothing changed: it looks
+     * only when the table's snapshot or the ejections are new. Called by the loop's sweep.
+     */
+    void rescueLost() {
+        TableSnapshot snapshot = table.get();
+        long ejections = health.ejectionCount();
+        if (snapshot != rescueCheckedAt || ejections != ejectionsCheckedAt) {
+            rescueCheckedAt = snapshot;
+            ejectionsCheckedAt = ejections;
+            boolean someUsable = false;
+            for (Node n : snapshot.routable()) {
+                if (!routing.isEjected(n.id())) {
+                    someUsable = true;
+                    break;
+                }
+            }
+            boolean ejectedCounts = someUsable; // with every node ejected, routing tries them anyway
+            Map<String, Integer> moved = timeouts.rescue(id -> whyLost(snapshot, id, ejectedCounts) != null);
+            moved.forEach((id, n) -> rescues.moved(id, n, whyLost(snapshot, id, ejectedCounts), timeouts.nowMs()));
+        }
+        rescues.flush(timeouts.nowMs());
+    }
+
+    private String whyLost(TableSnapshot snapshot, String id, boolean ejectedCounts) {
+        Node n = snapshot.node(id);
+        if (n == null) {
+            return "it left the table: a tombstone, or it expired";
+        }
+        if (n.state() == NodeState.DOWN) {
+            return "its heartbeat says DOWN";
+        }
+        if (ejectedCounts && routing.isEjected(id)) {
+            return "it was ejected or is held for flapping";
+        }
+        return null;
+    }
+
     /** Returns where a retry of a request goes, leaving out the nodes it tried. */
     Route reroute(RequestFacts facts, List<String> tried) {
-        return selector.select(table.get(), facts, tried, health);
+        return selector.select(table.get(), facts, tried, routing);
     }
 
     /** Returns whether a node this request has not tried could take it now. */

@@ -1,5 +1,8 @@
 package io.heartgate.scheduler.proxy;
 
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.Predicate;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,6 +28,12 @@ final class Timeouts {
 
         /** Nothing was relayed for longer than the idle timeout. */
         void idleTimedOut();
+
+        /** Returns the id of the node whose response head the owner awaits, or {@code null}. */
+        String awaitedNode();
+
+        /** The table stopped routing that node: the owner moves its request elsewhere. */
+        void nodeLost();
     }
 
     /** One exchange's handle: where it stands as far as timeouts go. */
@@ -116,6 +125,35 @@ final class Timeouts {
     /** Returns the time of the last sweep, in ms; coarse, but free to read per chunk. */
     long nowMs() {
         return nowMs;
+    }
+
+    /**
+     * Tells every owner still awaiting a response head from a node that {@code lost} names to move
+     * its request; returns how many moved, by node id (empty when none did).
+     */
+    Map<String, Integer> rescue(Predicate<String> lost) {
+        List<Watched> moving = null;
+        Map<String, Integer> moved = null;
+        for (Pending p : pending) {
+            Watch w = p.watch();
+            if (w.attempt != p.attempt() || !w.owner.waitingForHead()) {
+                continue;
+            }
+            String node = w.owner.awaitedNode();
+            if (node != null && lost.test(node)) {
+                if (moving == null) {
+                    moving = new ArrayList<>();
+                    moved = new HashMap<>();
+                }
+                moving.add(w.owner);
+                moved.merge(node, 1, Integer::sum);
+            }
+        }
+        if (moving == null) {
+            return Map.of();
+        }
+        moving.forEach(Watched::nodeLost); // after the loop: a retry adds to the queue
+        return moved;
     }
 
     /** Runs one sweep; called every 100 ms on the event loop. */

@@ -24,14 +24,15 @@ import java.util.Locale;
 import java.util.stream.Collectors;
 
 /**
- * The I/O transport of the proxy's event loops ({@code --transport}). {@link #AUTO} takes the best
- * one the host offers: Linux io_uring, then native epoll, then Java NIO. io_uring comes first because
- * it costs the proxy less CPU per request than epoll (docs/BENCHMARKS.md); epoll stays as a choice
- * for hosts where io_uring is off (a container's
- * seccomp profile, {@code kernel.io_uring_disabled}) or distrusted, NIO for hosts that are not Linux.
+ * The I/O transport of the proxy's event loops ({@code --transport}). {@link #AUTO} takes native
+ * epoll, else Java NIO (hosts that are not Linux). io_uring costs the proxy less CPU per request
+ * (docs/BENCHMARKS.md) but is only used when asked for: under eight clients' steady load it closed a
+ * few client connections without an answer (Netty's {@code ChannelOutputShutdownException}), which
+ * epoll never did in the same test (RescueIT), and a gateway that drops requests is worse than
+ * one that spends a little more CPU.
  */
 public enum Transport {
-    /** The best available: io_uring, else epoll, else NIO. */
+    /** The default: epoll, else NIO. */
     AUTO,
     /** Linux io_uring, where Netty's probe at start finds it (recent kernel, not disabled). */
     IO_URING,
@@ -68,7 +69,7 @@ public enum Transport {
     public Transport resolve() {
         switch (this) {
             case AUTO:
-                return IoUring.isAvailable() ? IO_URING : Epoll.isAvailable() ? EPOLL : NIO;
+                return Epoll.isAvailable() ? EPOLL : NIO;
             case IO_URING:
                 requireAvailable(IoUring.isAvailable(), IoUring.unavailabilityCause());
                 return this;
@@ -80,13 +81,9 @@ public enum Transport {
         }
     }
 
-    /** Returns why {@link #AUTO} did not take a faster transport than this one, for the start-up log. */
+    /** Returns why {@link #AUTO} did not take epoll, for the start-up log; empty when it did. */
     String whyNotFaster() {
-        return switch (this) {
-            case IO_URING -> "";
-            case EPOLL -> "io_uring: " + cause(IoUring.unavailabilityCause());
-            default -> "io_uring: " + cause(IoUring.unavailabilityCause()) + "; epoll: " + cause(Epoll.unavailabilityCause());
-        };
+        return this == EPOLL || this == IO_URING ? "" : "epoll: " + cause(Epoll.unavailabilityCause());
     }
 
     private void requireAvailable(boolean available, Throwable cause) {

@@ -14,6 +14,7 @@ public final class SchedulerConfigBuilder {
     private int demoNodes;
     private final ProxyConfigBuilder proxy = new ProxyConfigBuilder();
     private SecurityConfig security = SecurityConfig.NONE;
+    private ResilienceConfig resilience = ResilienceConfig.DEFAULTS;
 
     public SchedulerConfigBuilder(String kafka, String topic) {
         this.kafka = kafka;
@@ -46,8 +47,13 @@ public final class SchedulerConfigBuilder {
         return this;
     }
 
+    public SchedulerConfigBuilder resilience(ResilienceConfig r) {
+        this.resilience = r;
+        return this;
+    }
+
     public SchedulerConfig build() {
         return new SchedulerConfig(kafka, 0, "127.0.0.1", null, topic, 1, "127.0.0.1", 0, strategy, missedHeartbeats,
-                proxy.build(), demoNodes, Duration.ofMinutes(3), security);
+                proxy.build(), demoNodes, Duration.ofMinutes(3), security, resilience);
     }
 }

@@ -63,6 +63,7 @@ final class EmbeddedRelay {
     final List<Node> nodes = new ArrayList<>();
     private TableSnapshot table = TableSnapshot.EMPTY;
     final EmbeddedChannel client;
+    private final Relay relay;
 
     EmbeddedRelay(String... nodeIds) {
         this(List.of(), nodeIds);
@@ -84,8 +85,8 @@ final class EmbeddedRelay {
         table = new TableSnapshot(1, nodes);
         pool = new UpstreamPool(this::open, timeouts::nowMs, draining);
         RouteSelector selector = new RouteSelector(Strategy.ROUND_ROBIN.create(() -> 0L, 0));
-        Relay relay = new Relay(pool, timeouts, () -> table, selector, health, new RetryPolicy(2), new Targets(), counters,
-                new RequestMetrics(registry), nanos::get, FIRST_BYTE_MS);
+        relay = new Relay(pool, timeouts, () -> table, selector, health, health, new RetryPolicy(2), new Targets(), counters,
+                new RequestMetrics(registry), nanos::get, FIRST_BYTE_MS, new Rescues());
         List<Stage> stages = new ArrayList<>(extraStages);
         stages.addAll(Stages.standard(() -> table, selector, health, access));
         client = new EmbeddedChannel(new ClientConnection(relay, stages,
@@ -135,7 +136,26 @@ final class EmbeddedRelay {
     void advance(long ms) {
         nanos.addAndGet(ms * 1_000_000);
         timeouts.sweep();
+        relay.rescueLost();
         pool.purge();
+    }
+
+    /** Publishes a new table snapshot in which {@code id} is in {@code state}; a null state removes it. */
+    void nodeBecomes(String id, NodeState state) {
+        List<Node> next = new ArrayList<>();
+        for (Node n : nodes) {
+            if (!n.id().equals(id)) {
+                next.add(n);
+            } else if (state != null) {
+                Heartbeat hb = n.heartbeat();
+                next.add(new Node(Heartbeat.builder(hb.nodeId(), hb.url()).instance(hb.instance()).seq(hb.seq() + 1)
+                        .state(state).intervalMs(hb.intervalMs()).models(hb.models()).build(), n.lastSeen(), n.models(),
+                        n.inFlight()));
+            }
+        }
+        nodes.clear();
+        nodes.addAll(next);
+        table = new TableSnapshot(table.version() + 1, List.copyOf(next));
     }
 
     /** Moves the client channel's scheduled-task clock (the keep-alive check) and the fake clock together. */

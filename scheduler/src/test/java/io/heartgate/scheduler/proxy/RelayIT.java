@@ -129,9 +129,9 @@ class RelayIT {
         RouteSelector selector = new RouteSelector(Strategy.ROUND_ROBIN.create());
         RequestMetrics metrics = new RequestMetrics(new SimpleMeterRegistry());
         proxy = tls == null
-                ? ProxyServer.start(c, table::snapshot, selector, health, counters, metrics, System::nanoTime, new Draining(),
+                ? ProxyServer.start(c, table::snapshot, selector, health, health, counters, metrics, System::nanoTime, new Draining(),
                         Stages.Access.OPEN, null)
-                : ProxyServer.start(c, table::snapshot, selector, health, counters, metrics, System::nanoTime, new Draining(),
+                : ProxyServer.start(c, table::snapshot, selector, health, health, counters, metrics, System::nanoTime, new Draining(),
                         Stages.Access.OPEN, null, tls);
     }
 

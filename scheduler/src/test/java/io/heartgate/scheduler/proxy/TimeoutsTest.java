@@ -33,12 +33,41 @@ class TimeoutsTest {
             public void idleTimedOut() {
                 events.add(name + " idle");
             }
+
+            @Override
+            public String awaitedNode() {
+                return name.substring(0, 1); // "a1" waits on node "a"
+            }
+
+            @Override
+            public void nodeLost() {
+                events.add(name + " moved");
+                headArrived.add(name); // the owner moved on: this attempt waits no more
+            }
         });
     }
 
     private void at(long ms) {
         nanos.set(5_000_000_000L + ms * 1_000_000);
         timeouts.sweep();
+    }
+
+    @Test
+    void rescueMovesOnlyTheOwnersStillWaitingOnALostNodeAndCountsThemByNode() {
+        Timeouts.Watch a1 = watch("a1");
+        Timeouts.Watch a2 = watch("a2");
+        Timeouts.Watch a3 = watch("a3");
+        Timeouts.Watch b1 = watch("b1");
+        a1.awaitHead();
+        a2.awaitHead();
+        a3.awaitHead();
+        b1.awaitHead();
+        headArrived.add("a3"); // answered: relaying, not waiting
+
+        assertThat(timeouts.rescue(node -> node.equals("a"))).containsExactly(java.util.Map.entry("a", 2));
+        assertThat(events).containsExactlyInAnyOrder("a1 moved", "a2 moved");
+        assertThat(timeouts.rescue(node -> node.equals("a"))).as("moved once").isEmpty();
+        assertThat(timeouts.rescue(node -> false)).isEmpty();
     }
 
     @Test

@@ -33,7 +33,12 @@ public final class RetryPolicy {
         /** The node closed or reset the connection mid-response. */
         BROKE_OFF,
         /** The client hung up. */
-        CLIENT_GONE
+        CLIENT_GONE,
+        /**
+         * The table stopped routing the node (its heartbeat said DOWN, it expired or left, or it was
+         * ejected) while the response head was awaited: the request is moved at once.
+         */
+        NODE_LOST
     }
 
     /** What the relay does next. */
@@ -96,7 +101,7 @@ public final class RetryPolicy {
         boolean retriesLeft = attempts <= retries;
         return switch (failure) {
             case STALE_CONNECTION -> resentOnce ? (retriesLeft ? Decision.RETRY : Decision.UNREACHABLE) : Decision.RESEND;
-            case CONNECT_FAILED, RESET_BEFORE_HEAD -> retriesLeft ? Decision.RETRY : Decision.UNREACHABLE;
+            case CONNECT_FAILED, RESET_BEFORE_HEAD, NODE_LOST -> retriesLeft ? Decision.RETRY : Decision.UNREACHABLE;
             case OVERLOAD_ANSWER -> retriesLeft ? Decision.RETRY : Decision.PASS;
             case FIRST_BYTE_TIMEOUT -> Decision.TIMEOUT;
             case IDLE_TIMEOUT, BROKE_OFF -> Decision.CUT; // not reached: both happen only while relaying

@@ -1,0 +1,152 @@
+package io.heartgate.scheduler.health;
+
+import io.heartgate.protocol.NodeState;
+import io.heartgate.scheduler.status.Ejection;
+import io.heartgate.scheduler.status.EjectionView;
+import io.heartgate.scheduler.table.Node;
+import io.heartgate.scheduler.table.TableSnapshot;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Holds out of routing a node that keeps changing its mind ({@code --flap-limit} changes in
+ * {@code --flap-window}): a server that crashes and restarts in a loop, or a probe on the edge of
+ * its timeout, otherwise draws a share of requests each time it comes back and fails them. A change
+ * is a heartbeat going UP to DOWN or back, or the node joining or leaving the table.
+ *
+ * <p>More than {@code limit} changes within one window hold the node for a back-off of one window,
+ * doubling (up to 32 windows) with each change while it is held; it is released once the back-off
+ * has passed and it has been steady (no change) for one window. Fed the table's snapshots as a
+ * listener (the discovery thread); read by routing on any thread. Time comes from the injected clock.
+ */
+public final class FlapDamping implements EjectionView, Consumer<TableSnapshot> {
+
+    private static final Logger log = LoggerFactory.getLogger(FlapDamping.class);
+    private static final int MAX_DOUBLINGS = 5;
+
+    private static final class Record {
+        final ArrayDeque<Instant> changes = new ArrayDeque<>();
+        Instant lastChange;
+        Instant heldUntil;
+        int holdsInARow;
+    }
+
+    /** What a node looked like in the last snapshot, as far as flapping goes. */
+    private enum Seen { UP, DOWN }
+
+    private final Clock clock;
+    private final int limit;
+    private final Duration window;
+    private final Map<String, Record> records = new HashMap<>(); // discovery thread only
+    private final Map<String, Ejection> holds = new ConcurrentHashMap<>();
+    private Map<String, Seen> last = Map.of();
+
+    /**
+     * Creates the damper; {@code limit} 0 turns it off.
+     *
+     * @param limit changes allowed within {@code window}
+     */
+    public FlapDamping(Clock clock, int limit, Duration window) {
+        this.clock = clock;
+        this.limit = limit;
+        this.window = window;
+    }
+
+    @Override
+    public void accept(TableSnapshot snapshot) {
+        if (limit == 0) {
+            return;
+        }
+        Instant now = clock.instant();
+        Map<String, Seen> seen = new HashMap<>();
+        for (Node n : snapshot.nodes()) {
+            // DRAINING is an operator's choice, not a flap; it counts as neither.
+            Seen before = last.get(n.id());
+            Seen s = n.state() == NodeState.DOWN ? Seen.DOWN : n.state() == NodeState.UP ? Seen.UP
+                    : before == null ? Seen.UP : before; // a draining node keeps what it was (joining draining: up)
+            seen.put(n.id(), s);
+            if (before != s) {
+                changed(n.id(), now); // joined, or UP and DOWN swapped
+            }
+        }
+        Set<String> gone = new HashSet<>(last.keySet());
+        gone.removeAll(seen.keySet());
+        for (String id : gone) {
+            changed(id, now); // left or expired
+        }
+        last = seen;
+        release(now);
+    }
+
+    private void changed(String id, Instant now) {
+        Record r = records.computeIfAbsent(id, k -> new Record());
+        r.lastChange = now;
+        r.changes.addLast(now);
+        while (!r.changes.isEmpty() && !r.changes.peekFirst().isAfter(now.minus(window))) {
+            r.changes.pollFirst();
+        }
+        boolean held = r.heldUntil != null;
+        if (held || r.changes.size() > limit) {
+            r.holdsInARow = held ? r.holdsInARow + 1 : 1;
+            Duration backoff = window.multipliedBy(1L << Math.min(r.holdsInARow - 1, MAX_DOUBLINGS));
+            r.heldUntil = now.plus(backoff);
+            holds.put(id, new Ejection(releaseAt(r), 0, "flapping: " + r.changes.size() + " changes in "
+                    + window.toSeconds() + " s; held for " + backoff.toSeconds() + " s"));
+            if (!held) {
+                log.warn("Node {} is flapping ({} changes in {} s): held out of routing for {} s", id,
+                        r.changes.size(), window.toSeconds(), backoff.toSeconds());
+            }
+        }
+    }
+
+    private Instant releaseAt(Record r) {
+        Instant steady = r.lastChange.plus(window);
+        return steady.isAfter(r.heldUntil) ? steady : r.heldUntil;
+    }
+
+    /** Releases the nodes whose hold is over; called with each snapshot and by {@link #isEjected}'s readers' clock. */
+    private void release(Instant now) {
+        for (Map.Entry<String, Record> e : records.entrySet()) {
+            Record r = e.getValue();
+            if (r.heldUntil != null && !now.isBefore(releaseAt(r))) {
+                r.heldUntil = null;
+                r.holdsInARow = 0;
+                r.changes.clear();
+                holds.remove(e.getKey());
+                log.info("Node {} steady for {} s: released from its flap hold", e.getKey(), window.toSeconds());
+            }
+        }
+        records.values().removeIf(r -> r.heldUntil == null && r.lastChange.isBefore(now.minus(window)));
+    }
+
+    @Override
+    public boolean anyEjected() {
+        return !holds.isEmpty();
+    }
+
+    @Override
+    public boolean isEjected(String nodeId) {
+        if (holds.isEmpty()) {
+            return false;
+        }
+        Ejection e = holds.get(nodeId);
+        return e != null && clock.instant().isBefore(e.until());
+    }
+
+    @Override
+    public Optional<Ejection> ejection(String nodeId) {
+        Ejection e = holds.get(nodeId);
+        return e != null && clock.instant().isBefore(e.until()) ? Optional.of(e) : Optional.empty();
+    }
+}

@@ -1,0 +1,117 @@
+package io.heartgate.scheduler.health;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.heartgate.protocol.Heartbeat;
+import io.heartgate.protocol.NodeState;
+import io.heartgate.scheduler.table.InFlight;
+import io.heartgate.scheduler.table.Node;
+import io.heartgate.scheduler.table.TableSnapshot;
+import io.heartgate.testkit.MutableClock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Flap damping on a fake clock: at most 3 changes in 60 s, then a hold that doubles, then release. */
+class FlapDampingTest {
+
+    private final Instant t0 = Instant.parse("2026-12-01T10:00:00Z");
+    private final MutableClock clock = new MutableClock(t0);
+    private final FlapDamping damping = new FlapDamping(clock, 3, Duration.ofSeconds(60));
+    private long version;
+
+    private void table(Object... idsAndStates) {
+        List<Node> nodes = new ArrayList<>();
+        for (int i = 0; i < idsAndStates.length; i += 2) {
+            nodes.add(Node.of(Heartbeat.builder((String) idsAndStates[i], "http://10.0.0.1:8000").instance("i")
+                    .seq(version).state((NodeState) idsAndStates[i + 1]).intervalMs(1000).build(), clock.instant(),
+                    new InFlight()));
+        }
+        damping.accept(new TableSnapshot(++version, nodes));
+    }
+
+    private void at(long seconds) {
+        clock.set(t0.plusSeconds(seconds));
+    }
+
+    @Test
+    void threeChangesInAWindowAreAllowedAndTheFourthHoldsTheNode() {
+        table("a", NodeState.UP, "b", NodeState.UP); // a joins: change 1
+        at(10);
+        table("a", NodeState.DOWN, "b", NodeState.UP); // 2
+        at(20);
+        table("a", NodeState.UP, "b", NodeState.UP); // 3
+        assertThat(damping.isEjected("a")).isFalse();
+        at(30);
+        table("b", NodeState.UP); // a expires: 4
+        assertThat(damping.isEjected("a")).isTrue();
+        assertThat(damping.ejection("a").orElseThrow().reason()).isEqualTo("flapping: 4 changes in 60 s; held for 60 s");
+        assertThat(damping.isEjected("b")).isFalse();
+    }
+
+    @Test
+    void changesOlderThanTheWindowDoNotCount() {
+        table("a", NodeState.UP);
+        at(30);
+        table("a", NodeState.DOWN);
+        at(61); // the join fell out of the window
+        table("a", NodeState.UP);
+        at(70);
+        table("a", NodeState.DOWN);
+        assertThat(damping.isEjected("a")).isFalse();
+    }
+
+    @Test
+    void drainingIsNeitherUpNorDownAndNeverAFlap() {
+        table("a", NodeState.UP);
+        for (int i = 1; i <= 6; i++) {
+            at(i);
+            table("a", i % 2 == 0 ? NodeState.UP : NodeState.DRAINING);
+        }
+        assertThat(damping.isEjected("a")).isFalse();
+    }
+
+    @Test
+    void theHoldDoublesWhileTheNodeKeepsFlappingAndEndsAfterASteadyWindow() {
+        table("a", NodeState.UP);
+        at(1);
+        table("a", NodeState.DOWN);
+        at(2);
+        table("a", NodeState.UP);
+        at(3);
+        table("a", NodeState.DOWN); // 4 changes: held until 63
+        assertThat(damping.ejection("a").orElseThrow().until()).isEqualTo(t0.plusSeconds(63));
+        at(30);
+        table("a", NodeState.UP); // flaps while held: 120 s from now
+        assertThat(damping.ejection("a").orElseThrow().until()).isEqualTo(t0.plusSeconds(150));
+        at(40);
+        table("a", NodeState.DOWN); // and again: 240 s
+        assertThat(damping.ejection("a").orElseThrow().until()).isEqualTo(t0.plusSeconds(280));
+        at(100);
+        table("a", NodeState.UP); // the last change: 480 s
+        assertThat(damping.ejection("a").orElseThrow().until()).isEqualTo(t0.plusSeconds(580));
+
+        at(579);
+        assertThat(damping.isEjected("a")).isTrue();
+        at(580);
+        assertThat(damping.isEjected("a")).as("held no longer once the back-off passed, steady").isFalse();
+        table("a", NodeState.UP); // the next snapshot clears its record
+        at(581);
+        table("a", NodeState.DOWN);
+        assertThat(damping.isEjected("a")).as("a single change after release starts afresh").isFalse();
+    }
+
+    @Test
+    void aLimitOfZeroTurnsItOff() {
+        FlapDamping off = new FlapDamping(clock, 0, Duration.ofSeconds(60));
+        for (int i = 0; i < 10; i++) {
+            at(i);
+            off.accept(new TableSnapshot(i, i % 2 == 0 ? List.of() : List.of(Node.of(Heartbeat.builder("a",
+                    "http://10.0.0.1:8000").state(NodeState.UP).intervalMs(1000).build(), clock.instant(), new InFlight()))));
+        }
+        assertThat(off.isEjected("a")).isFalse();
+        assertThat(off.anyEjected()).isFalse();
+    }
+}
