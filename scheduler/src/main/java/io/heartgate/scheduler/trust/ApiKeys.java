@@ -3,7 +3,6 @@ package io.heartgate.scheduler.trust;
 import io.heartgate.protocol.InvalidSettingException;
 import io.heartgate.scheduler.table.ModelNames;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -38,7 +37,7 @@ public final class ApiKeys {
 
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]{1,64}");
     private static final Pattern HASH = Pattern.compile("[0-9a-f]{64}");
-    private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(ApiKeys::sha256);
+    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
     /**
      * One caller's key.
@@ -173,8 +172,8 @@ public final class ApiKeys {
 
     /** Returns the key {@code presented} is, or {@code null} when it is none of them. */
     public Key find(String presented) {
-        MessageDigest sha = SHA256.get();
-        byte[] digest = sha.digest(presented.getBytes(StandardCharsets.UTF_8));
+        Scratch scratch = SCRATCH.get();
+        byte[] digest = scratch.digest(presented);
         List<Entry> candidates = byPrefix.get(prefix(digest));
         if (candidates == null) {
             return null;
@@ -185,6 +184,39 @@ public final class ApiKeys {
             }
         }
         return null;
+    }
+
+    /** Per-thread buffers, so that checking a key allocates nothing on the request path. */
+    private static final class Scratch {
+        private final MessageDigest sha = sha256();
+        private final byte[] digest = new byte[32];
+        private byte[] bytes = new byte[128];
+
+        byte[] digest(String key) {
+            int n = key.length();
+            if (n > bytes.length) {
+                bytes = new byte[Math.max(n, bytes.length * 2)];
+            }
+            for (int i = 0; i < n; i++) {
+                char c = key.charAt(i);
+                if (c >= 0x80) { // not ASCII: the file's hashes are of UTF-8
+                    sha.update(key.getBytes(StandardCharsets.UTF_8));
+                    return finish();
+                }
+                bytes[i] = (byte) c;
+            }
+            sha.update(bytes, 0, n);
+            return finish();
+        }
+
+        private byte[] finish() {
+            try {
+                sha.digest(digest, 0, digest.length);
+            } catch (java.security.DigestException e) {
+                throw new IllegalStateException(e); // not reached: 32 bytes is SHA-256's length
+            }
+            return digest;
+        }
     }
 
     /** Returns how many keys there are. */
@@ -198,7 +230,11 @@ public final class ApiKeys {
     }
 
     private static long prefix(byte[] digest) {
-        return ByteBuffer.wrap(digest).getLong();
+        long p = 0;
+        for (int i = 0; i < 8; i++) {
+            p = (p << 8) | (digest[i] & 0xff);
+        }
+        return p;
     }
 
     private static MessageDigest sha256() {
