@@ -17,6 +17,8 @@ import io.heartgate.embedded.EmbeddedKafkaConfig;
 import io.heartgate.scheduler.admin.AdminServer;
 import io.heartgate.scheduler.balancer.Balancer;
 import io.heartgate.scheduler.health.FlapDamping;
+import io.heartgate.scheduler.health.SlowStart;
+import java.util.concurrent.ThreadLocalRandom;
 import io.heartgate.scheduler.health.PassiveHealth;
 import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.proxy.ProxyCounters;
@@ -258,7 +260,13 @@ public final class Scheduler implements AutoCloseable {
             if (upstreamKey != null) {
                 log.info("Nodes get the key of {} as Authorization: Bearer", config.security().upstreamApiKey());
             }
-            ProxyServer proxyServer = ProxyServer.start(config.proxy(), table::snapshot, new RouteSelector(balancer),
+            RouteSelector selector = new RouteSelector(balancer);
+            if (!config.resilience().slowStart().isZero()) {
+                SlowStart ramp = new SlowStart(clock, config.resilience().slowStart());
+                table.addListener(ramp);
+                selector = new RouteSelector(balancer, ramp, () -> ThreadLocalRandom.current().nextDouble());
+            }
+            ProxyServer proxyServer = ProxyServer.start(config.proxy(), table::snapshot, selector,
                     health, routing, counters, requestMetrics, System::nanoTime, draining,
                     new Stages.Access(apiKeys, upstreamKey, tls != null), tls);
             if (tls != null) {

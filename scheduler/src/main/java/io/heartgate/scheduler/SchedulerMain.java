@@ -166,6 +166,12 @@ public final class SchedulerMain implements Callable<Integer> {
                     + "for one window [env SCHEDULER_FLAP_WINDOW] (default: 60s)")
     Duration flapWindow;
 
+    @Option(names = "--slow-start", defaultValue = "${env:SCHEDULER_SLOW_START:-0s}",
+            description = "a node that joins or returns gets a share of new requests that grows from a tenth to its "
+                    + "full share over this long, for servers that are slow until warm; 0s = off "
+                    + "[env SCHEDULER_SLOW_START] (default: 0s)")
+    Duration slowStart;
+
     @Option(names = "--transport", defaultValue = "${env:SCHEDULER_TRANSPORT:-auto}",
             description = "the proxy's I/O: auto (io_uring, else epoll, else nio), io_uring, epoll or nio "
                     + "[env SCHEDULER_TRANSPORT] (default: auto)")
@@ -262,7 +268,7 @@ public final class SchedulerMain implements Callable<Integer> {
         }
         return new SchedulerConfig(kafka, embeddedKafkaPort, embeddedKafkaHost, dataDir, topic, topicPartitions, bind,
                 adminPort, Strategy.parse(strategy), missedHeartbeats, proxy, demo, lookBack,
-                security, new ResilienceConfig(flapLimit, flapWindow));
+                security, new ResilienceConfig(flapLimit, flapWindow, slowStart));
     }
 
     @Override

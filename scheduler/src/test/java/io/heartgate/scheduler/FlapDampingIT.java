@@ -54,7 +54,7 @@ class FlapDampingIT {
         Cluster.SimNode flappy = cluster.sim("gpu-flappy", c -> c);
         cluster.heartbeat("gpu-steady", steady.url(), b -> b.models(List.of("llama3:8b")));
         cluster.heartbeat("gpu-flappy", flappy.url(), b -> b.models(List.of("llama3:8b")));
-        cluster.startScheduler(c -> c.resilience(new ResilienceConfig(2, Duration.ofSeconds(3))));
+        cluster.startScheduler(c -> c.resilience(new ResilienceConfig(2, Duration.ofSeconds(3), Duration.ZERO)));
         cluster.awaitRoutable(2);
 
         // Joined (1), DOWN (2), UP (3): more than 2 changes in 3 s.

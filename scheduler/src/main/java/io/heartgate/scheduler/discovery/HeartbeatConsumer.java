@@ -83,6 +83,7 @@ public final class HeartbeatConsumer implements Runnable {
     private volatile boolean closing;
     private final CountDownLatch closed = new CountDownLatch(1);
     private String refusedBy;
+    private Instant replayLoggedAt;
     private Set<TopicPartition> assigned = Set.of();
     private Map<TopicPartition, Long> catchUpTarget;
     private Instant lastContact = Instant.MIN;
@@ -296,8 +297,12 @@ public final class HeartbeatConsumer implements Runnable {
             Instant brokerTime = r.timestamp() >= 0 ? Instant.ofEpochMilli(r.timestamp()) : now;
             if (verifier != null && replayed(beat.heartbeat(), brokerTime)) {
                 stats.outcome(NodeTable.Outcome.REPLAYED);
-                log.debug("Node {} heartbeat ignored: sent at {}, stored by the broker at {}: a replay",
-                        beat.heartbeat().nodeId(), beat.heartbeat().sentAt(), brokerTime);
+                if (replayLoggedAt == null || !now.isBefore(replayLoggedAt.plus(REJECTION_LOG_EVERY))) {
+                    replayLoggedAt = now;
+                    log.warn("Node {} heartbeat ignored as replayed: signed sentAt {}, stored by the broker at {} "
+                            + "(a record written again, or the agent's clock that far behind; at most one such line "
+                            + "a minute)", beat.heartbeat().nodeId(), beat.heartbeat().sentAt(), brokerTime);
+                }
                 return;
             }
             NodeTable.Outcome outcome = table.apply(beat.heartbeat(), brokerTime);
@@ -348,6 +353,8 @@ public final class HeartbeatConsumer implements Runnable {
         if (key.length() > 128) {
             key = key.substring(0, 128) + "...";
         }
+        // A forged record's key is anyone's text: no control characters reach the log.
+        key = key.replaceAll("[\\p{Cntrl}]", "?");
         log.warn("Node {} heartbeat rejected ({}); partition {} offset {}{}", key, rejected.rejection(),
                 r.partition(), r.offset(), suppressed > 0 ? "; " + suppressed + " more like it in the last minute" : "");
     }

@@ -69,6 +69,7 @@ public final class FlapDamping implements EjectionView, Consumer<TableSnapshot> 
             return;
         }
         Instant now = clock.instant();
+        release(now); // first: a change after a hold ran out starts afresh, it does not double it
         Map<String, Seen> seen = new HashMap<>();
         for (Node n : snapshot.nodes()) {
             // DRAINING is an operator's choice, not a flap; it counts as neither.
@@ -77,30 +78,35 @@ public final class FlapDamping implements EjectionView, Consumer<TableSnapshot> 
                     : before == null ? Seen.UP : before; // a draining node keeps what it was (joining draining: up)
             seen.put(n.id(), s);
             if (before != s) {
-                changed(n.id(), now); // joined, or UP and DOWN swapped
+                // Stamped with the heartbeat's broker time, so that the look-back's history, read in
+                // a burst at the scheduler's start, is counted when it happened, not all at once now.
+                Instant at = n.lastSeen().isAfter(now) ? now : n.lastSeen();
+                changed(n.id(), at, now); // joined, or UP and DOWN swapped
             }
         }
         Set<String> gone = new HashSet<>(last.keySet());
         gone.removeAll(seen.keySet());
         for (String id : gone) {
-            changed(id, now); // left or expired
+            changed(id, now, now); // left or expired
         }
         last = seen;
-        release(now);
     }
 
-    private void changed(String id, Instant now) {
+    private void changed(String id, Instant at, Instant now) {
         Record r = records.computeIfAbsent(id, k -> new Record());
-        r.lastChange = now;
-        r.changes.addLast(now);
-        while (!r.changes.isEmpty() && !r.changes.peekFirst().isAfter(now.minus(window))) {
-            r.changes.pollFirst();
+        if (r.lastChange == null || at.isAfter(r.lastChange)) {
+            r.lastChange = at;
+        }
+        r.changes.addLast(at);
+        r.changes.removeIf(t -> !t.isAfter(now.minus(window)));
+        if (r.changes.isEmpty()) {
+            return; // history older than the window: nothing to hold for
         }
         boolean held = r.heldUntil != null;
         if (held || r.changes.size() > limit) {
             r.holdsInARow = held ? r.holdsInARow + 1 : 1;
             Duration backoff = window.multipliedBy(1L << Math.min(r.holdsInARow - 1, MAX_DOUBLINGS));
-            r.heldUntil = now.plus(backoff);
+            r.heldUntil = r.lastChange.plus(backoff);
             holds.put(id, new Ejection(releaseAt(r), 0, "flapping: " + r.changes.size() + " changes in "
                     + window.toSeconds() + " s; held for " + backoff.toSeconds() + " s"));
             if (!held) {
@@ -127,7 +133,8 @@ public final class FlapDamping implements EjectionView, Consumer<TableSnapshot> 
                 log.info("Node {} steady for {} s: released from its flap hold", e.getKey(), window.toSeconds());
             }
         }
-        records.values().removeIf(r -> r.heldUntil == null && r.lastChange.isBefore(now.minus(window)));
+        records.values().removeIf(r -> r.heldUntil == null && (r.lastChange == null
+                || r.lastChange.isBefore(now.minus(window))));
     }
 
     @Override

@@ -170,11 +170,14 @@ final class Exchange implements Timeouts.Watched {
     }
 
     @Override
-    public void nodeLost() {
-        if (phase.beforeHead()) {
-            upstream.close(); // the node drops the work if it ever wakes up
-            failed(Failure.NODE_LOST, null);
+    public boolean nodeLost(boolean onlyWithAlternative) {
+        if (!phase.beforeHead()
+                || onlyWithAlternative && !relay.healthyUntriedLeft(facts, attempts.tried())) {
+            return false; // held out, but the only hope for this model (panic routing sent it there)
         }
+        upstream.close(); // the node drops the work if it ever wakes up
+        failed(Failure.NODE_LOST, null);
+        return true;
     }
 
     @Override

@@ -68,21 +68,16 @@ final class Relay {
         if (snapshot != rescueCheckedAt || ejections != ejectionsCheckedAt) {
             rescueCheckedAt = snapshot;
             ejectionsCheckedAt = ejections;
-            boolean someUsable = false;
-            for (Node n : snapshot.routable()) {
-                if (!routing.isEjected(n.id())) {
-                    someUsable = true;
-                    break;
-                }
-            }
-            boolean ejectedCounts = someUsable; // with every node ejected, routing tries them anyway
-            Map<String, Integer> moved = timeouts.rescue(id -> whyLost(snapshot, id, ejectedCounts) != null);
-            moved.forEach((id, n) -> rescues.moved(id, n, whyLost(snapshot, id, ejectedCounts), timeouts.nowMs()));
+            // Gone or DOWN: move whatever waits there. Only held out (ejected, flapping): move a
+            // request only where another candidate for its model is not held out too.
+            Map<String, Integer> moved = timeouts.rescue(id -> whyLost(snapshot, id) != null,
+                    id -> isHeldOnly(snapshot, id));
+            moved.forEach((id, n) -> rescues.moved(id, n, whyLost(snapshot, id), timeouts.nowMs()));
         }
         rescues.flush(timeouts.nowMs());
     }
 
-    private String whyLost(TableSnapshot snapshot, String id, boolean ejectedCounts) {
+    private String whyLost(TableSnapshot snapshot, String id) {
         Node n = snapshot.node(id);
         if (n == null) {
             return "it left the table: a tombstone, or it expired";
@@ -90,10 +85,25 @@ final class Relay {
         if (n.state() == NodeState.DOWN) {
             return "its heartbeat says DOWN";
         }
-        if (ejectedCounts && routing.isEjected(id)) {
+        if (routing.isEjected(id)) {
             return "it was ejected or is held for flapping";
         }
         return null;
+    }
+
+    private static boolean isHeldOnly(TableSnapshot snapshot, String id) {
+        Node n = snapshot.node(id);
+        return n != null && n.state() != NodeState.DOWN;
+    }
+
+    /** Returns whether a node this request has not tried, and that is not held out, serves its model. */
+    boolean healthyUntriedLeft(RequestFacts facts, List<String> tried) {
+        for (Node n : table.get().candidates(facts.model())) {
+            if (!tried.contains(n.id()) && !routing.isEjected(n.id())) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Returns where a retry of a request goes, leaving out the nodes it tried. */

@@ -32,10 +32,12 @@ public final class RequestFactsReader {
             .build();
 
     private final boolean wantsStream;
+    private final boolean wantsNamedOnce;
 
     /** Creates a reader of the model and the {@code wanted} fields besides. */
     public RequestFactsReader(Set<RequestFacts.Field> wanted) {
         this.wantsStream = wanted.contains(RequestFacts.Field.STREAM);
+        this.wantsNamedOnce = wanted.contains(RequestFacts.Field.MODEL_NAMED_ONCE);
     }
 
     /** Returns the facts of a request to {@code uri} with the readable bytes of {@code body}; indexes untouched. */
@@ -93,10 +95,14 @@ public final class RequestFactsReader {
         String name = null;
         Boolean stream = null;
         boolean modelSeen = false;
+        int modelFields = 0;
         try {
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String field = p.currentName();
                 JsonToken value = p.nextToken();
+                if (wantsNamedOnce && (field.equalsIgnoreCase("model") || nameIsModel && field.equalsIgnoreCase("name"))) {
+                    modelFields++;
+                }
                 if (value.isStructStart()) {
                     p.skipChildren(); // nested: never a fact, whatever its name
                     if (field.equals("model")) {
@@ -112,7 +118,7 @@ public final class RequestFactsReader {
                     stream = value == JsonToken.VALUE_TRUE ? Boolean.TRUE
                             : value == JsonToken.VALUE_FALSE ? Boolean.FALSE : null;
                 }
-                if (modelSeen && (!wantsStream || stream != null)) {
+                if (modelSeen && (!wantsStream || stream != null) && !wantsNamedOnce) {
                     break; // every field wanted is known: the rest of the body is the node's business
                 }
             }
@@ -120,7 +126,8 @@ public final class RequestFactsReader {
             // Broken JSON after the fields already read: route on those; the node will reject the body.
         }
         String chosen = modelSeen ? model : name;
-        return chosen == null && stream == null ? RequestFacts.NONE
-                : new RequestFacts(ModelNames.normalize(chosen), stream, null, null, null);
+        boolean twice = modelFields > 1;
+        return chosen == null && stream == null && !twice ? RequestFacts.NONE
+                : new RequestFacts(ModelNames.normalize(chosen), stream, null, null, null, twice);
     }
 }

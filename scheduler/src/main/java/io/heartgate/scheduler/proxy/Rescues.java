@@ -1,6 +1,5 @@
 package io.heartgate.scheduler.proxy;
 
-import java.util.Iterator;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -42,11 +41,9 @@ final class Rescues {
         if (batches.isEmpty()) {
             return;
         }
-        for (Iterator<Map.Entry<String, Batch>> it = batches.entrySet().iterator(); it.hasNext(); ) {
-            Map.Entry<String, Batch> e = it.next();
+        for (Map.Entry<String, Batch> e : batches.entrySet()) {
             Batch b = e.getValue();
-            if (nowMs - b.firstMs >= GATHER_MS) {
-                it.remove();
+            if (nowMs - b.firstMs >= GATHER_MS && batches.remove(e.getKey(), b)) { // one loop logs it, whole
                 log.warn("Node {} stopped being routable ({}): {} requests waiting for its answer moved to other nodes",
                         e.getKey(), b.why, b.moved.get());
             }

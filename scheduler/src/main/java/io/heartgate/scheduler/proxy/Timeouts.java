@@ -32,8 +32,12 @@ final class Timeouts {
         /** Returns the id of the node whose response head the owner awaits, or {@code null}. */
         String awaitedNode();
 
-        /** The table stopped routing that node: the owner moves its request elsewhere. */
-        void nodeLost();
+        /**
+         * The table stopped routing that node: the owner moves its request elsewhere and returns
+         * {@code true}; with {@code onlyWithAlternative} (the node is only held out, not gone or DOWN)
+         * it stays, returning {@code false}, when nowhere better is left for it.
+         */
+        boolean nodeLost(boolean onlyWithAlternative);
     }
 
     /** One exchange's handle: where it stands as far as timeouts go. */
@@ -129,11 +133,12 @@ final class Timeouts {
 
     /**
      * Tells every owner still awaiting a response head from a node that {@code lost} names to move
-     * its request; returns how many moved, by node id (empty when none did).
+     * its request, only if it has somewhere better to go when {@code onlyWithAlternative} names the
+     * node too; returns how many moved, by node id (empty when none did).
      */
-    Map<String, Integer> rescue(Predicate<String> lost) {
+    Map<String, Integer> rescue(Predicate<String> lost, Predicate<String> onlyWithAlternative) {
         List<Watched> moving = null;
-        Map<String, Integer> moved = null;
+        List<String> from = null;
         for (Pending p : pending) {
             Watch w = p.watch();
             if (w.attempt != p.attempt() || !w.owner.waitingForHead()) {
@@ -143,16 +148,22 @@ final class Timeouts {
             if (node != null && lost.test(node)) {
                 if (moving == null) {
                     moving = new ArrayList<>();
-                    moved = new HashMap<>();
+                    from = new ArrayList<>();
                 }
                 moving.add(w.owner);
-                moved.merge(node, 1, Integer::sum);
+                from.add(node);
             }
         }
         if (moving == null) {
             return Map.of();
         }
-        moving.forEach(Watched::nodeLost); // after the loop: a retry adds to the queue
+        Map<String, Integer> moved = new HashMap<>();
+        for (int i = 0; i < moving.size(); i++) { // after the loop: a retry adds to the queue
+            String node = from.get(i);
+            if (moving.get(i).nodeLost(onlyWithAlternative.test(node))) {
+                moved.merge(node, 1, Integer::sum);
+            }
+        }
         return moved;
     }
 

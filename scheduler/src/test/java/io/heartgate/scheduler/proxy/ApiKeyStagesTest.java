@@ -130,6 +130,22 @@ class ApiKeyStagesTest {
     }
 
     @Test
+    void aLimitedKeyCannotSlipAnotherModelPastTheCheckInASecondField() {
+        relay = new EmbeddedRelay(List.of(), new Stages.Access(keys::get, null, false), "n1");
+        // vLLM keeps the last duplicate key, Ollama also matches MODEL: the first is not the one that runs.
+        assertError(answer(chat("authorization", "Bearer " + BOB,
+                "{\"model\":\"llama3:8b\",\"MODEL\":\"secret:70b\",\"messages\":[]}")), 403, "model_not_allowed");
+        assertError(answer(chat("authorization", "Bearer " + BOB,
+                "{\"model\":\"llama3:8b\",\"messages\":[],\"model\":\"secret:70b\"}")), 403, "model_not_allowed");
+        assertThat(relay.connections("n1")).isZero();
+        // An unlimited key routes on the first, as before.
+        relay.client.writeInbound(chat("authorization", "Bearer " + ALICE,
+                "{\"model\":\"llama3:8b\",\"MODEL\":\"x\"}"));
+        assertThat(relay.connections("n1")).isEqualTo(1);
+        ReferenceCountUtil.release(relay.upstream("n1").readOutbound());
+    }
+
+    @Test
     void aChangedKeySetAppliesFromTheNextRequest() {
         relay = new EmbeddedRelay(List.of(), new Stages.Access(keys::get, null, false), "n1");
         relay.client.writeInbound(chat("authorization", "Bearer " + ALICE, CHAT));

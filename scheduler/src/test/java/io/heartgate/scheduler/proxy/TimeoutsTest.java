@@ -40,9 +40,13 @@ class TimeoutsTest {
             }
 
             @Override
-            public void nodeLost() {
+            public boolean nodeLost(boolean onlyWithAlternative) {
+                if (onlyWithAlternative && name.endsWith("2")) {
+                    return false; // "a2" has nowhere better to go
+                }
                 events.add(name + " moved");
                 headArrived.add(name); // the owner moved on: this attempt waits no more
+                return true;
             }
         });
     }
@@ -64,10 +68,21 @@ class TimeoutsTest {
         b1.awaitHead();
         headArrived.add("a3"); // answered: relaying, not waiting
 
-        assertThat(timeouts.rescue(node -> node.equals("a"))).containsExactly(java.util.Map.entry("a", 2));
+        assertThat(timeouts.rescue(node -> node.equals("a"), node -> false))
+                .containsExactly(java.util.Map.entry("a", 2));
         assertThat(events).containsExactlyInAnyOrder("a1 moved", "a2 moved");
-        assertThat(timeouts.rescue(node -> node.equals("a"))).as("moved once").isEmpty();
-        assertThat(timeouts.rescue(node -> false)).isEmpty();
+        assertThat(timeouts.rescue(node -> node.equals("a"), node -> false)).as("moved once").isEmpty();
+        assertThat(timeouts.rescue(node -> false, node -> false)).isEmpty();
+    }
+
+    @Test
+    void aRequestHeldOutOnlyStaysWhenItHasNowhereBetterToGo() {
+        Timeouts.Watch a1 = watch("a1");
+        Timeouts.Watch a2 = watch("a2");
+        a1.awaitHead();
+        a2.awaitHead();
+        assertThat(timeouts.rescue(node -> true, node -> true)).containsExactly(java.util.Map.entry("a", 1));
+        assertThat(events).containsExactly("a1 moved");
     }
 
     @Test

@@ -12,8 +12,18 @@ package io.heartgate.scheduler.proxy.policy;
  * @param sessionKey a key that ties requests of one conversation together, or {@code null}
  * @param prefixHash a hash of the prompt's beginning, or {@code null}
  * @param caller who sent the request (an API key's name), or {@code null} when unknown
+ * @param modelNamedTwice whether the body names its model in more than one top-level field (read
+ *     only when a stage asks, {@link Field#MODEL_NAMED_ONCE}): servers disagree on which one counts
+ *     (vLLM takes the last {@code model}, Ollama also a {@code MODEL}), so such a body must not pass
+ *     a check of the first
  */
-public record RequestFacts(String model, Boolean stream, String sessionKey, Long prefixHash, String caller) {
+public record RequestFacts(String model, Boolean stream, String sessionKey, Long prefixHash, String caller,
+                           boolean modelNamedTwice) {
+
+    /** Facts of a body that names its model once (or no check was asked for). */
+    public RequestFacts(String model, Boolean stream, String sessionKey, Long prefixHash, String caller) {
+        this(model, stream, sessionKey, prefixHash, caller, false);
+    }
 
     /**
      * The facts read from the body only when a stage wants them (the model always is): reading one
@@ -21,7 +31,12 @@ public record RequestFacts(String model, Boolean stream, String sessionKey, Long
      */
     public enum Field {
         /** The top-level {@code stream} flag. */
-        STREAM
+        STREAM,
+        /**
+         * Whether the model is named once: the whole top level is read, every field whose name is
+         * {@code model} in any case (or Ollama's {@code name} where it names the model) counted.
+         */
+        MODEL_NAMED_ONCE
     }
 
     /** The facts of a request whose body says nothing (no body, or not a JSON object). */
@@ -34,12 +49,12 @@ public record RequestFacts(String model, Boolean stream, String sessionKey, Long
 
     /** Returns a copy with the caller's identity. */
     public RequestFacts withCaller(String who) {
-        return new RequestFacts(model, stream, sessionKey, prefixHash, who);
+        return new RequestFacts(model, stream, sessionKey, prefixHash, who, modelNamedTwice);
     }
 
     /** Returns a copy with a session key. */
     public RequestFacts withSessionKey(String key) {
-        return new RequestFacts(model, stream, key, prefixHash, caller);
+        return new RequestFacts(model, stream, key, prefixHash, caller, modelNamedTwice);
     }
 
     /** Returns the model as users write it, without the {@code :latest} that normalising added; "" for none. */

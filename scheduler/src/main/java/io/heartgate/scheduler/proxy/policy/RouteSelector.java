@@ -2,10 +2,12 @@ package io.heartgate.scheduler.proxy.policy;
 
 import io.heartgate.scheduler.balancer.Balancer;
 import io.heartgate.scheduler.status.EjectionView;
+import io.heartgate.scheduler.status.Ramp;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TableSnapshot;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.DoubleSupplier;
 
 /**
  * Chooses the node for one attempt of a request from a table snapshot: the routable nodes that
@@ -16,16 +18,31 @@ import java.util.List;
  * than every node dead, so they are all tried anyway rather than failing every request until the
  * back-off ends. Refusals: {@code no_upstream} when no node is routable at all, {@code
  * model_not_found} when none serves the model, {@code upstream_unreachable} when every candidate
- * was tried. Pure apart from the balancer's own rotation state; allocates nothing in the common case
- * of a first attempt with no node ejected.
+ * was tried. With slow start, a node warming up stays a candidate only with the probability of its
+ * share. Pure apart from the balancer's own rotation state and the random draws; allocates nothing
+ * in the common case of a first attempt with no node ejected and none ramping.
  */
 public final class RouteSelector {
 
     private final Balancer balancer;
+    private final Ramp ramp;
+    private final DoubleSupplier random;
 
-    /** Creates a selector picking with {@code balancer}. */
+    /** Creates a selector picking with {@code balancer}, without slow start. */
     public RouteSelector(Balancer balancer) {
+        this(balancer, Ramp.NONE, () -> 0.0);
+    }
+
+    /**
+     * Creates a selector picking with {@code balancer} whose ramping nodes ({@code ramp}) each stay a
+     * candidate with the probability of their share, drawn from {@code random} (uniform in [0, 1)), so
+     * that every strategy gives them that fraction of what it would; when every candidate is drawn
+     * out, all stay.
+     */
+    public RouteSelector(Balancer balancer, Ramp ramp, DoubleSupplier random) {
         this.balancer = balancer;
+        this.ramp = ramp;
+        this.random = random;
     }
 
     /**
@@ -37,6 +54,9 @@ public final class RouteSelector {
         List<Node> candidates = snapshot.candidates(facts.model());
         if (candidates.isEmpty()) {
             return snapshot.routable().isEmpty() ? Route.Refused.NO_UPSTREAM : Route.Refused.MODEL_NOT_FOUND;
+        }
+        if (ramp.any()) {
+            candidates = ramped(candidates);
         }
         boolean anyEjected = health.anyEjected();
         if (tried.isEmpty() && !anyEjected) {
@@ -70,6 +90,22 @@ public final class RouteSelector {
             }
         }
         return false;
+    }
+
+    /** Returns the candidates less the ramping ones drawn out this time; all of them when none is left. */
+    private List<Node> ramped(List<Node> candidates) {
+        List<Node> kept = null;
+        for (int i = 0; i < candidates.size(); i++) {
+            Node n = candidates.get(i);
+            double share = ramp.share(n.id());
+            boolean keep = share >= 1.0 || random.getAsDouble() < share;
+            if (!keep && kept == null) {
+                kept = new ArrayList<>(candidates.subList(0, i));
+            } else if (keep && kept != null) {
+                kept.add(n);
+            }
+        }
+        return kept == null || kept.isEmpty() ? candidates : kept;
     }
 
     private static List<Node> untried(List<Node> candidates, List<String> tried) {

@@ -2,6 +2,8 @@ package io.heartgate.scheduler.proxy.stage;
 
 import io.heartgate.scheduler.proxy.policy.ErrorType;
 import io.heartgate.scheduler.proxy.policy.Headers;
+import io.heartgate.scheduler.proxy.policy.RequestFacts;
+import java.util.Set;
 import io.heartgate.scheduler.trust.ApiKeys;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -29,6 +31,11 @@ final class Authentication implements Stage {
     }
 
     @Override
+    public Set<RequestFacts.Field> reads() {
+        return Set.of(RequestFacts.Field.MODEL_NAMED_ONCE); // a limited key is checked against the one model
+    }
+
+    @Override
     public void handle(Call call) {
         Headers headers = call.headers();
         String presented = presented(headers);
@@ -47,6 +54,13 @@ final class Authentication implements Stage {
             return;
         }
         call.facts(call.facts().withCaller(key.name()));
+        if (!key.models().isEmpty() && call.facts().modelNamedTwice()) {
+            log.debug("Request from {} (key {}) refused: its body names the model more than once", call.clientIp(),
+                    key.name());
+            call.answer(Answer.error(ErrorType.MODEL_NOT_ALLOWED, "API key '" + key.name()
+                    + "' may only use some models, and this body names its model more than once"));
+            return;
+        }
         if (!key.allows(call.facts().model(), call.method())) {
             log.debug("Request from {} (key {}) for model '{}' refused: not allowed for the key", call.clientIp(),
                     key.name(), call.facts().displayModel());
