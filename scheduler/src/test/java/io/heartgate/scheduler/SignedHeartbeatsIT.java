@@ -62,9 +62,21 @@ class SignedHeartbeatsIT {
     }
 
     private void send(String id, byte[] value, HeartbeatSigner signer) throws Exception {
+        sendTombstoneOf(id, value, signer, "i-" + id, System.currentTimeMillis());
+    }
+
+    /** Sends {@code value}, or a tombstone of {@code instance} signed as sent at {@code sentMs}. */
+    private void sendTombstoneOf(String id, byte[] value, HeartbeatSigner signer, String instance, long sentMs)
+            throws Exception {
         byte[] key = id.getBytes(StandardCharsets.UTF_8);
         ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(cluster.topic, key, value);
-        if (signer != null) {
+        if (signer != null && value == null) {
+            byte[] tombstone = (instance + " " + sentMs).getBytes(StandardCharsets.US_ASCII);
+            Signature s = signer.signTombstone(key, tombstone);
+            r.headers().add(HeartbeatSigner.TOMBSTONE_HEADER, tombstone)
+                    .add(HeartbeatSigner.KEY_ID_HEADER, s.keyIdHeader())
+                    .add(HeartbeatSigner.SIGNATURE_HEADER, s.signatureHeader());
+        } else if (signer != null) {
             Signature s = signer.sign(key, value);
             r.headers().add(HeartbeatSigner.KEY_ID_HEADER, s.keyIdHeader())
                     .add(HeartbeatSigner.SIGNATURE_HEADER, s.signatureHeader());
@@ -139,5 +151,16 @@ class SignedHeartbeatsIT {
         assertThat(nodes()).containsExactly("gpu-fresh");
         assertThat(cluster.scheduler.stats().outcomeCount(io.heartgate.scheduler.table.NodeTable.Outcome.REPLAYED))
                 .isEqualTo(2);
+
+        // A signed tombstone from a stop five minutes ago, written again, or one of an earlier
+        // instance: neither takes the live node out. Its own fresh one does.
+        sendTombstoneOf("gpu-fresh", null, gpuKey, "i-gpu-fresh", System.currentTimeMillis() - 300_000);
+        sendTombstoneOf("gpu-fresh", null, gpuKey, "i-earlier", System.currentTimeMillis());
+        await().atMost(Duration.ofSeconds(10)).until(() -> cluster.scheduler.stats()
+                .outcomeCount(io.heartgate.scheduler.table.NodeTable.Outcome.REPLAYED) == 3
+                && cluster.scheduler.stats().outcomeCount(io.heartgate.scheduler.table.NodeTable.Outcome.STALE_INSTANCE) == 1);
+        assertThat(nodes()).containsExactly("gpu-fresh");
+        sendTombstoneOf("gpu-fresh", null, gpuKey, "i-gpu-fresh", System.currentTimeMillis());
+        await().atMost(Duration.ofSeconds(10)).until(() -> nodes().isEmpty());
     }
 }

@@ -47,6 +47,7 @@ public final class HeartbeatPublisher implements AutoCloseable {
 
     private final java.time.Clock clock;
     private final HeartbeatSigner signer;
+    private volatile String lastInstance;
     private volatile java.time.Instant lastAcknowledged;
 
     /** Creates a publisher over a producer it then owns (and closes). */
@@ -137,6 +138,7 @@ public final class HeartbeatPublisher implements AutoCloseable {
             return false;
         }
         try {
+            lastInstance = heartbeat.instance();
             producer.send(record(codec.encode(heartbeat)), (metadata, error) -> {
                 inFlight.set(false);
                 if (error == null) {
@@ -173,11 +175,22 @@ public final class HeartbeatPublisher implements AutoCloseable {
         }
     }
 
-    /** Returns the record of {@code value} (null: a tombstone), signed when there is a signer. */
+    /**
+     * Returns the record of {@code value} (null: a tombstone), signed when there is a signer; a signed
+     * tombstone names the instance leaving and the time, so that it cannot be replayed later.
+     */
     private ProducerRecord<byte[], byte[]> record(byte[] value) {
         ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(topic, key, value);
         if (signer != null) {
-            Signature s = signer.sign(key, value);
+            Signature s;
+            if (value == null) {
+                String instance = lastInstance == null ? "-" : lastInstance;
+                byte[] tombstone = (instance + " " + clock.millis()).getBytes(StandardCharsets.US_ASCII);
+                s = signer.signTombstone(key, tombstone);
+                r.headers().add(HeartbeatSigner.TOMBSTONE_HEADER, tombstone);
+            } else {
+                s = signer.sign(key, value);
+            }
             r.headers().add(HeartbeatSigner.KEY_ID_HEADER, s.keyIdHeader())
                     .add(HeartbeatSigner.SIGNATURE_HEADER, s.signatureHeader());
         }

@@ -13,7 +13,12 @@ package io.heartgate.protocol.signing;
  * len(keyId)  keyId (ASCII)
  * len(key)    record key bytes           len -1 and no bytes for a null key
  * len(value)  record value bytes         len -1 and no bytes for a tombstone (null value)
+ * len(tomb)   tombstone header bytes     tombstones only: "INSTANCE SENT_AT_MS" ({@value #TOMBSTONE_HEADER})
  * </pre>
+ * A tombstone carries a third header, {@value #TOMBSTONE_HEADER}, with the instance leaving and the
+ * agent's time in epoch milliseconds; being signed, it cannot be refreshed, so a tombstone written
+ * to the topic again later is recognised as a replay, and one of an earlier instance cannot remove
+ * the node's current one.
  * Each field is length-prefixed, so no two different records share an input, and a tombstone
  * (length -1) differs from an empty value (length 0). The key id is inside the MAC, so a record
  * cannot be passed off as signed by another key. Headers other than these two are not signed.
@@ -24,6 +29,8 @@ public final class HeartbeatSigner {
     public static final String KEY_ID_HEADER = "heartgate-key-id";
     /** Name of the Kafka record header that holds the signature. */
     public static final String SIGNATURE_HEADER = "heartgate-signature";
+    /** Name of the signed header of a tombstone: {@code "INSTANCE SENT_AT_MS"} in ASCII. */
+    public static final String TOMBSTONE_HEADER = "heartgate-tombstone";
 
     private final HeartbeatKey key;
     private final MacEngine engine;
@@ -48,5 +55,14 @@ public final class HeartbeatSigner {
      */
     public Signature sign(byte[] recordKey, byte[] value) {
         return new Signature(key.id(), key.idBytes(), engine.hexSignature(key, recordKey, value));
+    }
+
+    /**
+     * Signs a tombstone together with its {@value #TOMBSTONE_HEADER} header's bytes.
+     *
+     * @param tombstone {@code "INSTANCE SENT_AT_MS"} in ASCII, sent as that header
+     */
+    public Signature signTombstone(byte[] recordKey, byte[] tombstone) {
+        return new Signature(key.id(), key.idBytes(), engine.hexSignature(key, recordKey, null, tombstone));
     }
 }

@@ -23,6 +23,8 @@ public final class HeartbeatVerifier {
 
     private static final Verification.Refused UNSIGNED = refused(Rule.UNSIGNED,
             "record lacks the " + HeartbeatSigner.KEY_ID_HEADER + " or the " + HeartbeatSigner.SIGNATURE_HEADER + " header");
+    private static final Verification.Refused UNSIGNED_TOMBSTONE = refused(Rule.UNSIGNED,
+            "tombstone lacks the " + HeartbeatSigner.TOMBSTONE_HEADER + " header");
     private static final Verification.Refused UNKNOWN_KEY = refused(Rule.UNKNOWN_KEY,
             HeartbeatSigner.KEY_ID_HEADER + " names no configured key");
     private static final Verification.Refused BAD_SIGNATURE = refused(Rule.BAD_SIGNATURE,
@@ -47,14 +49,27 @@ public final class HeartbeatVerifier {
      * @return a shared {@link Verification.Verified} naming the key, or a shared {@link Verification.Refused}
      */
     public Verification verify(byte[] recordKey, byte[] value, byte[] keyIdHeader, byte[] signatureHeader) {
+        return verify(recordKey, value, keyIdHeader, signatureHeader, null);
+    }
+
+    /**
+     * Checks one record's signature; a tombstone ({@code value} null) must carry its signed
+     * {@value HeartbeatSigner#TOMBSTONE_HEADER} header, given as {@code tombstoneHeader}, else it is
+     * {@link Rule#UNSIGNED}.
+     */
+    public Verification verify(byte[] recordKey, byte[] value, byte[] keyIdHeader, byte[] signatureHeader,
+                               byte[] tombstoneHeader) {
         if (keyIdHeader == null || signatureHeader == null) {
             return UNSIGNED;
+        }
+        if (value == null && tombstoneHeader == null) {
+            return UNSIGNED_TOMBSTONE;
         }
         HeartbeatKey key = keys.find(keyIdHeader);
         if (key == null) {
             return UNKNOWN_KEY;
         }
-        if (!MessageDigest.isEqual(engine.hexSignature(key, recordKey, value), signatureHeader)) {
+        if (!MessageDigest.isEqual(engine.hexSignature(key, recordKey, value, tombstoneHeader), signatureHeader)) {
             return BAD_SIGNATURE;
         }
         return key.allows(recordKey) ? key.verified() : key.notAllowed();

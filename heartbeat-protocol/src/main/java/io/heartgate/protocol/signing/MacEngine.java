@@ -41,6 +41,14 @@ final class MacEngine {
      * that buffer, which stays valid until this thread's next call.
      */
     byte[] hexSignature(HeartbeatKey key, byte[] recordKey, byte[] value) {
+        return hexSignature(key, recordKey, value, null);
+    }
+
+    /**
+     * As {@link #hexSignature(HeartbeatKey, byte[], byte[])}, with a tombstone's own field (its
+     * instance and time) appended after the null value when {@code tombstone} is given.
+     */
+    byte[] hexSignature(HeartbeatKey key, byte[] recordKey, byte[] value, byte[] tombstone) {
         Scratch s = scratch.get();
         Mac mac = s.macs[key.index()];
         if (mac == null) {
@@ -51,6 +59,9 @@ final class MacEngine {
         s.update(mac, key.idBytes());
         s.update(mac, recordKey);
         s.update(mac, value);
+        if (value == null && tombstone != null) {
+            s.update(mac, tombstone);
+        }
         // The JDK's doFinal(byte[], int) allocates the MAC anyway, so take the array it makes.
         byte[] digest = mac.doFinal();
         for (int i = 0; i < MAC_BYTES; i++) {

@@ -46,11 +46,21 @@ class HeartbeatVerifierTest {
     }
 
     @Test
-    void verifiesASignedTombstone() {
-        Signature s = new HeartbeatSigner(AGENT).sign(key, null);
+    void verifiesASignedTombstoneWithItsTombstoneHeader() {
+        byte[] info = bytes("i-42 1764583200000");
+        Signature s = new HeartbeatSigner(AGENT).signTombstone(key, info);
+        HeartbeatVerifier verifier = new HeartbeatVerifier(SCHEDULER);
 
-        assertThat(verify(key, null, s).isVerified()).isTrue();
-        assertThat(rule(verify(key, value, s))).isEqualTo(Rule.BAD_SIGNATURE);
+        assertThat(verifier.verify(key, null, s.keyIdHeader(), s.signatureHeader(), info).isVerified()).isTrue();
+        assertThat(rule(verifier.verify(key, null, s.keyIdHeader(), s.signatureHeader(), bytes("i-42 1764583299999"))))
+                .as("a refreshed time").isEqualTo(Rule.BAD_SIGNATURE);
+        assertThat(rule(verifier.verify(key, null, s.keyIdHeader(), s.signatureHeader(), null)))
+                .as("a tombstone without its header").isEqualTo(Rule.UNSIGNED);
+        assertThat(rule(verifier.verify(key, value, s.keyIdHeader(), s.signatureHeader(), info)))
+                .isEqualTo(Rule.BAD_SIGNATURE);
+        Signature old = new HeartbeatSigner(AGENT).sign(key, null); // the first layout: no header at all
+        assertThat(rule(verifier.verify(key, null, old.keyIdHeader(), old.signatureHeader(), null)))
+                .isEqualTo(Rule.UNSIGNED);
     }
 
     @Test
@@ -59,7 +69,8 @@ class HeartbeatVerifierTest {
 
         assertThat(signer.sign(key, null).signatureHeader()).isNotEqualTo(signer.sign(key, new byte[0]).signatureHeader());
         assertThat(rule(verify(key, new byte[0], signer.sign(key, null)))).isEqualTo(Rule.BAD_SIGNATURE);
-        assertThat(rule(verify(key, null, signer.sign(key, new byte[0])))).isEqualTo(Rule.BAD_SIGNATURE);
+        assertThat(rule(new HeartbeatVerifier(SCHEDULER).verify(key, null, signer.sign(key, new byte[0]).keyIdHeader(),
+                signer.sign(key, new byte[0]).signatureHeader(), new byte[0]))).isEqualTo(Rule.BAD_SIGNATURE);
     }
 
     @Test

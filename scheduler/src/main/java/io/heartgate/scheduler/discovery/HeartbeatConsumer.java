@@ -279,11 +279,15 @@ public final class HeartbeatConsumer implements Runnable {
         stats.received();
         if (verifier != null) {
             // Before decoding: a forged record costs one MAC, never a parse, and never reaches the table.
+            byte[] tombstone = r.value() == null ? lastHeader(r, HeartbeatSigner.TOMBSTONE_HEADER) : null;
             Verification v = verifier.verify(r.key(), r.value(), lastHeader(r, HeartbeatSigner.KEY_ID_HEADER),
-                    lastHeader(r, HeartbeatSigner.SIGNATURE_HEADER));
+                    lastHeader(r, HeartbeatSigner.SIGNATURE_HEADER), tombstone);
             if (v instanceof Verification.Refused refused) {
                 stats.rejected(refused.rule());
                 logRejection(refused.rule(), r, new Decoded.Rejected(refused.rejection()), now);
+                return;
+            }
+            if (tombstone != null && !tombstoneApplies(r, tombstone, now)) {
                 return;
             }
         }
@@ -333,6 +337,43 @@ public final class HeartbeatConsumer implements Runnable {
         }
         Duration window = Duration.ofMillis(Math.max(REPLAY_WINDOW.toMillis(), 3L * hb.intervalMs()));
         return hb.sentAt().plus(window).isBefore(brokerTime);
+    }
+
+    /**
+     * Returns whether a signed tombstone may remove its node: sent recently (its signed time within
+     * {@link #REPLAY_WINDOW} of the broker's timestamp), and by the instance the table lists, so that
+     * a tombstone captured from an earlier stop and written again takes no live node out.
+     */
+    private boolean tombstoneApplies(ConsumerRecord<byte[], byte[]> r, byte[] header, Instant now) {
+        String text = new String(header, StandardCharsets.US_ASCII);
+        int space = text.lastIndexOf(' ');
+        long sentMs;
+        try {
+            sentMs = Long.parseLong(text.substring(space + 1));
+        } catch (NumberFormatException | IndexOutOfBoundsException e) {
+            sentMs = Long.MIN_VALUE;
+        }
+        Instant brokerTime = r.timestamp() >= 0 ? Instant.ofEpochMilli(r.timestamp()) : now;
+        String id = new String(r.key(), StandardCharsets.UTF_8);
+        if (space <= 0 || sentMs == Long.MIN_VALUE
+                || Instant.ofEpochMilli(sentMs).plus(REPLAY_WINDOW).isBefore(brokerTime)) {
+            stats.outcome(NodeTable.Outcome.REPLAYED);
+            if (replayLoggedAt == null || !now.isBefore(replayLoggedAt.plus(REJECTION_LOG_EVERY))) {
+                replayLoggedAt = now;
+                log.warn("Node {} tombstone ignored as replayed: signed at {} ms, stored by the broker at {} (at "
+                        + "most one such line a minute)", id.replaceAll("[\\p{Cntrl}]", "?"), sentMs, brokerTime);
+            }
+            return false;
+        }
+        String instance = text.substring(0, space);
+        var listed = table.snapshot().node(id);
+        if (listed != null && listed.heartbeat().instance() != null && !listed.heartbeat().instance().equals(instance)) {
+            stats.outcome(NodeTable.Outcome.STALE_INSTANCE);
+            log.debug("Node {} tombstone of an earlier instance ignored: the node runs instance {} now", id,
+                    listed.heartbeat().instance());
+            return false;
+        }
+        return true;
     }
 
     private static byte[] lastHeader(ConsumerRecord<byte[], byte[]> r, String name) {
