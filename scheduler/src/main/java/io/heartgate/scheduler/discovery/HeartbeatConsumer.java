@@ -1,17 +1,12 @@
 package io.heartgate.scheduler.discovery;
 
-import io.heartgate.protocol.Decoded;
-import io.heartgate.protocol.HeartbeatCodec;
-import io.heartgate.protocol.Rejection;
 import io.heartgate.protocol.Rule;
 import io.heartgate.scheduler.trust.UpstreamAllowList;
 import io.heartgate.scheduler.table.NodeTable;
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -31,10 +26,7 @@ import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.UnsupportedVersionException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import io.heartgate.protocol.signing.HeartbeatSigner;
 import io.heartgate.protocol.signing.HeartbeatVerifier;
-import io.heartgate.protocol.signing.Verification;
-import org.apache.kafka.common.header.Header;
 import io.heartgate.protocol.cli.KafkaSettings;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -51,10 +43,10 @@ import org.slf4j.LoggerFactory;
  * saw at start. When Kafka stays silent for longer than the shortest node expiry, it freezes expiry
  * (self-preservation) and thaws it once it has caught up again.
  *
- * <p>Errors come in three tiers: authorization, authentication, unsupported versions and invalid
- * topics stop the loop (nothing will fix them without an operator); any other {@link KafkaException}
- * is logged and the loop goes on; bad records are rejected, counted and logged at most once a minute
- * per rule.
+ * <p>Errors come in tiers: authorization, unsupported versions and invalid topics stop the loop
+ * (nothing will fix them without an operator); refused credentials are logged once and retried every
+ * {@code AUTH_RETRY_EVERY}, with the reason on {@code /readyz}; any other {@link KafkaException} is
+ * logged and the loop goes on. What each record does to the table is {@link HeartbeatRecords}'.
  */
 public final class HeartbeatConsumer implements Runnable {
 
@@ -63,9 +55,7 @@ public final class HeartbeatConsumer implements Runnable {
     private static final Duration CONTACT_CHECK_EVERY = Duration.ofSeconds(1);
     private static final Duration CONTACT_CHECK_TIMEOUT = Duration.ofMillis(500);
     private static final Duration PARTITION_CHECK_EVERY = Duration.ofSeconds(10);
-    private static final Duration REJECTION_LOG_EVERY = Duration.ofMinutes(1);
     private static final Duration AUTH_RETRY_EVERY = Duration.ofSeconds(10);
-    private static final Duration REPLAY_WINDOW = Duration.ofSeconds(30);
 
     private final Consumer<byte[], byte[]> consumer;
     private final String topic;
@@ -74,16 +64,11 @@ public final class HeartbeatConsumer implements Runnable {
     private final Duration lookBack;
     private final Duration defaultExpiry;
     private final DiscoveryStats stats;
-    private final UpstreamAllowList allowUpstream;
-    private final HeartbeatVerifier verifier;
-    private final HeartbeatCodec codec = new HeartbeatCodec();
-    private final Map<Rule, Instant> rejectionLoggedAt = new EnumMap<>(Rule.class);
-    private final Map<Rule, Long> rejectionsSinceLog = new EnumMap<>(Rule.class);
+    private final HeartbeatRecords recordHandler;
     private volatile DiscoveryStatus status = DiscoveryStatus.STARTING;
     private volatile boolean closing;
     private final CountDownLatch closed = new CountDownLatch(1);
     private String refusedBy;
-    private Instant replayLoggedAt;
     private Set<TopicPartition> assigned = Set.of();
     private Map<TopicPartition, Long> catchUpTarget;
     private Instant lastContact = Instant.MIN;
@@ -121,8 +106,7 @@ public final class HeartbeatConsumer implements Runnable {
     public HeartbeatConsumer(Consumer<byte[], byte[]> consumer, String topic, NodeTable table, Clock clock,
                              Duration lookBack, Duration defaultExpiry, DiscoveryStats stats,
                              UpstreamAllowList allowUpstream, HeartbeatVerifier verifier) {
-        this.verifier = verifier;
-        this.allowUpstream = allowUpstream;
+        this.recordHandler = new HeartbeatRecords(table, stats, allowUpstream, verifier);
         this.consumer = consumer;
         this.topic = topic;
         this.table = table;
@@ -234,7 +218,7 @@ public final class HeartbeatConsumer implements Runnable {
             lastContact = now;
         }
         for (ConsumerRecord<byte[], byte[]> r : records) {
-            handle(r, now);
+            recordHandler.handle(r, now);
         }
         if (!now.isBefore(nextContactCheck)) {
             nextContactCheck = now.plus(CONTACT_CHECK_EVERY);
@@ -273,131 +257,6 @@ public final class HeartbeatConsumer implements Runnable {
             Thread.currentThread().interrupt();
             closing = true;
         }
-    }
-
-    private void handle(ConsumerRecord<byte[], byte[]> r, Instant now) {
-        stats.received();
-        if (verifier != null) {
-            // Before decoding: a forged record costs one MAC, never a parse, and never reaches the table.
-            byte[] tombstone = r.value() == null ? lastHeader(r, HeartbeatSigner.TOMBSTONE_HEADER) : null;
-            Verification v = verifier.verify(r.key(), r.value(), lastHeader(r, HeartbeatSigner.KEY_ID_HEADER),
-                    lastHeader(r, HeartbeatSigner.SIGNATURE_HEADER), tombstone);
-            if (v instanceof Verification.Refused refused) {
-                stats.rejected(refused.rule());
-                logRejection(refused.rule(), r, new Decoded.Rejected(refused.rejection()), now);
-                return;
-            }
-            if (tombstone != null && !tombstoneApplies(r, tombstone, now)) {
-                return;
-            }
-        }
-        Decoded decoded = codec.decodeRecord(r.key(), r.value());
-        if (decoded instanceof Decoded.Beat beat && !allowUpstream.allowsUrl(beat.heartbeat().url())) {
-            // Trusting it would let one record point the proxy, prompts included, at any address.
-            decoded = new Decoded.Rejected(new Rejection(Rule.URL_NOT_ALLOWED, "url",
-                    "'" + beat.heartbeat().url() + "' is outside --allow-upstream " + allowUpstream));
-        }
-        if (decoded instanceof Decoded.Beat beat) {
-            Instant brokerTime = r.timestamp() >= 0 ? Instant.ofEpochMilli(r.timestamp()) : now;
-            if (verifier != null && replayed(beat.heartbeat(), brokerTime)) {
-                stats.outcome(NodeTable.Outcome.REPLAYED);
-                if (replayLoggedAt == null || !now.isBefore(replayLoggedAt.plus(REJECTION_LOG_EVERY))) {
-                    replayLoggedAt = now;
-                    log.warn("Node {} heartbeat ignored as replayed: signed sentAt {}, stored by the broker at {} "
-                            + "(a record written again, or the agent's clock that far behind; at most one such line "
-                            + "a minute)", beat.heartbeat().nodeId(), beat.heartbeat().sentAt(), brokerTime);
-                }
-                return;
-            }
-            NodeTable.Outcome outcome = table.apply(beat.heartbeat(), brokerTime);
-            stats.outcome(outcome);
-            if (outcome == NodeTable.Outcome.STALE_INSTANCE || outcome == NodeTable.Outcome.OLD_SEQ) {
-                log.debug("Node {} heartbeat ignored: {}", beat.heartbeat().nodeId(), outcome);
-            }
-        } else if (decoded instanceof Decoded.Leave leave) {
-            stats.tombstone();
-            table.remove(leave.nodeId());
-        } else if (decoded instanceof Decoded.Rejected rejected) {
-            Rule rule = rejected.rejection().rule();
-            stats.rejected(rule);
-            logRejection(rule, r, rejected, now);
-        }
-    }
-
-    /**
-     * Returns whether a signed heartbeat was written to the topic again long after its agent sent
-     * it: its {@code sentAt} is signed, so it cannot be refreshed, while the broker stamps a copy with
-     * the time it arrives. Without this, a captured record of a dead node would revive it for one
-     * expiry. The window (the larger of {@link #REPLAY_WINDOW} and three intervals) leaves room for
-     * clock skew between agents and brokers and for a producer's retries.
-     */
-    private static boolean replayed(io.heartgate.protocol.Heartbeat hb, Instant brokerTime) {
-        if (hb.sentAt() == null) {
-            return true;
-        }
-        Duration window = Duration.ofMillis(Math.max(REPLAY_WINDOW.toMillis(), 3L * hb.intervalMs()));
-        return hb.sentAt().plus(window).isBefore(brokerTime);
-    }
-
-    /**
-     * Returns whether a signed tombstone may remove its node: sent recently (its signed time within
-     * {@link #REPLAY_WINDOW} of the broker's timestamp), and by the instance the table lists, so that
-     * a tombstone captured from an earlier stop and written again takes no live node out.
-     */
-    private boolean tombstoneApplies(ConsumerRecord<byte[], byte[]> r, byte[] header, Instant now) {
-        String text = new String(header, StandardCharsets.US_ASCII);
-        int space = text.lastIndexOf(' ');
-        long sentMs;
-        try {
-            sentMs = Long.parseLong(text.substring(space + 1));
-        } catch (NumberFormatException | IndexOutOfBoundsException e) {
-            sentMs = Long.MIN_VALUE;
-        }
-        Instant brokerTime = r.timestamp() >= 0 ? Instant.ofEpochMilli(r.timestamp()) : now;
-        String id = new String(r.key(), StandardCharsets.UTF_8);
-        if (space <= 0 || sentMs == Long.MIN_VALUE
-                || Instant.ofEpochMilli(sentMs).plus(REPLAY_WINDOW).isBefore(brokerTime)) {
-            stats.outcome(NodeTable.Outcome.REPLAYED);
-            if (replayLoggedAt == null || !now.isBefore(replayLoggedAt.plus(REJECTION_LOG_EVERY))) {
-                replayLoggedAt = now;
-                log.warn("Node {} tombstone ignored as replayed: signed at {} ms, stored by the broker at {} (at "
-                        + "most one such line a minute)", id.replaceAll("[\\p{Cntrl}]", "?"), sentMs, brokerTime);
-            }
-            return false;
-        }
-        String instance = text.substring(0, space);
-        var listed = table.snapshot().node(id);
-        if (listed != null && listed.heartbeat().instance() != null && !listed.heartbeat().instance().equals(instance)) {
-            stats.outcome(NodeTable.Outcome.STALE_INSTANCE);
-            log.debug("Node {} tombstone of an earlier instance ignored: the node runs instance {} now", id,
-                    listed.heartbeat().instance());
-            return false;
-        }
-        return true;
-    }
-
-    private static byte[] lastHeader(ConsumerRecord<byte[], byte[]> r, String name) {
-        Header h = r.headers().lastHeader(name);
-        return h == null ? null : h.value();
-    }
-
-    private void logRejection(Rule rule, ConsumerRecord<byte[], byte[]> r, Decoded.Rejected rejected, Instant now) {
-        Instant last = rejectionLoggedAt.get(rule);
-        if (last != null && now.isBefore(last.plus(REJECTION_LOG_EVERY))) {
-            rejectionsSinceLog.merge(rule, 1L, Long::sum);
-            return;
-        }
-        long suppressed = rejectionsSinceLog.getOrDefault(rule, 0L);
-        rejectionLoggedAt.put(rule, now);
-        rejectionsSinceLog.put(rule, 0L);
-        String key = r.key() == null ? "(none)" : new String(r.key(), StandardCharsets.UTF_8);
-        if (key.length() > 128) {
-            key = key.substring(0, 128) + "...";
-        }
-        // A forged record's key is anyone's text: no control characters reach the log.
-        key = key.replaceAll("[\\p{Cntrl}]", "?");
-        log.warn("Node {} heartbeat rejected ({}); partition {} offset {}{}", key, rejected.rejection(),
-                r.partition(), r.offset(), suppressed > 0 ? "; " + suppressed + " more like it in the last minute" : "");
     }
 
     private void refreshPartitions() {
