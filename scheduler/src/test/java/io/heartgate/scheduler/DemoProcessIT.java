@@ -15,8 +15,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -33,8 +31,8 @@ class DemoProcessIT {
                 "--admin-port", "0", "--embedded-kafka-port", "0", "--data-dir", dir.resolve("kafka").toString())
                 .redirectErrorStream(true).redirectOutput(out.toFile()).start();
         try {
-            int proxyPort = port(out, "proxy listening on [^:]+:(\\d+)");
-            port(out, "kafka bootstrap [^:]+:(\\d+)");
+            int proxyPort = ProcessLogs.port(out, "proxy listening on [^:]+:(\\d+)");
+            ProcessLogs.port(out, "kafka bootstrap [^:]+:(\\d+)");
             await().atMost(Duration.ofSeconds(60)).until(() -> Files.readString(out).contains("Press Ctrl-C"));
             String printed = Files.readString(out);
             assertThat(printed).contains("curl -N http://127.0.0.1:" + proxyPort + "/api/generate")
@@ -86,19 +84,5 @@ class DemoProcessIT {
             assertThat(output).startsWith("scheduler: --port " + taken.getLocalPort()).contains("already in use")
                     .doesNotContain("\n").doesNotContain("Exception");
         }
-    }
-
-    private static int port(Path log, String regex) {
-        Pattern pattern = Pattern.compile(regex);
-        int[] port = {-1};
-        await().atMost(Duration.ofSeconds(90)).until(() -> {
-            Matcher m = pattern.matcher(Files.exists(log) ? Files.readString(log) : "");
-            if (m.find()) {
-                port[0] = Integer.parseInt(m.group(1));
-                return true;
-            }
-            return false;
-        });
-        return port[0];
     }
 }

@@ -19,8 +19,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -67,7 +65,7 @@ class RescueIT {
         Path simLog = dir.resolve("sim.log");
         sim = java(simLog, "-jar", SIM_JAR.toString(), "--name", "gpu-hang", "--port", "0", "--models", "llama3:8b",
                 "--tokens", "8", "--token-delay", "20ms", "--first-token-delay", "100ms", "--max-concurrency", "64");
-        int port = port(simLog, "inference-sim listening on [^:]+:(\\d+)");
+        int port = ProcessLogs.port(simLog, "inference-sim listening on [^:]+:(\\d+)");
         agent = java(dir.resolve("agent.log"), "-Xmx96m", "-jar", AGENT_JAR.toString(), "--kafka",
                 kafka.bootstrapServers(), "--topic", cluster.topic, "--node-id", "gpu-hang", "--url",
                 "http://127.0.0.1:" + port, "--backend", "ollama", "--interval", INTERVAL_MS + "ms",
@@ -111,19 +109,6 @@ class RescueIT {
         }
     }
 
-    private static int port(Path log, String regex) {
-        Pattern pattern = Pattern.compile(regex);
-        int[] port = {-1};
-        await().atMost(Duration.ofSeconds(60)).until(() -> {
-            Matcher m = pattern.matcher(Files.exists(log) ? Files.readString(log) : "");
-            if (m.find()) {
-                port[0] = Integer.parseInt(m.group(1));
-                return true;
-            }
-            return false;
-        });
-        return port[0];
-    }
 
     /** Eight clients sending small chats back to back, as in the trial. */
     private void startLoad() {

@@ -37,6 +37,13 @@ class SchedulerMainTest {
         "--allow-upstream 10.0.0.0/33 | --allow-upstream: '10.0.0.0/33' needs a prefix of 0 to 32",
         "--allow-upstream http://x | --allow-upstream: 'http://x' is not a CIDR",
         "--allow-upstream a+b | --allow-upstream: 'a+b' is neither a CIDR",
+        "--admin-token-all | --admin-token-all: needs --admin-token",
+        "--tls-cert /etc/hostname | --tls-key: --tls-cert and --tls-key go together",
+        "--flap-window 0s | --flap-window: must be 1s to 24h",
+        "--flap-limit -1 | --flap-limit: must be 0 (off) to 1000",
+        "--slow-start 25h | --slow-start: must be 0 (off) to 24h",
+        "--heartbeat-keys /nonexistent/keys | --heartbeat-keys: ",
+        "--kafka-config /nonexistent/kafka.properties | --kafka-config: cannot read",
     })
     void rejectsBadFlagsWithOneLineAndStatus2(String args, String message) {
         CommandLineRun run = CommandLineRun.run(SchedulerMain.commandLine(), args.trim().split(" +"));
