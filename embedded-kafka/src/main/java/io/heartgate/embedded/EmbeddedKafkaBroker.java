@@ -1,8 +1,6 @@
 package io.heartgate.embedded;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
@@ -10,15 +8,10 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -51,7 +44,6 @@ import org.slf4j.LoggerFactory;
 public final class EmbeddedKafkaBroker implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(EmbeddedKafkaBroker.class);
-    private static final int OUTPUT_LINES_KEPT = 40;
     private static final Duration STOP_TIMEOUT = Duration.ofSeconds(15);
 
     private final EmbeddedKafkaConfig config;
@@ -60,7 +52,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
     private final boolean ownsDataDir;
     private final int port;
     private final Process process;
-    private final Deque<String> lastLines = new ArrayDeque<>();
+    private final ChildOutput output;
     private final Thread shutdownHook;
     private volatile boolean closed;
 
@@ -72,6 +64,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         this.ownsDataDir = ownsDataDir;
         this.port = port;
         this.process = process;
+        this.output = ChildOutput.follow(process.getInputStream(), port);
         // Whoever forgets to close us, a normal JVM exit still stops the child and removes its dir.
         this.shutdownHook = new Thread(this::close, "embedded-kafka-shutdown-" + port);
         Runtime.getRuntime().addShutdownHook(shutdownHook);
@@ -108,7 +101,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
                 broker = launch(config, security, dataDir, ownsDataDir, port);
             } catch (RuntimeException e) {
                 if (ownsDataDir) {
-                    deleteRecursively(dataDir);
+                    DataDirs.delete(dataDir);
                 }
                 throw e;
             }
@@ -123,7 +116,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
             }
         }
         if (ownsDataDir) {
-            deleteRecursively(dataDir);
+            DataDirs.delete(dataDir);
         }
         throw last;
     }
@@ -197,7 +190,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         }
         stopProcess();
         if (ownsDataDir) {
-            deleteRecursively(dataDir);
+            DataDirs.delete(dataDir);
         }
         log.info("Embedded Kafka on port {} stopped", port);
     }
@@ -243,7 +236,6 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
             Process process = pb.start();
             EmbeddedKafkaBroker broker = new EmbeddedKafkaBroker(config, security, dataDir, ownsDataDir, port,
                     process);
-            broker.forwardOutput();
             log.debug("Embedded Kafka child pid {} starting on {}:{}", process.pid(), config.listenHost(), port);
             return broker;
         } catch (IOException e) {
@@ -307,11 +299,11 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         while (!accepts(host, port)) {
             if (!process.isAlive()) {
                 throw new IllegalStateException("the broker process exited with status "
-                        + process.exitValue() + "; last output:\n" + lastOutput());
+                        + process.exitValue() + "; last output:\n" + output.lastLines());
             }
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("Kafka did not listen on port " + port + " within "
-                        + config.startTimeout().toSeconds() + " s; last output:\n" + lastOutput());
+                        + config.startTimeout().toSeconds() + " s; last output:\n" + output.lastLines());
             }
             try {
                 Thread.sleep(50);
@@ -333,7 +325,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
             while (System.nanoTime() < deadline) {
                 if (!process.isAlive()) {
                     throw new IllegalStateException("the broker process exited with status "
-                            + process.exitValue() + "; last output:\n" + lastOutput());
+                            + process.exitValue() + "; last output:\n" + output.lastLines());
                 }
                 try {
                     if (!admin.describeCluster().nodes().get(2, TimeUnit.SECONDS).isEmpty()) {
@@ -351,7 +343,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
             }
         }
         throw new IllegalStateException("Kafka did not answer within " + config.startTimeout().toSeconds()
-                + " s; last output:\n" + lastOutput());
+                + " s; last output:\n" + output.lastLines());
     }
 
     private static boolean accepts(String host, int port) {
@@ -360,45 +352,6 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
             return true;
         } catch (IOException e) {
             return false;
-        }
-    }
-
-    private void forwardOutput() {
-        Thread t = new Thread(() -> {
-            try (BufferedReader r = new BufferedReader(
-                    new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = r.readLine()) != null) {
-                    remember(line);
-                    // The child's own WARN lines are routine (controller activation and the like).
-                    if (line.startsWith("ERROR")) {
-                        log.warn("[kafka:{}] {}", port, line);
-                    } else if (line.startsWith("WARN")) {
-                        log.info("[kafka:{}] {}", port, line);
-                    } else {
-                        log.debug("[kafka:{}] {}", port, line);
-                    }
-                }
-            } catch (IOException e) {
-                log.debug("Embedded Kafka output closed: {}", e.toString());
-            }
-        }, "embedded-kafka-output-" + port);
-        t.setDaemon(true);
-        t.start();
-    }
-
-    private void remember(String line) {
-        synchronized (lastLines) {
-            if (lastLines.size() == OUTPUT_LINES_KEPT) {
-                lastLines.removeFirst();
-            }
-            lastLines.addLast(line);
-        }
-    }
-
-    private String lastOutput() {
-        synchronized (lastLines) {
-            return String.join("\n", lastLines);
         }
     }
 
@@ -433,29 +386,6 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
             return s.getLocalPort();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot find a free port on " + host, e);
-        }
-    }
-
-    private static void deleteRecursively(Path dir) {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try {
-            Files.walkFileTree(dir, new SimpleFileVisitor<>() {
-                @Override
-                public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                    Files.deleteIfExists(file);
-                    return FileVisitResult.CONTINUE;
-                }
-
-                @Override
-                public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
-                    Files.deleteIfExists(d);
-                    return FileVisitResult.CONTINUE;
-                }
-            });
-        } catch (IOException e) {
-            log.warn("Could not remove the embedded Kafka dir {}: {}", dir, e.toString());
         }
     }
 }
