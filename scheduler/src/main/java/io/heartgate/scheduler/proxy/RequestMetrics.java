@@ -58,8 +58,10 @@ public final class RequestMetrics implements TrafficView {
             return;
         }
         int statusClass = statusClass(status);
-        AtomicReferenceArray<Counter> counters = byCaller.computeIfAbsent(caller,
-                k -> new AtomicReferenceArray<>(STATUS_CLASSES.length));
+        AtomicReferenceArray<Counter> counters = byCaller.get(caller); // no bin lock once the key is known
+        if (counters == null) {
+            counters = byCaller.computeIfAbsent(caller, k -> new AtomicReferenceArray<>(STATUS_CLASSES.length));
+        }
         Counter c = counters.get(statusClass);
         if (c == null) {
             c = Counter.builder("heartgate_proxy_key_requests")
