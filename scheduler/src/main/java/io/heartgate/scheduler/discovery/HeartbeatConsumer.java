@@ -6,7 +6,6 @@ import io.heartgate.scheduler.table.NodeTable;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -284,8 +283,7 @@ public final class HeartbeatConsumer implements Runnable {
         consumer.assign(all);
         assigned = Set.copyOf(all);
         if (first) {
-            seekToLookBack(added);
-            catchUpTarget = consumer.endOffsets(added);
+            catchUpTarget = seekToLookBack(added);
             log.info("Discovery reading {} partitions of {} from {} ago ({} records to catch up)", all.size(), topic,
                     io.heartgate.protocol.Durations.format(lookBack), catchUpTarget.values().stream().mapToLong(Long::longValue).sum());
         } else {
@@ -295,23 +293,23 @@ public final class HeartbeatConsumer implements Runnable {
         }
     }
 
-    private void seekToLookBack(Set<TopicPartition> partitions) {
+    /**
+     * Seeks each partition to its first record of the look-back window and returns the partitions'
+     * end offsets, taken before the search: a partition with nothing that recent starts at that end,
+     * not at a lazily resolved {@code seekToEnd}, so a record written while discovery starts (a
+     * tombstone, a replay to count) is read, not skipped.
+     */
+    private Map<TopicPartition, Long> seekToLookBack(Set<TopicPartition> partitions) {
+        Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
         long from = clock.instant().minus(lookBack).toEpochMilli();
         Map<TopicPartition, Long> query = new HashMap<>();
         partitions.forEach(tp -> query.put(tp, Math.max(0, from)));
         Map<TopicPartition, OffsetAndTimestamp> offsets = consumer.offsetsForTimes(query);
-        List<TopicPartition> toEnd = new ArrayList<>();
         for (TopicPartition tp : partitions) {
             OffsetAndTimestamp o = offsets.get(tp);
-            if (o == null) {
-                toEnd.add(tp); // nothing that recent: start at the end
-            } else {
-                consumer.seek(tp, o.offset());
-            }
+            consumer.seek(tp, o != null ? o.offset() : ends.getOrDefault(tp, 0L));
         }
-        if (!toEnd.isEmpty()) {
-            consumer.seekToEnd(toEnd);
-        }
+        return ends;
     }
 
     private void checkContact() {

@@ -41,6 +41,8 @@ class HeartbeatConsumerTest {
     /** MockConsumer without offsetsForTimes support of its own: answers with a fixed offset. */
     static final class TimedMockConsumer extends MockConsumer<byte[], byte[]> {
         long lookBackOffset;
+        /** When set, the search finds nothing and this runs first: a record written as discovery starts. */
+        Runnable duringSearch;
 
         TimedMockConsumer() {
             super("latest");
@@ -49,6 +51,10 @@ class HeartbeatConsumerTest {
         @Override
         public synchronized Map<TopicPartition, OffsetAndTimestamp> offsetsForTimes(Map<TopicPartition, Long> query) {
             Map<TopicPartition, OffsetAndTimestamp> out = new java.util.HashMap<>();
+            if (duringSearch != null) {
+                duringSearch.run();
+                return out;
+            }
             query.forEach((tp, ts) -> out.put(tp, new OffsetAndTimestamp(lookBackOffset, ts)));
             return out;
         }
@@ -98,6 +104,20 @@ class HeartbeatConsumerTest {
         assertThat(table.snapshot().nodes()).extracting(Node::id).containsExactly("a", "b", "c");
         assertThat(consumer.assignment()).containsExactly(P0);
         assertThat(stats.acceptedCount()).isEqualTo(3);
+    }
+
+    @Test
+    void aRecordWrittenWhileDiscoveryStartsOnAPartitionWithNothingRecentIsRead() {
+        // A heartbeat lands while discovery looks for the start of its look-back on an empty partition.
+        consumer.duringSearch = () -> {
+            beat(Beats.of("a").build());
+            consumer.updateEndOffsets(Map.of(P0, 1L));
+        };
+        discovery.step();
+        consumer.duringSearch = null;
+        discovery.step();
+
+        assertThat(table.snapshot().nodes()).extracting(Node::id).containsExactly("a");
     }
 
     private static Heartbeat at(String id, String url, long seq) {
