@@ -107,6 +107,12 @@ public final class SchedulerMain implements Callable<Integer> {
                     + "[env SCHEDULER_FIRST_BYTE_TIMEOUT] (default: 5m)")
     Duration firstByteTimeout;
 
+    @Option(names = "--stall-timeout", defaultValue = "${env:SCHEDULER_STALL_TIMEOUT:-30s}",
+            description = "a node that answers nothing for this long while a request waits on it and another node "
+                    + "serving that model answers is ejected as stalled and its waiting requests move; 0 = off "
+                    + "[env SCHEDULER_STALL_TIMEOUT] (default: 30s)")
+    Duration stallTimeout;
+
     @Option(names = "--idle-timeout", defaultValue = "${env:SCHEDULER_IDLE_TIMEOUT:-2m}",
             description = "longest pause between two chunks of a response [env SCHEDULER_IDLE_TIMEOUT] (default: 2m)")
     Duration idleTimeout;
@@ -240,7 +246,7 @@ public final class SchedulerMain implements Callable<Integer> {
     SchedulerConfig config() {
         ProxyConfig proxy = new ProxyConfig(bind, port, maxBody, retries, connectTimeout, firstByteTimeout, idleTimeout,
                 drainTimeout, ejectAfter, ejectFor, Math.max(1, Runtime.getRuntime().availableProcessors()),
-                Transport.parse(transport), keepAliveTimeout, UpstreamAllowList.parse(allowUpstream));
+                Transport.parse(transport), keepAliveTimeout, UpstreamAllowList.parse(allowUpstream), stallTimeout);
         proxy.transport().resolve(); // an explicit choice the host lacks: one line and exit 2
         // Files read here too, so that a bad one is one line and exit 2 before anything starts.
         if (apiKeys != null) {

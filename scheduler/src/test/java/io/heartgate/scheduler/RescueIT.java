@@ -7,18 +7,12 @@ import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.proxy.ProxyCounters.Counter;
 import io.heartgate.testkit.KafkaExtension;
 import io.heartgate.testkit.TestKafka;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -42,20 +36,14 @@ class RescueIT {
     private static final long DEADLINE_MS = 2 * INTERVAL_MS + 1000;
     /** The longest a request takes on a healthy node here (100 ms to the first token, 8 x 20 ms), with room. */
     private static final long SERVICE_MS = 1000;
-    private static final String CHAT = "{\"model\":\"llama3:8b\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
 
     @TempDir
     Path dir;
 
-    private record Result(long startNanos, long endNanos, int status, String node) {
-    }
-
     private Cluster cluster;
     private Process sim;
     private Process agent;
-    private final List<Result> results = new CopyOnWriteArrayList<>();
-    private final AtomicBoolean loading = new AtomicBoolean(true);
-    private ExecutorService clients;
+    private ChatLoad load;
 
     @BeforeEach
     void setUp(TestKafka kafka) throws Exception {
@@ -79,10 +67,8 @@ class RescueIT {
 
     @AfterEach
     void tearDown() throws Exception {
-        loading.set(false);
-        if (clients != null) {
-            clients.shutdownNow();
-            clients.awaitTermination(10, TimeUnit.SECONDS);
+        if (load != null) {
+            load.close();
         }
         for (Process p : new Process[] {sim, agent}) {
             if (p != null) {
@@ -110,40 +96,10 @@ class RescueIT {
     }
 
 
-    /** Eight clients sending small chats back to back, as in the trial. */
-    private void startLoad() {
-        clients = Executors.newFixedThreadPool(8);
-        for (int i = 0; i < 8; i++) {
-            clients.submit(() -> {
-                while (loading.get()) {
-                    long start = System.nanoTime();
-                    int status;
-                    String node = null;
-                    try {
-                        HttpResponse<String> r = cluster.http.send(HttpRequest.newBuilder(cluster.proxy("/v1/chat/completions"))
-                                .timeout(Duration.ofSeconds(30)).POST(HttpRequest.BodyPublishers.ofString(CHAT)).build(),
-                                HttpResponse.BodyHandlers.ofString());
-                        status = r.statusCode();
-                        node = r.headers().firstValue("x-upstream-node").orElse(null);
-                    } catch (Exception e) {
-                        status = -1;
-                        node = e.toString();
-                    }
-                    results.add(new Result(start, System.nanoTime(), status, node));
-                }
-                return null;
-            });
-        }
-    }
-
-    private long servedBy(String node) {
-        return results.stream().filter(r -> node.equals(r.node())).count();
-    }
-
     /** Runs the load, hangs the server at T0 (and kills its agent when asked), and checks every request. */
     private void hangUnderLoad(boolean killAgentToo) throws Exception {
-        startLoad();
-        await().atMost(Duration.ofSeconds(30)).until(() -> servedBy("gpu-hang") >= 10 && servedBy("gpu-ok") >= 10);
+        load = new ChatLoad(cluster, 8); // as in the trial
+        await().atMost(Duration.ofSeconds(30)).until(() -> load.servedBy("gpu-hang") >= 10 && load.servedBy("gpu-ok") >= 10);
 
         long stopped = System.nanoTime();
         signal("STOP", sim);
@@ -152,28 +108,20 @@ class RescueIT {
         }
         long deadline = stopped + TimeUnit.MILLISECONDS.toNanos(DEADLINE_MS);
         // Enough time for every request in flight at the stop to be answered, and load after it.
-        await().atMost(Duration.ofSeconds(20)).until(() -> results.stream()
-                .filter(r -> r.startNanos() > deadline).count() >= 20);
-        loading.set(false);
-        clients.shutdown();
-        assertThat(clients.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+        await().atMost(Duration.ofSeconds(20)).until(() -> load.startedAfter(deadline) >= 20);
+        load.stop();
 
-        for (Result r : results) {
-            if (r.status() != 200) {
-                System.out.printf("[rescue-it] failed: start %+d ms, end %+d ms after the stop: %s%n",
-                        TimeUnit.NANOSECONDS.toMillis(r.startNanos() - stopped),
-                        TimeUnit.NANOSECONDS.toMillis(r.endNanos() - stopped), r.node());
-            }
-        }
+        load.printFailures("rescue-it", stopped);
+        List<ChatLoad.Result> results = load.results();
         assertThat(results).as("failed requests").allSatisfy(r -> assertThat(r.status()).isEqualTo(200));
-        List<Result> affected = results.stream().filter(r -> r.endNanos() > stopped && r.startNanos() < deadline).toList();
-        for (Result r : affected) {
+        List<ChatLoad.Result> affected = results.stream().filter(r -> r.endNanos() > stopped && r.startNanos() < deadline).toList();
+        for (ChatLoad.Result r : affected) {
             long endMs = TimeUnit.NANOSECONDS.toMillis(r.endNanos() - stopped);
             long latestMs = Math.max(DEADLINE_MS, TimeUnit.NANOSECONDS.toMillis(r.startNanos() - stopped)) + SERVICE_MS;
             assertThat(endMs).as("a request in flight during the hang ended %d ms after the stop", endMs)
                     .isLessThanOrEqualTo(latestMs);
         }
-        assertThat(results.stream().filter(r -> r.startNanos() > deadline).map(Result::node))
+        assertThat(results.stream().filter(r -> r.startNanos() > deadline).map(ChatLoad.Result::node))
                 .as("after the deadline only the healthy node answers").containsOnly("gpu-ok");
         assertThat(cluster.scheduler.proxyCounters().get(Counter.RESCUED)).as("requests moved off the hung node")
                 .isPositive();

@@ -19,8 +19,8 @@ import org.slf4j.LoggerFactory;
  * is ejected for a back-off that doubles with each ejection in a row (up to {@code maxEjection});
  * when it runs out the node gets requests again, and one success clears its record.
  *
- * <p>Only connect failures count. A client hanging up, a timeout, or a node's own overload answer
- * (503, 429) is never the node's death. Thread-safe; time comes from the injected clock.
+ * <p>Only connect failures count, and the proxy's stall rule ({@link #stalled}). A client hanging
+ * up, a timeout, or a node's own overload answer (503, 429) is never the node's death. Thread-safe; time comes from the injected clock.
  */
 public final class PassiveHealth implements EjectionView {
 
@@ -39,6 +39,7 @@ public final class PassiveHealth implements EjectionView {
     private final Map<String, Record> records = new ConcurrentHashMap<>();
     private volatile int ejectedCount;
     private final LongAdder ejections = new LongAdder();
+    private final LongAdder stalls = new LongAdder();
 
     /** Creates the tracker. */
     public PassiveHealth(Clock clock, int failuresToEject, Duration baseEjection, Duration maxEjection) {
@@ -61,18 +62,43 @@ public final class PassiveHealth implements EjectionView {
             if (ejectedNow || r.consecutiveFailures < failuresToEject) {
                 return false;
             }
-            Duration backoff = baseEjection.multipliedBy(1L << Math.min(r.ejectionsInARow, 16));
-            if (backoff.compareTo(maxEjection) > 0) {
-                backoff = maxEjection;
-            }
-            r.ejectionsInARow++;
-            r.ejection = new Ejection(now.plus(backoff), r.consecutiveFailures, reason);
-            ejections.increment();
-            recount();
+            Duration backoff = eject(r, now, r.consecutiveFailures, reason);
             log.warn("Node {} ejected for {} ms after {} consecutive connect failures to {} ({}); its heartbeats "
                     + "still say it is up", nodeId, backoff.toMillis(), r.consecutiveFailures, url, reason);
             return true;
         }
+    }
+
+    /**
+     * Ejects {@code nodeId} as stalled (the proxy's stall rule: it answered nothing for the stall
+     * timeout while requests waited on it and other nodes answered), with the same doubling
+     * back-off as connect failures; returns {@code false} when it is ejected already.
+     */
+    public boolean stalled(String nodeId, String reason) {
+        Record r = records.computeIfAbsent(nodeId, id -> new Record());
+        synchronized (r) {
+            Instant now = clock.instant();
+            if (r.ejection != null && now.isBefore(r.ejection.until())) {
+                return false;
+            }
+            Duration backoff = eject(r, now, 0, "stalled: " + reason);
+            stalls.increment();
+            log.warn("Node {} ejected for {} ms as stalled: {}; its heartbeats still say it is up", nodeId,
+                    backoff.toMillis(), reason);
+            return true;
+        }
+    }
+
+    private Duration eject(Record r, Instant now, int failures, String reason) {
+        Duration backoff = baseEjection.multipliedBy(1L << Math.min(r.ejectionsInARow, 16));
+        if (backoff.compareTo(maxEjection) > 0) {
+            backoff = maxEjection;
+        }
+        r.ejectionsInARow++;
+        r.ejection = new Ejection(now.plus(backoff), failures, reason);
+        ejections.increment();
+        recount();
+        return backoff;
     }
 
     /** Records a successful exchange with {@code nodeId}: its failures are forgotten. */
@@ -116,6 +142,11 @@ public final class PassiveHealth implements EjectionView {
     /** Returns how many ejections happened so far. */
     public long ejectionCount() {
         return ejections.sum();
+    }
+
+    /** Returns how many of those ejections were of stalled nodes. */
+    public long stallCount() {
+        return stalls.sum();
     }
 
     /** Returns how many nodes are ejected now. */

@@ -51,8 +51,10 @@ public final class SchedulerMetrics {
                 DiscoveryStats::tombstoneCount);
         counter(registry, "heartgate_node_expirations", "Nodes expired for missing heartbeats", stats,
                 DiscoveryStats::expirationCount);
-        counter(registry, "heartgate_passive_ejections", "Nodes ejected after consecutive connect failures", health,
-                PassiveHealth::ejectionCount);
+        counter(registry, "heartgate_passive_ejections", "Nodes ejected after consecutive connect failures, or as stalled",
+                health, PassiveHealth::ejectionCount);
+        counter(registry, "heartgate_stalled_ejections", "Nodes ejected as stalled: no answer for --stall-timeout while "
+                + "requests waited on them and other nodes answered", health, PassiveHealth::stallCount);
         Gauge.builder("heartgate_nodes_ejected", health, PassiveHealth::ejectedNow)
                 .description("Nodes ejected now").register(registry);
         for (NodeState state : NodeState.values()) {

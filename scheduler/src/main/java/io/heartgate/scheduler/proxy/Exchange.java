@@ -89,6 +89,7 @@ final class Exchange implements Timeouts.Watched {
             return true;
         }
         headNanos = relay.nanoTime();
+        relay.answeredBy(attempts.node());
         answeredBy = attempts.node().id();
         relay.health().succeeded(answeredBy);
         upstream.keepAlive(HttpUtil.isKeepAlive(response));
@@ -110,6 +111,7 @@ final class Exchange implements Timeouts.Watched {
     void content(HttpContent content, boolean last) {
         if (phase == Phase.RELAYING) {
             watch.touch();
+            relay.answeredBy(attempts.node());
             if (!last) {
                 if (!client.chunk(content)) {
                     upstream.autoRead(false); // resumed by clientWritabilityChanged
@@ -167,6 +169,11 @@ final class Exchange implements Timeouts.Watched {
     @Override
     public String awaitedNode() {
         return phase.beforeHead() && attempts.node() != null ? attempts.node().id() : null;
+    }
+
+    @Override
+    public String model() {
+        return facts.model();
     }
 
     @Override

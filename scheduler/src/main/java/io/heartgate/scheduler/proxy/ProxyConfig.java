@@ -22,11 +22,13 @@ import java.time.Duration;
  * @param keepAliveTimeout how long a client connection may sit idle between requests before the
  *     proxy closes it (nginx's {@code keepalive_timeout}, 75 s there too)
  * @param allowUpstream the addresses nodes may have; checked on every heartbeat and before every connect
+ * @param stallTimeout how long a node may answer nothing while a request waits on it and another node
+ *     serving that model answers, before it is ejected as stalled ({@code --stall-timeout}); zero turns the rule off
  */
 public record ProxyConfig(String bind, int port, long maxBodyBytes, int retries, Duration connectTimeout,
                           Duration firstByteTimeout, Duration idleTimeout, Duration drainTimeout, int ejectAfter,
                           Duration ejectFor, int eventLoops, Transport transport,
-                          Duration keepAliveTimeout, UpstreamAllowList allowUpstream) {
+                          Duration keepAliveTimeout, UpstreamAllowList allowUpstream, Duration stallTimeout) {
 
     /** Checks ranges; a bad value throws {@link InvalidSettingException} naming its component. */
     public ProxyConfig {
@@ -56,6 +58,12 @@ public record ProxyConfig(String bind, int port, long maxBodyBytes, int retries,
             throw new InvalidSettingException("transport", "must be set");
         }
         positive("keepAliveTimeout", keepAliveTimeout);
+        if (stallTimeout == null || stallTimeout.isNegative() || stallTimeout.toHours() > 24) {
+            throw new InvalidSettingException("stallTimeout", "must be 0 (off) to 24h");
+        }
+        if (stallTimeout.toMillis() > 0 && stallTimeout.toMillis() < 1000) {
+            throw new InvalidSettingException("stallTimeout", "must be 0 (off) or at least 1s");
+        }
         if (allowUpstream == null) {
             throw new InvalidSettingException("allowUpstream", "must be set (UpstreamAllowList.ALLOW_ALL for none)");
         }

@@ -140,11 +140,12 @@ public final class ProxyServer implements AutoCloseable {
                 UpstreamPool pool = new UpstreamPool(new UpstreamConnector(loop, transport.socketChannel(), allowed, tls,
                         upstreams, config.connectTimeout()), timeouts::nowMs, draining);
                 loops.put(loop, new Relay(pool, timeouts, table, selector, health, routing, retry, targets, counters, metrics,
-                        nanoTicker, config.firstByteTimeout().toMillis(), rescues));
+                        nanoTicker, config.firstByteTimeout().toMillis(), config.stallTimeout().toMillis(), rescues));
                 Relay relay = loops.get(loop);
                 loop.scheduleAtFixedRate(() -> {
                     try {
                         timeouts.sweep();
+                        relay.checkStalls();
                         relay.rescueLost();
                         pool.purge();
                     } catch (Throwable t) { // a periodic task that throws is never run again

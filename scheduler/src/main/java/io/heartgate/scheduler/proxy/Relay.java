@@ -34,14 +34,20 @@ final class Relay {
     private final RequestMetrics metrics;
     private final LongSupplier nanoTicker;
     private final long firstByteTimeoutMs;
+    private static final long STALL_CHECK_MS = 1000;
+
     private final Rescues rescues;
+    private final long stallTimeoutMs;
+    private final List<Timeouts.Watched> stuck = new java.util.ArrayList<>();
+    private long nextStallCheckMs;
     private TableSnapshot rescueCheckedAt;
     private long ejectionsCheckedAt = -1;
 
     Relay(UpstreamPool pool, Timeouts timeouts, Supplier<TableSnapshot> table, RouteSelector selector,
           PassiveHealth health, EjectionView routing, RetryPolicy retry, Targets targets, ProxyCounters counters, RequestMetrics metrics,
-          LongSupplier nanoTicker, long firstByteTimeoutMs, Rescues rescues) {
+          LongSupplier nanoTicker, long firstByteTimeoutMs, long stallTimeoutMs, Rescues rescues) {
         this.rescues = rescues;
+        this.stallTimeoutMs = stallTimeoutMs;
         this.pool = pool;
         this.timeouts = timeouts;
         this.table = table;
@@ -77,6 +83,48 @@ final class Relay {
         rescues.flush(timeouts.nowMs());
     }
 
+    /**
+     * Applies the stall rule, at most once a second: a node that sent this scheduler nothing (no
+     * response head, no chunk) for the stall timeout, while one of this loop's requests has waited
+     * that whole time for its answer and another node serving that request's model did answer, is
+     * ejected as stalled; {@link #rescueLost} then moves what waits on it. A node that answered
+     * anything in that window is busy (its own queue), not stalled. Called by the loop's sweep.
+     */
+    void checkStalls() {
+        long now = timeouts.nowMs();
+        if (stallTimeoutMs <= 0 || now < nextStallCheckMs) {
+            return;
+        }
+        nextStallCheckMs = now + STALL_CHECK_MS;
+        long since = now - stallTimeoutMs;
+        TableSnapshot snapshot = table.get();
+        stuck.clear();
+        timeouts.awaitingSince(since, stuck::add);
+        for (Timeouts.Watched w : stuck) {
+            String id = w.awaitedNode();
+            Node n = id == null ? null : snapshot.node(id);
+            if (n == null || n.inFlight().lastAnswerMs() >= since || routing.isEjected(id)) {
+                continue;
+            }
+            String peer = answeringPeer(snapshot, id, w.model(), since);
+            if (peer != null) {
+                health.stalled(id, "no answer for " + stallTimeoutMs / 1000 + " s to requests waiting on it while "
+                        + peer + (w.model() == null ? "" : ", serving " + w.model() + ",") + " answered");
+            }
+        }
+        stuck.clear();
+    }
+
+    /** Returns a node other than {@code id} serving {@code model} that answered at or after {@code since}, or null. */
+    private static String answeringPeer(TableSnapshot snapshot, String id, String model, long since) {
+        for (Node other : snapshot.candidates(model)) {
+            if (!other.id().equals(id) && other.inFlight().lastAnswerMs() >= since) {
+                return other.id();
+            }
+        }
+        return null;
+    }
+
     private String whyLost(TableSnapshot snapshot, String id) {
         Node n = snapshot.node(id);
         if (n == null) {
@@ -86,7 +134,8 @@ final class Relay {
             return "its heartbeat says DOWN";
         }
         if (routing.isEjected(id)) {
-            return "it was ejected or is held for flapping";
+            return routing.ejection(id).map(io.heartgate.scheduler.status.Ejection::describe)
+                    .orElse("it was ejected or is held for flapping");
         }
         return null;
     }
@@ -154,5 +203,10 @@ final class Relay {
 
     long firstByteTimeoutMs() {
         return firstByteTimeoutMs;
+    }
+
+    /** Notes that {@code node} sent a response head or chunk just now: the stall rule's evidence. */
+    void answeredBy(Node node) {
+        node.inFlight().answered(timeouts.nowMs());
     }
 }

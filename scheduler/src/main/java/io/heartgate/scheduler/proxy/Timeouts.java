@@ -6,6 +6,7 @@ import java.util.function.Predicate;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
 /**
@@ -31,6 +32,9 @@ final class Timeouts {
 
         /** Returns the id of the node whose response head the owner awaits, or {@code null}. */
         String awaitedNode();
+
+        /** Returns the (normalised) model the owner's request names, or {@code null}. */
+        String model();
 
         /**
          * The table stopped routing that node: the owner moves its request elsewhere and returns
@@ -108,7 +112,10 @@ final class Timeouts {
     private final LongSupplier nanoTicker;
     private final long firstByteMs;
     private final long idleMs;
+    private static final int MIN_COMPACT = 4096;
+
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+    private int compactAbove = MIN_COMPACT;
     private Watch relayingFirst;
     private Watch relayingLast;
     private long nowMs;
@@ -167,9 +174,36 @@ final class Timeouts {
         return moved;
     }
 
+    /**
+     * Calls {@code each} with every owner still awaiting the response head of an attempt sent at or
+     * before {@code sentByMs}, oldest first; it looks at no later entry.
+     */
+    void awaitingSince(long sentByMs, Consumer<Watched> each) {
+        for (Pending p : pending) {
+            if (p.deadlineMs() - firstByteMs > sentByMs) {
+                return;
+            }
+            Watch w = p.watch();
+            if (w.attempt == p.attempt() && w.owner.waitingForHead()) {
+                each.accept(w.owner);
+            }
+        }
+    }
+
+    /** Returns the first-byte entries held, answered ones not yet dropped included (tests). */
+    int pendingEntries() {
+        return pending.size();
+    }
+
     /** Runs one sweep; called every 100 ms on the event loop. */
     void sweep() {
         nowMs = nanoTicker.getAsLong() / 1_000_000;
+        if (pending.size() > compactAbove) {
+            // An old request still waiting at the head keeps every later, answered entry behind it;
+            // drop those now and then so the queue holds about what waits, not every request since.
+            pending.removeIf(p -> p.watch().attempt != p.attempt() || !p.watch().owner.waitingForHead());
+            compactAbove = Math.max(MIN_COMPACT, 2 * pending.size());
+        }
         while (!pending.isEmpty()) {
             Pending p = pending.peekFirst();
             Watch w = p.watch();

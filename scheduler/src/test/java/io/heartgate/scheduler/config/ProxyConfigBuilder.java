@@ -22,6 +22,12 @@ public final class ProxyConfigBuilder {
     private Transport transport = Transport.AUTO;
     private Duration keepAliveTimeout = Duration.ofSeconds(75);
     private UpstreamAllowList allowUpstream = UpstreamAllowList.ALLOW_ALL;
+    private Duration stallTimeout = Duration.ofSeconds(30);
+
+    public ProxyConfigBuilder stallTimeout(Duration d) {
+        this.stallTimeout = d;
+        return this;
+    }
 
     public ProxyConfigBuilder allowUpstream(String list) {
         this.allowUpstream = UpstreamAllowList.parse(list);
@@ -65,6 +71,7 @@ public final class ProxyConfigBuilder {
 
     public ProxyConfig build() {
         return new ProxyConfig(bind, port, maxBodyBytes, retries, connectTimeout, firstByteTimeout, idleTimeout,
-                drainTimeout, ejectAfter, ejectFor, eventLoops, transport, keepAliveTimeout, allowUpstream);
+                drainTimeout, ejectAfter, ejectFor, eventLoops, transport, keepAliveTimeout, allowUpstream,
+                stallTimeout);
     }
 }

@@ -50,7 +50,7 @@ final class EmbeddedRelay {
 
     final AtomicLong nanos = new AtomicLong(1_000_000_000_000L);
     final MutableClock clock = new MutableClock(Instant.parse("2026-12-01T10:00:00Z"));
-    final Timeouts timeouts = new Timeouts(nanos::get, FIRST_BYTE_MS, IDLE_MS);
+    final Timeouts timeouts;
     final Draining draining = new Draining();
     final PassiveHealth health = new PassiveHealth(clock, 3, Duration.ofSeconds(10), Duration.ofMinutes(5));
     final ProxyCounters counters = new ProxyCounters();
@@ -64,6 +64,8 @@ final class EmbeddedRelay {
     private TableSnapshot table = TableSnapshot.EMPTY;
     final EmbeddedChannel client;
     private final Relay relay;
+    private final List<Stage> stages;
+    private final List<EmbeddedChannel> clients = new ArrayList<>();
 
     EmbeddedRelay(String... nodeIds) {
         this(List.of(), nodeIds);
@@ -76,6 +78,17 @@ final class EmbeddedRelay {
 
     /** With {@code extraStages} before the standard ones, which have {@code access}. */
     EmbeddedRelay(List<Stage> extraStages, Stages.Access access, String... nodeIds) {
+        this(FIRST_BYTE_MS, 0, extraStages, access, nodeIds);
+    }
+
+    /** With the given first-byte and stall timeouts (0: the stall rule off). */
+    static EmbeddedRelay withStallRule(long firstByteMs, long stallMs, String... nodeIds) {
+        return new EmbeddedRelay(firstByteMs, stallMs, List.of(), Stages.Access.OPEN, nodeIds);
+    }
+
+    private EmbeddedRelay(long firstByteMs, long stallMs, List<Stage> extraStages, Stages.Access access,
+                          String... nodeIds) {
+        timeouts = new Timeouts(nanos::get, firstByteMs, IDLE_MS);
         for (String id : nodeIds) {
             Heartbeat hb = Heartbeat.builder(id, "http://127.0.0.1:" + (9000 + nodes.size())).instance("i1").seq(1L)
                     .state(NodeState.UP).intervalMs(1000).models(List.of("llama3:8b")).build();
@@ -86,12 +99,20 @@ final class EmbeddedRelay {
         pool = new UpstreamPool(this::open, timeouts::nowMs, draining);
         RouteSelector selector = new RouteSelector(Strategy.ROUND_ROBIN.create(() -> 0L, 0));
         relay = new Relay(pool, timeouts, () -> table, selector, health, health, new RetryPolicy(2), new Targets(), counters,
-                new RequestMetrics(registry), nanos::get, FIRST_BYTE_MS, new Rescues());
+                new RequestMetrics(registry), nanos::get, firstByteMs, stallMs, new Rescues());
         List<Stage> stages = new ArrayList<>(extraStages);
         stages.addAll(Stages.standard(() -> table, selector, health, access));
-        client = new EmbeddedChannel(new ClientConnection(relay, stages,
+        this.stages = List.copyOf(stages);
+        client = newClient();
+    }
+
+    /** Opens another client connection to the same relay (one connection sends one request at a time). */
+    EmbeddedChannel newClient() {
+        EmbeddedChannel ch = new EmbeddedChannel(new ClientConnection(relay, stages,
                 new RequestFactsReader(Stages.fieldsRead(stages)), counters, timeouts::nowMs, KEEP_ALIVE_MS, draining));
-        client.freezeTime();
+        ch.freezeTime();
+        clients.add(ch);
+        return ch;
     }
 
     private String idOf(Target t) {
@@ -136,6 +157,7 @@ final class EmbeddedRelay {
     void advance(long ms) {
         nanos.addAndGet(ms * 1_000_000);
         timeouts.sweep();
+        relay.checkStalls();
         relay.rescueLost();
         pool.purge();
     }
@@ -194,7 +216,7 @@ final class EmbeddedRelay {
     }
 
     void close() {
-        client.finishAndReleaseAll();
+        clients.forEach(EmbeddedChannel::finishAndReleaseAll);
         opened.values().forEach(list -> list.forEach(EmbeddedChannel::finishAndReleaseAll));
     }
 }

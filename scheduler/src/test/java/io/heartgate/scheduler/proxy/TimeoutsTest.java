@@ -40,6 +40,11 @@ class TimeoutsTest {
             }
 
             @Override
+            public String model() {
+                return "m";
+            }
+
+            @Override
             public boolean nodeLost(boolean onlyWithAlternative) {
                 if (onlyWithAlternative && name.endsWith("2")) {
                     return false; // "a2" has nowhere better to go
@@ -54,6 +59,52 @@ class TimeoutsTest {
     private void at(long ms) {
         nanos.set(5_000_000_000L + ms * 1_000_000);
         timeouts.sweep();
+    }
+
+    @Test
+    void awaitingSinceListsTheOwnersStillWaitingThatWereSentByThenOldestFirst() {
+        Timeouts.Watch a1 = watch("a1");
+        Timeouts.Watch b1 = watch("b1");
+        Timeouts.Watch c1 = watch("c1");
+        at(0);
+        a1.awaitHead();
+        b1.awaitHead();
+        at(300);
+        c1.awaitHead();
+        headArrived.add("b1");
+
+        List<String> waiting = new ArrayList<>();
+        timeouts.awaitingSince(nanos.get() / 1_000_000 - 300, w -> waiting.add(w.awaitedNode()));
+        assertThat(waiting).containsExactly("a");
+        waiting.clear();
+        timeouts.awaitingSince(nanos.get() / 1_000_000, w -> waiting.add(w.awaitedNode()));
+        assertThat(waiting).containsExactly("a", "c");
+    }
+
+    @Test
+    void anOldRequestStillWaitingDoesNotKeepEveryAnsweredEntryBehindIt() {
+        Timeouts slow = new Timeouts(nanos::get, 600_000, 400); // a long first-byte timeout, as in production
+        java.util.Set<Integer> answered = new java.util.HashSet<>();
+        java.util.function.IntFunction<Timeouts.Watch> watchOf = i -> slow.watch(new Timeouts.Watched() {
+            public boolean waitingForHead() { return !answered.contains(i); }
+            public void firstByteTimedOut() { }
+            public void idleTimedOut() { }
+            public String awaitedNode() { return "n"; }
+            public String model() { return null; }
+            public boolean nodeLost(boolean onlyWithAlternative) { return false; }
+        });
+        watchOf.apply(-1).awaitHead(); // waits on and on at the head of the queue
+        int most = 0;
+        for (int i = 0; i < 100_000; i++) { // 100,000 requests answered behind it, a sweep per 100
+            watchOf.apply(i).awaitHead();
+            answered.add(i);
+            if (i % 100 == 0) {
+                nanos.addAndGet(1_000_000);
+                slow.sweep();
+                most = Math.max(most, slow.pendingEntries());
+            }
+        }
+        assertThat(most).as("entries held at most").isLessThanOrEqualTo(4096 + 100);
     }
 
     @Test

@@ -1,0 +1,169 @@
+package io.heartgate.scheduler.proxy;
+
+import static io.heartgate.scheduler.proxy.EmbeddedRelay.CHAT;
+import static io.heartgate.scheduler.proxy.EmbeddedRelay.post;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.heartgate.scheduler.proxy.ProxyCounters.Counter;
+import io.heartgate.scheduler.status.Ejection;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.DefaultLastHttpContent;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.util.ReferenceCountUtil;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The stall rule on a fake ticker, stall timeout 5 s (first byte 60 s, so only the rule acts): a
+ * node that answers nothing while requests wait on it and its peer answers is ejected within a
+ * check (1 s) of the timeout and its waiting requests move; a node busy streaming, or a fleet where
+ * no node answers (a slow model), is not stalled; with the rule off nothing is ejected.
+ */
+class StallTest {
+
+    private static final long STALL_MS = 5000;
+
+    private EmbeddedRelay relay;
+    private long nowMs;
+
+    @AfterEach
+    void tearDown() {
+        relay.close();
+    }
+
+    private record Sent(String node, EmbeddedChannel upstream) {
+    }
+
+    /** Sends one chat on a new client connection; returns the node and connection it went to. */
+    private Sent send() {
+        relay.newClient().writeInbound(post("/v1/chat/completions", CHAT));
+        for (Map.Entry<String, List<EmbeddedChannel>> e : relay.opened.entrySet()) {
+            for (EmbeddedChannel up : e.getValue()) {
+                Object o = up.readOutbound();
+                if (o != null) {
+                    ReferenceCountUtil.release(o);
+                    return new Sent(e.getKey(), up);
+                }
+            }
+        }
+        throw new AssertionError("the request reached no node");
+    }
+
+    private static HttpResponse head() {
+        HttpResponse r = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+        r.headers().set("content-type", "text/event-stream").set("transfer-encoding", "chunked");
+        return r;
+    }
+
+    private static void answer(EmbeddedChannel up) {
+        up.writeInbound(head(), new DefaultLastHttpContent(Unpooled.copiedBuffer("data: [DONE]\n\n",
+                StandardCharsets.UTF_8)));
+    }
+
+    private void tick() {
+        nowMs += 100;
+        relay.advance(100);
+    }
+
+    private boolean ejected(String id) {
+        return relay.health.isEjected(id);
+    }
+
+    @Test
+    void aSilentNodeIsEjectedWithinACheckOfTheTimeoutAndItsWaitingRequestsMove() {
+        relay = EmbeddedRelay.withStallRule(60_000, STALL_MS, "n1", "n2");
+        List<EmbeddedChannel> stuck = new ArrayList<>();
+        long firstStuckAt = -1;
+        while (!ejected("n1") && nowMs < 20_000) {
+            if (nowMs % 500 == 0) { // a request every 500 ms; n2 answers at once, n1 never does
+                Sent s = send();
+                if (s.node().equals("n2")) {
+                    answer(s.upstream());
+                } else {
+                    stuck.add(s.upstream());
+                    firstStuckAt = firstStuckAt < 0 ? nowMs : firstStuckAt;
+                }
+            }
+            tick();
+        }
+
+        assertThat(ejected("n1")).isTrue();
+        assertThat(nowMs - firstStuckAt).as("ms from the first stuck request to the ejection")
+                .isBetween(STALL_MS, STALL_MS + 1000 + 100);
+        assertThat(relay.health.ejection("n1")).map(Ejection::describe).get().asString()
+                .startsWith("held: stalled: no answer for 5 s to requests waiting on it while n2, serving llama3:8b, answered");
+        assertThat(relay.health.stallCount()).isEqualTo(1);
+        assertThat(ejected("n2")).isFalse();
+
+        tick(); // the next sweep moves what waits on the ejected node
+        assertThat(stuck).allSatisfy(up -> assertThat(up.isActive()).as("closed, so n1 drops the work").isFalse());
+        assertThat(relay.counters.get(Counter.RESCUED)).isEqualTo(stuck.size());
+        for (int i = 0; i < 4; i++) {
+            assertThat(send().node()).as("new requests avoid the ejected node").isEqualTo("n2");
+        }
+    }
+
+    @Test
+    void aNodeBusyStreamingWhileItsQueueWaitsIsNotStalled() {
+        relay = EmbeddedRelay.withStallRule(60_000, STALL_MS, "n1", "n2");
+        EmbeddedChannel streaming = null;
+        int waitingOnN1 = 0;
+        while (nowMs < 15_000) {
+            if (nowMs % 500 == 0) {
+                Sent s = send();
+                if (s.node().equals("n2")) {
+                    answer(s.upstream());
+                } else if (streaming == null) {
+                    streaming = s.upstream();
+                    streaming.writeInbound(head()); // one long stream; the rest queue behind it on n1
+                } else {
+                    waitingOnN1++;
+                }
+            }
+            if (streaming != null && nowMs % 200 == 0) {
+                streaming.writeInbound(new DefaultHttpContent(Unpooled.copiedBuffer("data: {}\n\n",
+                        StandardCharsets.UTF_8)));
+            }
+            tick();
+        }
+        assertThat(waitingOnN1).as("requests that waited on n1 far beyond the stall timeout").isGreaterThan(5);
+        assertThat(ejected("n1")).isFalse();
+        assertThat(relay.health.stallCount()).isZero();
+    }
+
+    @Test
+    void whenNoNodeServingTheModelAnswersNoneIsStalled() {
+        relay = EmbeddedRelay.withStallRule(60_000, STALL_MS, "n1", "n2");
+        while (nowMs < 15_000) {
+            if (nowMs % 500 == 0) {
+                send(); // a model slow to start everywhere: nobody answers yet
+            }
+            tick();
+        }
+        assertThat(ejected("n1") || ejected("n2")).isFalse();
+    }
+
+    @Test
+    void withTheRuleOffASilentNodeWaitsForTheFirstByteTimeout() {
+        relay = EmbeddedRelay.withStallRule(60_000, 0, "n1", "n2");
+        while (nowMs < 15_000) {
+            if (nowMs % 500 == 0) {
+                Sent s = send();
+                if (s.node().equals("n2")) {
+                    answer(s.upstream());
+                }
+            }
+            tick();
+        }
+        assertThat(ejected("n1")).isFalse();
+    }
+}
