@@ -269,6 +269,12 @@ public final class Scheduler implements AutoCloseable {
             ProxyServer proxyServer = ProxyServer.start(config.proxy(), table::snapshot, selector,
                     health, routing, counters, requestMetrics, System::nanoTime, draining,
                     new Stages.Access(apiKeys, upstreamKey, tls != null), tls);
+            io.micrometer.core.instrument.Gauge.builder("heartgate_proxy_client_connections", proxyServer,
+                    ProxyServer::clientConnections).description("Client connections open now (--max-connections)")
+                    .strongReference(true).register(registry);
+            io.micrometer.core.instrument.Gauge.builder("heartgate_proxy_client_buffered_bytes", proxyServer,
+                    ProxyServer::bufferedForClients).description("Response bytes written for clients that their "
+                            + "sockets have not taken yet; bounded by back-pressure").strongReference(true).register(registry);
             if (tls != null) {
                 reloader.watch(tls).onChange(renewed -> admin.updateTls(renewed).onFailure(e ->
                         log.warn("The admin port kept its old certificate: {}", e.toString())));

@@ -122,6 +122,21 @@ public final class SchedulerMain implements Callable<Integer> {
                     + "[env SCHEDULER_KEEPALIVE_TIMEOUT] (default: 75s)")
     Duration keepAliveTimeout;
 
+    @Option(names = "--header-timeout", defaultValue = "${env:SCHEDULER_HEADER_TIMEOUT:-10s}",
+            description = "how long a client may take to send a request's head, from its first byte; then 408 "
+                    + "and the connection closes [env SCHEDULER_HEADER_TIMEOUT] (default: 10s)")
+    Duration headerTimeout;
+
+    @Option(names = "--body-timeout", defaultValue = "${env:SCHEDULER_BODY_TIMEOUT:-60s}",
+            description = "how long a client may take to send a request's body, from the end of its head; then 408 "
+                    + "and the connection closes [env SCHEDULER_BODY_TIMEOUT] (default: 60s)")
+    Duration bodyTimeout;
+
+    @Option(names = "--max-connections", defaultValue = "${env:SCHEDULER_MAX_CONNECTIONS:-10000}",
+            description = "client connections held at once; one more is closed on accept (keep the open-file "
+                    + "limit above it plus the node connections) [env SCHEDULER_MAX_CONNECTIONS] (default: 10000)")
+    int maxConnections;
+
     @Option(names = "--drain-timeout", defaultValue = "${env:SCHEDULER_DRAIN_TIMEOUT:-30s}",
             description = "how long in-flight requests may finish on SIGTERM [env SCHEDULER_DRAIN_TIMEOUT] (default: 30s)")
     Duration drainTimeout;
@@ -246,7 +261,8 @@ public final class SchedulerMain implements Callable<Integer> {
     SchedulerConfig config() {
         ProxyConfig proxy = new ProxyConfig(bind, port, maxBody, retries, connectTimeout, firstByteTimeout, idleTimeout,
                 drainTimeout, ejectAfter, ejectFor, Math.max(1, Runtime.getRuntime().availableProcessors()),
-                Transport.parse(transport), keepAliveTimeout, UpstreamAllowList.parse(allowUpstream), stallTimeout);
+                Transport.parse(transport), keepAliveTimeout, UpstreamAllowList.parse(allowUpstream), headerTimeout,
+                bodyTimeout, maxConnections, stallTimeout);
         proxy.transport().resolve(); // an explicit choice the host lacks: one line and exit 2
         // Files read here too, so that a bad one is one line and exit 2 before anything starts.
         if (apiKeys != null) {

@@ -30,15 +30,21 @@ import org.slf4j.LoggerFactory;
  * One client connection: takes its requests in order, reads each one's facts once, runs it through
  * the stages and then the relay ({@link Exchange}), one request at a time, and tells the exchange
  * when the client hangs up or its socket buffer fills or drains. A pipelining client's next
- * requests wait, already read, until the current response is written; past a few, reading stops.
+ * requests wait, already read, until the current response is written.
+ * Past a few, or past {@link #MAX_QUEUED_BYTES} of bodies, reading stops.
  * A connection idle between requests for the keep-alive timeout is closed, so clients that never
- * hang up (or stop half-way through a request) do not hold sockets forever; a response in progress,
- * however long, keeps it open. Event-loop confined.
+ * hang up do not hold sockets forever; a response in progress, however long, keeps it open. A
+ * request whose head is not complete within the header timeout of its first byte (slowloris), or
+ * whose body is not complete within the body timeout of its head (a trickled body), gets 408
+ * {@code request_timeout} and the connection closes. One check per connection every quarter of the
+ * shortest of those timeouts, not a timer per request. Event-loop confined.
  */
 final class ClientConnection extends ChannelInboundHandlerAdapter {
 
     private static final Logger log = LoggerFactory.getLogger(ClientConnection.class);
     private static final int MAX_QUEUED = 16;
+    /** Bodies of pipelined requests held before reading stops: the current request's own is on top. */
+    static final long MAX_QUEUED_BYTES = 1024 * 1024;
 
     private final Relay relay;
     private final List<Stage> stages;
@@ -46,8 +52,14 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
     private final ProxyCounters counters;
     private final LongSupplier nowMs;
     private final long keepAliveMs;
+    private final long headerTimeoutMs;
+    private final long bodyTimeoutMs;
+    private final long checkEveryMs;
     private final BooleanSupplier draining;
     private ChannelHandlerContext ctx;
+    /** The connection's codec, which knows what of a request is being read; null without one (tests). */
+    private ServerCodec codec;
+    private long queuedBytes;
     /** When the client last sent bytes or a response ended (the loop's coarse clock). */
     private long lastActivityMs;
     private String remoteIp = "unknown";
@@ -59,22 +71,27 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
 
     /**
      * @param nowMs the loop's coarse clock, in ms
+     * @param timeouts keep-alive, header and body timeouts, in ms
      * @param draining whether the proxy is shutting down: every connection closes after its current response
      */
     ClientConnection(Relay relay, List<Stage> stages, RequestFactsReader facts, ProxyCounters counters,
-                     LongSupplier nowMs, long keepAliveMs, BooleanSupplier draining) {
+                     LongSupplier nowMs, ClientTimeouts timeouts, BooleanSupplier draining) {
         this.relay = relay;
         this.stages = stages;
         this.facts = facts;
         this.counters = counters;
         this.nowMs = nowMs;
-        this.keepAliveMs = keepAliveMs;
+        this.keepAliveMs = timeouts.keepAliveMs();
+        this.headerTimeoutMs = timeouts.headerMs();
+        this.bodyTimeoutMs = timeouts.bodyMs();
+        this.checkEveryMs = timeouts.checkEveryMs();
         this.draining = draining;
     }
 
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
+        this.codec = ctx.pipeline().get(ServerCodec.class);
     }
 
     @Override
@@ -83,9 +100,9 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
             remoteIp = a.getAddress().getHostAddress();
         }
         lastActivityMs = nowMs.getAsLong();
-        // One timer per connection per keep-alive period, not per request: requests only move
-        // lastActivityMs, and the check reschedules itself.
-        ctx.executor().schedule(this::checkIdle, keepAliveMs, TimeUnit.MILLISECONDS);
+        // One timer per connection per check period, not per request: requests only move
+        // lastActivityMs and the codec's phase, and the check reschedules itself.
+        ctx.executor().schedule(this::check, Math.min(checkEveryMs, keepAliveMs), TimeUnit.MILLISECONDS);
         ctx.fireChannelActive();
     }
 
@@ -99,20 +116,51 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
         return current != null || staging != null;
     }
 
-    /** Closes the connection if it has been idle between requests for the keep-alive timeout. */
-    private void checkIdle() {
-        if (!ctx.channel().isActive()) {
+    /**
+     * Answers 408 to a request whose head or body is overdue, or closes the connection if it has
+     * been idle between requests for the keep-alive timeout; then schedules the next check. A
+     * pipelined request being read while an earlier one is answered is timed once it is its turn.
+     */
+    private void check() {
+        if (!ctx.channel().isActive() || closing) {
             return;
         }
-        long idleMs = nowMs.getAsLong() - lastActivityMs;
+        long now = nowMs.getAsLong();
         boolean busy = busy() || (queued != null && !queued.isEmpty());
-        if (!busy && idleMs >= keepAliveMs) {
+        ServerCodec.Receiving receiving = codec == null ? ServerCodec.Receiving.NOTHING : codec.receiving();
+        if (!busy && receiving != ServerCodec.Receiving.NOTHING) {
+            boolean head = receiving == ServerCodec.Receiving.HEAD;
+            long tookMs = now - codec.receivingSinceMs();
+            if (tookMs >= (head ? headerTimeoutMs : bodyTimeoutMs)) {
+                requestTimedOut(head, tookMs);
+                return;
+            }
+        }
+        long idleMs = now - lastActivityMs;
+        if (!busy && receiving == ServerCodec.Receiving.NOTHING && idleMs >= keepAliveMs) {
             log.debug("Client {} idle for {} ms between requests; closing its connection", remoteIp, idleMs);
             ctx.close();
             return;
         }
-        long next = busy ? keepAliveMs : Math.max(1, keepAliveMs - idleMs);
-        ctx.executor().schedule(this::checkIdle, next, TimeUnit.MILLISECONDS);
+        long next = busy ? checkEveryMs : Math.min(checkEveryMs, Math.max(1, keepAliveMs - idleMs));
+        ctx.executor().schedule(this::check, next, TimeUnit.MILLISECONDS);
+    }
+
+    private void requestTimedOut(boolean head, long tookMs) {
+        closing = true;
+        ctx.channel().config().setAutoRead(false);
+        counters.error(ErrorType.REQUEST_TIMEOUT);
+        String what = head ? "request head" : "request body";
+        long limitMs = head ? headerTimeoutMs : bodyTimeoutMs;
+        log.debug("Client {}: {} not complete after {} ms; answering 408", remoteIp, what, tookMs);
+        ChannelFuture written = ProxyErrors.send(ctx.channel(), Answer.error(ErrorType.REQUEST_TIMEOUT,
+                what + " not complete within " + io.heartgate.protocol.Durations.format(
+                        java.time.Duration.ofMillis(limitMs))), true);
+        if (written != null) {
+            written.addListener(ChannelFutureListener.CLOSE);
+        } else {
+            ctx.close();
+        }
     }
 
     @Override
@@ -126,7 +174,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
                 queued = new ArrayDeque<>();
             }
             queued.addLast(request);
-            if (queued.size() >= MAX_QUEUED) {
+            queuedBytes += request.content().readableBytes();
+            if (queued.size() >= MAX_QUEUED || queuedBytes >= MAX_QUEUED_BYTES) {
                 ctx.channel().config().setAutoRead(false);
             }
             return;
@@ -176,6 +225,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
         if (queued != null) {
             queued.forEach(ReferenceCountUtil::release);
             queued.clear();
+            queuedBytes = 0;
         }
         HttpResponseStatus status = cause instanceof TooLongHttpHeaderException
                 ? HttpResponseStatus.REQUEST_HEADER_FIELDS_TOO_LARGE
@@ -217,7 +267,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
         }
         if (queued != null && !queued.isEmpty() && ctx.channel().isActive()) {
             FullHttpRequest next = queued.pollFirst();
-            if (!ctx.channel().config().isAutoRead() && queued.size() < MAX_QUEUED) {
+            queuedBytes -= next.content().readableBytes();
+            if (!ctx.channel().config().isAutoRead() && queued.size() < MAX_QUEUED && queuedBytes < MAX_QUEUED_BYTES) {
                 ctx.channel().config().setAutoRead(true);
             }
             begin(next);
@@ -267,6 +318,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
         if (queued != null) {
             queued.forEach(ReferenceCountUtil::release);
             queued.clear();
+            queuedBytes = 0;
         }
         ctx.fireChannelInactive();
     }

@@ -22,13 +22,20 @@ import java.time.Duration;
  * @param keepAliveTimeout how long a client connection may sit idle between requests before the
  *     proxy closes it (nginx's {@code keepalive_timeout}, 75 s there too)
  * @param allowUpstream the addresses nodes may have; checked on every heartbeat and before every connect
+ * @param headerTimeout how long a client may take to send a request's head, from its first byte
+ *     ({@code --header-timeout}); then 408 and the connection closes (slowloris)
+ * @param bodyTimeout how long a client may take to send a request's body, from the end of its head
+ *     ({@code --body-timeout}); then 408 and the connection closes (a trickled body)
+ * @param maxConnections client connections the proxy holds at once; one more is closed on accept
+ *     ({@code --max-connections})
  * @param stallTimeout how long a node may answer nothing while a request waits on it and another node
  *     serving that model answers, before it is ejected as stalled ({@code --stall-timeout}); zero turns the rule off
  */
 public record ProxyConfig(String bind, int port, long maxBodyBytes, int retries, Duration connectTimeout,
                           Duration firstByteTimeout, Duration idleTimeout, Duration drainTimeout, int ejectAfter,
                           Duration ejectFor, int eventLoops, Transport transport,
-                          Duration keepAliveTimeout, UpstreamAllowList allowUpstream, Duration stallTimeout) {
+                          Duration keepAliveTimeout, UpstreamAllowList allowUpstream, Duration headerTimeout,
+                          Duration bodyTimeout, int maxConnections, Duration stallTimeout) {
 
     /** Checks ranges; a bad value throws {@link InvalidSettingException} naming its component. */
     public ProxyConfig {
@@ -58,6 +65,11 @@ public record ProxyConfig(String bind, int port, long maxBodyBytes, int retries,
             throw new InvalidSettingException("transport", "must be set");
         }
         positive("keepAliveTimeout", keepAliveTimeout);
+        positive("headerTimeout", headerTimeout);
+        positive("bodyTimeout", bodyTimeout);
+        if (maxConnections < 1 || maxConnections > 1_000_000) {
+            throw new InvalidSettingException("maxConnections", "must be 1 to 1000000, was " + maxConnections);
+        }
         if (stallTimeout == null || stallTimeout.isNegative() || stallTimeout.toHours() > 24) {
             throw new InvalidSettingException("stallTimeout", "must be 0 (off) to 24h");
         }

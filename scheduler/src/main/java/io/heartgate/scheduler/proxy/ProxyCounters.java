@@ -29,7 +29,9 @@ public final class ProxyCounters {
         BROKEN_RESPONSES("heartgate_proxy_broken_responses",
                 "Responses cut short because their node closed or reset the connection mid-response"),
         PANIC_ROUTES("heartgate_proxy_panic_routes",
-                "Attempts sent to an ejected node because every candidate left was ejected");
+                "Attempts sent to an ejected node because every candidate left was ejected"),
+        REFUSED_CONNECTIONS("heartgate_proxy_refused_connections",
+                "Client connections closed on accept because --max-connections were open");
 
         private final String metric;
         private final String help;

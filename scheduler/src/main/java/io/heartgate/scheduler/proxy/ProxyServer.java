@@ -155,7 +155,9 @@ public final class ProxyServer implements AutoCloseable {
             });
             Map<EventLoop, Relay> frozen = Map.copyOf(loops);
             ChannelGroup clients = new DefaultChannelGroup("heartgate-proxy-clients", GlobalEventExecutor.INSTANCE);
-            long keepAliveMs = config.keepAliveTimeout().toMillis();
+            ClientTimeouts clientTimeouts = new ClientTimeouts(config.keepAliveTimeout().toMillis(),
+                    config.headerTimeout().toMillis(), config.bodyTimeout().toMillis());
+            int maxConnections = config.maxConnections();
             HttpDecoderConfig decoderConfig = new HttpDecoderConfig().setMaxInitialLineLength(8192)
                     .setMaxHeaderSize(64 * 1024).setMaxChunkSize(64 * 1024);
             Channel server = new ServerBootstrap()
@@ -167,14 +169,20 @@ public final class ProxyServer implements AutoCloseable {
                         @Override
                         protected void initChannel(SocketChannel ch) {
                             Relay relay = frozen.get(ch.eventLoop());
+                            if (clients.size() >= maxConnections) {
+                                // Refused before any handler or buffer is set up for it: the bound on idle sockets.
+                                counters.add(ProxyCounters.Counter.REFUSED_CONNECTIONS);
+                                ch.close();
+                                return;
+                            }
                             if (serverTls != null) {
                                 ch.pipeline().addLast(serverTls.get().proxy().newHandler(ch.alloc()));
                             }
                             ch.pipeline().addLast(
-                                    new ServerCodec(decoderConfig),
+                                    new ServerCodec(decoderConfig, relay.timeouts()::nowMs),
                                     new RequestAggregator(config.maxBodyBytes(), counters),
                                     new ClientConnection(relay, stages, facts, counters, relay.timeouts()::nowMs,
-                                            keepAliveMs, draining));
+                                            clientTimeouts, draining));
                             clients.add(ch);
                             if (draining.getAsBoolean()) {
                                 ch.close(); // accepted just before the listening socket closed
@@ -197,6 +205,27 @@ public final class ProxyServer implements AutoCloseable {
             throw new IllegalStateException("proxy cannot listen on " + config.bind() + ":" + config.port() + ": "
                     + e.getMessage(), e);
         }
+    }
+
+    /**
+     * Returns the bytes the proxy holds written for client connections that their sockets have not
+     * taken yet: what back-pressure bounds (a slow reader's response stops being read from its node
+     * once this passes the write buffer's high-water mark).
+     */
+    public long bufferedForClients() {
+        long sum = 0;
+        for (Channel ch : clients) {
+            io.netty.channel.ChannelOutboundBuffer b = ch.unsafe().outboundBuffer();
+            if (b != null) {
+                sum += b.totalPendingWriteBytes();
+            }
+        }
+        return sum;
+    }
+
+    /** Returns the client connections open now. */
+    public int clientConnections() {
+        return clients.size();
     }
 
     /** Returns the port the proxy listens on. */

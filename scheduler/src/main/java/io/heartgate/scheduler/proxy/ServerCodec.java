@@ -16,8 +16,10 @@ import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.codec.http.HttpStatusClass;
 import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
 import java.util.ArrayDeque;
 import java.util.List;
+import java.util.function.LongSupplier;
 
 /**
  * The proxy port's HTTP/1.1 codec: Netty's request decoder and response encoder, as in Netty's
@@ -31,10 +33,40 @@ import java.util.List;
  */
 final class ServerCodec extends CombinedChannelDuplexHandler<HttpRequestDecoder, HttpResponseEncoder> {
 
-    private final ArrayDeque<HttpMethod> methods = new ArrayDeque<>();
+    /** Where the request being read stands: what the header and body timeouts look at. */
+    enum Receiving {
+        /** Between requests: nothing of the next one read yet. */
+        NOTHING,
+        /** Bytes of a request head read, the head not complete. */
+        HEAD,
+        /** The head read, the body not complete. */
+        BODY
+    }
 
-    ServerCodec(HttpDecoderConfig config) {
+    private final ArrayDeque<HttpMethod> methods = new ArrayDeque<>();
+    private final LongSupplier nowMs;
+    private Receiving receiving = Receiving.NOTHING;
+    private long receivingSinceMs;
+
+    /** @param nowMs the event loop's coarse clock, in ms: when a head or a body began to arrive */
+    ServerCodec(HttpDecoderConfig config, LongSupplier nowMs) {
+        this.nowMs = nowMs;
         init(new Decoder(config), new Encoder());
+    }
+
+    /** Returns what of a request is being read now. */
+    Receiving receiving() {
+        return receiving;
+    }
+
+    /** Returns when the current {@link #receiving()} phase began, in ms of the coarse clock. */
+    long receivingSinceMs() {
+        return receivingSinceMs;
+    }
+
+    private void receiving(Receiving phase) {
+        receiving = phase;
+        receivingSinceMs = nowMs.getAsLong();
     }
 
     private final class Decoder extends HttpRequestDecoder {
@@ -52,12 +84,20 @@ final class ServerCodec extends CombinedChannelDuplexHandler<HttpRequestDecoder,
                 buffer.skipBytes(buffer.readableBytes());
                 return;
             }
+            if (receiving == Receiving.NOTHING && buffer.isReadable()) {
+                receiving(Receiving.HEAD);
+            }
             int before = out.size();
             super.decode(ctx, buffer, out);
             for (int i = before; i < out.size(); i++) {
-                if (out.get(i) instanceof HttpRequest request) {
+                Object o = out.get(i);
+                if (o instanceof HttpRequest request) {
                     methods.add(request.method());
                     checkFraming(request);
+                    receiving(Receiving.BODY);
+                }
+                if (o instanceof LastHttpContent) {
+                    receiving = Receiving.NOTHING;
                 }
             }
         }

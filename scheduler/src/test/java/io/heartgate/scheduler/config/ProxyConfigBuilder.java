@@ -23,6 +23,24 @@ public final class ProxyConfigBuilder {
     private Duration keepAliveTimeout = Duration.ofSeconds(75);
     private UpstreamAllowList allowUpstream = UpstreamAllowList.ALLOW_ALL;
     private Duration stallTimeout = Duration.ofSeconds(30);
+    private Duration headerTimeout = Duration.ofSeconds(10);
+    private Duration bodyTimeout = Duration.ofSeconds(60);
+    private int maxConnections = 10_000;
+
+    public ProxyConfigBuilder headerTimeout(Duration d) {
+        this.headerTimeout = d;
+        return this;
+    }
+
+    public ProxyConfigBuilder bodyTimeout(Duration d) {
+        this.bodyTimeout = d;
+        return this;
+    }
+
+    public ProxyConfigBuilder maxConnections(int n) {
+        this.maxConnections = n;
+        return this;
+    }
 
     public ProxyConfigBuilder stallTimeout(Duration d) {
         this.stallTimeout = d;
@@ -72,6 +90,6 @@ public final class ProxyConfigBuilder {
     public ProxyConfig build() {
         return new ProxyConfig(bind, port, maxBodyBytes, retries, connectTimeout, firstByteTimeout, idleTimeout,
                 drainTimeout, ejectAfter, ejectFor, eventLoops, transport, keepAliveTimeout, allowUpstream,
-                stallTimeout);
+                headerTimeout, bodyTimeout, maxConnections, stallTimeout);
     }
 }

@@ -43,6 +43,8 @@ final class EmbeddedRelay {
     static final long FIRST_BYTE_MS = 1000;
     static final long IDLE_MS = 400;
     static final long KEEP_ALIVE_MS = 5000;
+    static final long HEADER_MS = 2000;
+    static final long BODY_MS = 3000;
     static final String CHAT = "{\"model\":\"llama3:8b\",\"messages\":[]}";
 
     /** How a node takes the next connection opened to it. */
@@ -106,10 +108,36 @@ final class EmbeddedRelay {
         client = newClient();
     }
 
+    /**
+     * Opens a client connection with the proxy port's codec and body aggregator in front, for tests
+     * that write raw bytes (a head byte by byte, a trickled body) and read the encoded answer.
+     */
+    EmbeddedChannel newRawClient(long maxBodyBytes) {
+        EmbeddedChannel ch = new EmbeddedChannel();
+        ch.freezeTime();
+        ch.pipeline().addLast(new ServerCodec(new io.netty.handler.codec.http.HttpDecoderConfig(), timeouts::nowMs),
+                new RequestAggregator(maxBodyBytes, counters), new ClientConnection(relay, stages,
+                        new RequestFactsReader(Stages.fieldsRead(stages)), counters, timeouts::nowMs,
+                        new ClientTimeouts(KEEP_ALIVE_MS, HEADER_MS, BODY_MS), draining));
+        ch.pipeline().fireChannelActive();
+        clients.add(ch);
+        return ch;
+    }
+
+    /** Moves the fake clock, and every client channel's scheduled-task clock, on by {@code ms}. */
+    void advanceAll(long ms) {
+        advance(ms);
+        for (EmbeddedChannel c : clients) {
+            c.advanceTimeBy(ms, java.util.concurrent.TimeUnit.MILLISECONDS);
+            c.runScheduledPendingTasks();
+        }
+    }
+
     /** Opens another client connection to the same relay (one connection sends one request at a time). */
     EmbeddedChannel newClient() {
         EmbeddedChannel ch = new EmbeddedChannel(new ClientConnection(relay, stages,
-                new RequestFactsReader(Stages.fieldsRead(stages)), counters, timeouts::nowMs, KEEP_ALIVE_MS, draining));
+                new RequestFactsReader(Stages.fieldsRead(stages)), counters, timeouts::nowMs,
+                new ClientTimeouts(KEEP_ALIVE_MS, HEADER_MS, BODY_MS), draining));
         ch.freezeTime();
         clients.add(ch);
         return ch;

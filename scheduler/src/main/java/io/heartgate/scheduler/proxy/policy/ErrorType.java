@@ -20,7 +20,9 @@ public enum ErrorType {
     /** 403: the caller's API key may not use the requested model. */
     MODEL_NOT_ALLOWED(403, "model_not_allowed"),
     /** 400, 414 or 431: the request is not valid HTTP/1.1; no node ever sees it. */
-    BAD_REQUEST(400, "bad_request");
+    BAD_REQUEST(400, "bad_request"),
+    /** 408: the request's head or body did not arrive within its timeout; no node ever sees it. */
+    REQUEST_TIMEOUT(408, "request_timeout");
 
     private final int status;
     private final String wireName;
