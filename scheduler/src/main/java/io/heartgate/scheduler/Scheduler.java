@@ -234,6 +234,7 @@ public final class Scheduler implements AutoCloseable {
                     Duration.ofMinutes(5));
             FlapDamping flaps = new FlapDamping(clock, config.resilience().flapLimit(), config.resilience().flapWindow());
             table.addListener(flaps);
+            table.addListener(health);
             EjectionView routing = EjectionView.either(health, flaps);
             RequestMetrics requestMetrics = new RequestMetrics(registry);
             ProxyCounters counters = new ProxyCounters();

@@ -53,6 +53,8 @@ public final class HeartbeatConsumer implements Runnable {
     private static final Duration POLL = Duration.ofMillis(100);
     private static final Duration CONTACT_CHECK_EVERY = Duration.ofSeconds(1);
     private static final Duration CONTACT_CHECK_TIMEOUT = Duration.ofMillis(500);
+    /** How often a node due to expire may make discovery ask the broker whether it is there. */
+    private static final Duration URGENT_CHECK_EVERY = Duration.ofMillis(200);
     private static final Duration PARTITION_CHECK_EVERY = Duration.ofSeconds(10);
     private static final Duration AUTH_RETRY_EVERY = Duration.ofSeconds(10);
 
@@ -69,6 +71,7 @@ public final class HeartbeatConsumer implements Runnable {
     private final CountDownLatch closed = new CountDownLatch(1);
     private String refusedBy;
     private Set<TopicPartition> assigned = Set.of();
+    private Instant nextUrgentCheck = Instant.MIN;
     private Map<TopicPartition, Long> catchUpTarget;
     private Instant lastContact = Instant.MIN;
     private Instant nextContactCheck = Instant.MIN;
@@ -225,7 +228,16 @@ public final class HeartbeatConsumer implements Runnable {
         }
         checkCaughtUp();
         checkSelfPreservation(clock.instant());
-        List<String> expired = table.expire();
+        // A node goes only once Kafka was heard from after its expiry passed: when it is due and the
+        // topic has been quiet since, ask the broker first, so an outage never takes the nodes whose
+        // expiry falls in the moment before it is noticed.
+        Instant due = table.firstExpiry();
+        now = clock.instant();
+        if (due != null && !now.isBefore(due) && lastContact.isBefore(due) && !now.isBefore(nextUrgentCheck)) {
+            nextUrgentCheck = now.plus(URGENT_CHECK_EVERY);
+            checkContact();
+        }
+        List<String> expired = table.expire(lastContact);
         stats.expired(expired.size());
         table.publishIfDue();
         if (refusedBy != null) {

@@ -23,7 +23,9 @@ import org.slf4j.LoggerFactory;
  * Holds out of routing a node that keeps changing its mind ({@code --flap-limit} changes in
  * {@code --flap-window}): a server that crashes and restarts in a loop, or a probe on the edge of
  * its timeout, otherwise draws a share of requests each time it comes back and fails them. A change
- * is a heartbeat going UP to DOWN or back, or the node joining or leaving the table.
+ * is the node starting or ceasing to be routable: its heartbeat going UP to DOWN or back, joining
+ * as UP, or expiring or leaving while UP. Joining as DOWN, or expiring after DOWN, changes nothing,
+ * so one restart of a node (DOWN, gone, back DOWN while its server starts, UP) is two changes, not five.
  *
  * <p>More than {@code limit} changes within one window hold the node for a back-off of one window,
  * doubling (up to 32 windows) with each change while it is held; it is released once the back-off
@@ -42,8 +44,8 @@ public final class FlapDamping implements EjectionView, Consumer<TableSnapshot> 
         int holdsInARow;
     }
 
-    /** What a node looked like in the last snapshot, as far as flapping goes. */
-    private enum Seen { UP, DOWN }
+    /** What a node looked like in the last snapshot, as far as flapping goes: routable or not (absent: not). */
+    private enum Seen { IN, OUT }
 
     private final Clock clock;
     private final int limit;
@@ -73,21 +75,23 @@ public final class FlapDamping implements EjectionView, Consumer<TableSnapshot> 
         Map<String, Seen> seen = new HashMap<>();
         for (Node n : snapshot.nodes()) {
             // DRAINING is an operator's choice, not a flap; it counts as neither.
-            Seen before = last.get(n.id());
-            Seen s = n.state() == NodeState.DOWN ? Seen.DOWN : n.state() == NodeState.UP ? Seen.UP
-                    : before == null ? Seen.UP : before; // a draining node keeps what it was (joining draining: up)
+            Seen before = last.getOrDefault(n.id(), Seen.OUT);
+            Seen s = n.state() == NodeState.DOWN ? Seen.OUT : n.state() == NodeState.UP ? Seen.IN
+                    : before; // a draining node keeps what it was (joining draining: not in yet)
             seen.put(n.id(), s);
             if (before != s) {
                 // Stamped with the heartbeat's broker time, so that the look-back's history, read in
                 // a burst at the scheduler's start, is counted when it happened, not all at once now.
                 Instant at = n.lastSeen().isAfter(now) ? now : n.lastSeen();
-                changed(n.id(), at, now); // joined, or UP and DOWN swapped
+                changed(n.id(), at, now); // joined UP, or UP and DOWN swapped
             }
         }
         Set<String> gone = new HashSet<>(last.keySet());
         gone.removeAll(seen.keySet());
         for (String id : gone) {
-            changed(id, now, now); // left or expired
+            if (last.get(id) == Seen.IN) {
+                changed(id, now, now); // left or expired while routable
+            }
         }
         last = seen;
     }

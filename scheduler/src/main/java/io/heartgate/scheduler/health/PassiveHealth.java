@@ -2,6 +2,7 @@ package io.heartgate.scheduler.health;
 
 import io.heartgate.scheduler.status.Ejection;
 import io.heartgate.scheduler.status.EjectionView;
+import io.heartgate.scheduler.table.TableSnapshot;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -22,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * <p>Only connect failures count, and the proxy's stall rule ({@link #stalled}). A client hanging
  * up, a timeout, or a node's own overload answer (503, 429) is never the node's death. Thread-safe; time comes from the injected clock.
  */
-public final class PassiveHealth implements EjectionView {
+public final class PassiveHealth implements EjectionView, java.util.function.Consumer<TableSnapshot> {
 
     private static final Logger log = LoggerFactory.getLogger(PassiveHealth.class);
 
@@ -99,6 +100,21 @@ public final class PassiveHealth implements EjectionView {
         ejections.increment();
         recount();
         return backoff;
+    }
+
+    /**
+     * Forgets the nodes that left the table (expired, or a tombstone): one that comes back is a new
+     * process and starts with a clean record, not the rest of its predecessor's ejection. Fed the
+     * table's snapshots as a listener.
+     */
+    @Override
+    public void accept(TableSnapshot snapshot) {
+        if (records.isEmpty()) {
+            return;
+        }
+        if (records.keySet().removeIf(id -> snapshot.node(id) == null)) {
+            recount();
+        }
     }
 
     /** Records a successful exchange with {@code nodeId}: its failures are forgotten. */

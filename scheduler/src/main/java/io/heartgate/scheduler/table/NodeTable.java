@@ -188,19 +188,46 @@ public final class NodeTable {
     }
 
     /**
-     * Removes every node whose expiry has passed, unless frozen; returns the ids removed.
+     * Returns when the first node expires without another heartbeat, or {@code null} when none is listed.
      */
+    public Instant firstExpiry() {
+        Instant first = null;
+        for (Entry e : entries.values()) {
+            Instant at = expiresAt(e.node);
+            if (first == null || at.isBefore(first)) {
+                first = at;
+            }
+        }
+        return first;
+    }
+
+    private Instant expiresAt(Node n) {
+        Instant base = n.lastSeen().isBefore(thawedAt) ? thawedAt : n.lastSeen();
+        return base.plusMillis((long) missedHeartbeats * n.heartbeat().intervalMs());
+    }
+
+    /** Removes every node whose expiry has passed, unless frozen; returns the ids removed. */
     public List<String> expire() {
+        return expire(Instant.MAX);
+    }
+
+    /**
+     * Removes every node whose expiry had passed by {@code heardAt}, the last time the topic was
+     * known to be read (records came, or the broker answered), unless frozen; returns the ids removed.
+     * A node whose expiry passed only after that waits: its heartbeats may be held up with Kafka's,
+     * and it must not go in the moment before an outage is noticed.
+     */
+    public List<String> expire(Instant heardAt) {
         if (frozen || entries.isEmpty()) {
             return List.of();
         }
         Instant now = clock.instant();
+        Instant by = heardAt.isBefore(now) ? heardAt : now;
         List<String> expired = new ArrayList<>();
         entries.entrySet().removeIf(e -> {
             Node n = e.getValue().node;
-            Instant base = n.lastSeen().isBefore(thawedAt) ? thawedAt : n.lastSeen();
-            Instant expiresAt = base.plusMillis((long) missedHeartbeats * n.heartbeat().intervalMs());
-            if (now.isBefore(expiresAt)) {
+            Instant expiresAt = expiresAt(n);
+            if (by.isBefore(expiresAt)) {
                 return false;
             }
             expired.add(e.getKey());

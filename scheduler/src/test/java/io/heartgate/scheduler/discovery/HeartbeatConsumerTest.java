@@ -63,6 +63,22 @@ class HeartbeatConsumerTest {
         public Map<TopicPartition, OffsetAndTimestamp> offsetsForTimes(Map<TopicPartition, Long> query, Duration t) {
             return offsetsForTimes(query);
         }
+
+        /** While set, the broker answers no offsets request (MockConsumer's own exception is one-shot). */
+        boolean down;
+
+        @Override
+        public synchronized Map<TopicPartition, Long> endOffsets(java.util.Collection<TopicPartition> partitions) {
+            if (down) {
+                throw new org.apache.kafka.common.errors.TimeoutException("broker down");
+            }
+            return super.endOffsets(partitions);
+        }
+
+        @Override
+        public Map<TopicPartition, Long> endOffsets(java.util.Collection<TopicPartition> partitions, Duration t) {
+            return endOffsets(partitions);
+        }
     }
 
     @BeforeEach
@@ -202,20 +218,51 @@ class HeartbeatConsumerTest {
     }
 
     @Test
+    void aNodeDueJustAfterKafkaFallsSilentIsNotExpiredBeforeTheOutageIsNoticed() {
+        discovery.step();
+        beat(Beats.of("a").intervalMs(500).build());
+        discovery.step();
+        clock.advance(Duration.ofMillis(400));
+        beat(Beats.of("b").intervalMs(500).build()); // the last record before the broker stops
+        discovery.step();
+
+        consumer.down = true;
+        clock.advance(Duration.ofMillis(1200)); // a's expiry (1.5 s) has passed; Kafka went quiet 1.2 s ago
+        discovery.step();
+        assertThat(table.snapshot().nodes()).as("a waits: Kafka has not been heard since its expiry")
+                .extracting(Node::id).containsExactly("a", "b");
+        clock.advance(Duration.ofMillis(400));
+        discovery.step();
+        assertThat(discovery.status().selfPreservation()).isTrue();
+        assertThat(table.snapshot().nodes()).extracting(Node::id).containsExactly("a", "b");
+        assertThat(stats.expirationCount()).isZero();
+    }
+
+    @Test
+    void aNodeDueWhileKafkaAnswersGoesAtOnceEvenWithNoOtherRecords() {
+        discovery.step();
+        beat(Beats.of("a").intervalMs(500).build());
+        discovery.step();
+        clock.advance(Duration.ofMillis(1500)); // no record since; the broker answers when asked
+        discovery.step();
+        assertThat(table.snapshot().nodes()).isEmpty();
+    }
+
+    @Test
     void freezesExpiryWhileKafkaIsSilentAndThawsAfterCatchingUp() {
         discovery.step();
         beat(Beats.of("a").build());
         discovery.step();
         assertThat(discovery.status().selfPreservation()).isFalse();
 
-        consumer.setOffsetsException(new org.apache.kafka.common.errors.TimeoutException("broker down"));
+        consumer.down = true;
         clock.advance(Duration.ofSeconds(10));
         discovery.step();
 
         assertThat(discovery.status().selfPreservation()).isTrue();
         assertThat(table.snapshot().nodes()).as("the table is not emptied").extracting(Node::id).containsExactly("a");
 
-        consumer.setOffsetsException(null);
+        consumer.down = false;
         consumer.updateEndOffsets(Map.of(P0, nextOffset + 1));
         clock.advance(Duration.ofSeconds(1));
         discovery.step(); // contact again: catch up to the new end

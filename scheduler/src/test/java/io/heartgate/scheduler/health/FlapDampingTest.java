@@ -52,6 +52,23 @@ class FlapDampingTest {
     }
 
     @Test
+    void oneRestartOfANodeIsTwoChangesNotFive() {
+        table("a", NodeState.UP); // joins: 1
+        at(10);
+        table("a", NodeState.DOWN); // its server dies: 2
+        at(12);
+        table(); // its agent dies too: it expires, but it was not routable anyway
+        at(20);
+        table("a", NodeState.DOWN); // back, its server still starting
+        at(22);
+        table("a", NodeState.UP); // 3
+        assertThat(damping.isEjected("a")).isFalse();
+        at(30);
+        table(); // expiring while routable is a change: 4
+        assertThat(damping.isEjected("a")).isTrue();
+    }
+
+    @Test
     void changesOlderThanTheWindowDoNotCount() {
         table("a", NodeState.UP);
         at(30);

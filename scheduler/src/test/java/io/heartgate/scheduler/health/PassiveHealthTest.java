@@ -184,6 +184,38 @@ class PassiveHealthTest {
     }
 
     @Test
+    void aNodeThatLeftTheTableComesBackWithACleanRecord() {
+        for (int i = 0; i < 3; i++) {
+            fail("a", "refused");
+            fail("b", "refused");
+        }
+        assertThat(health.isEjected("a")).isTrue();
+        io.heartgate.scheduler.table.Node b = io.heartgate.scheduler.table.Node.of(io.heartgate.protocol.Heartbeat
+                .builder("b", URL).state(io.heartgate.protocol.NodeState.UP).intervalMs(1000).build(), t0,
+                new io.heartgate.scheduler.table.InFlight());
+        health.accept(new io.heartgate.scheduler.table.TableSnapshot(2, java.util.List.of(b))); // a expired
+
+        assertNotEjected("a");
+        assertThat(health.isEjected("b")).as("still listed: still ejected").isTrue();
+        assertThat(health.ejectedNow()).isEqualTo(1);
+        assertThat(fail("a", "refused")).as("a fresh count of failures").isFalse();
+    }
+
+    @Test
+    void stalledEjectsOnceWithTheConnectBackOffAndAnAnswerClearsIt() {
+        assertThat(health.stalled("a", "no answer for 30 s")).isTrue();
+        assertThat(health.stalled("a", "no answer for 30 s")).as("already ejected").isFalse();
+        assertThat(health.ejection("a")).contains(new Ejection(t0.plusSeconds(10), 0, "stalled: no answer for 30 s"));
+        assertThat(health.stallCount()).isEqualTo(1);
+        assertThat(health.ejectionCount()).isEqualTo(1);
+        clock.advance(Duration.ofSeconds(10));
+        assertThat(health.stalled("a", "again")).isTrue();
+        assertThat(health.ejection("a").orElseThrow().until()).as("doubled").isEqualTo(t0.plusSeconds(30));
+        health.succeeded("a");
+        assertNotEjected("a");
+    }
+
+    @Test
     void oneFailureEjectsWhenTheThresholdIsOne() {
         PassiveHealth strict = new PassiveHealth(clock, 1, Duration.ofMillis(250), Duration.ofSeconds(1));
 
