@@ -27,8 +27,15 @@ final class ChatLoad implements AutoCloseable {
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final ExecutorService clients;
 
-    /** Starts {@code n} clients at once. */
+    static final String STREAM = "{\"model\":\"llama3:8b\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+
+    /** Starts {@code n} clients at once, sending non-streaming chats. */
     ChatLoad(Cluster cluster, int n) {
+        this(cluster, n, false);
+    }
+
+    /** Starts {@code n} clients at once; {@code stream}: streaming chats, read to their end. */
+    ChatLoad(Cluster cluster, int n, boolean stream) {
         clients = Executors.newFixedThreadPool(n);
         for (int i = 0; i < n; i++) {
             clients.submit(() -> {
@@ -38,7 +45,7 @@ final class ChatLoad implements AutoCloseable {
                     String node;
                     try {
                         HttpResponse<String> r = cluster.http.send(HttpRequest.newBuilder(cluster.proxy("/v1/chat/completions"))
-                                .timeout(Duration.ofSeconds(30)).POST(HttpRequest.BodyPublishers.ofString(CHAT)).build(),
+                                .timeout(Duration.ofSeconds(30)).POST(HttpRequest.BodyPublishers.ofString(stream ? STREAM : CHAT)).build(),
                                 HttpResponse.BodyHandlers.ofString());
                         status = r.statusCode();
                         node = r.headers().firstValue("x-upstream-node").orElse(null);
@@ -73,6 +80,16 @@ final class ChatLoad implements AutoCloseable {
         if (!clients.awaitTermination(30, TimeUnit.SECONDS)) {
             throw new AssertionError("a client was still waiting 30 s after the load stopped");
         }
+    }
+
+    /** Returns a one-line account of the results so far: counts by status and node, and the first failures. */
+    String summary() {
+        java.util.Map<String, Long> byOutcome = new java.util.TreeMap<>();
+        for (Result r : results) {
+            byOutcome.merge(r.status() + " " + (r.status() == 200 ? r.node() : ""), 1L, Long::sum);
+        }
+        return byOutcome + " first failures: " + results.stream().filter(r -> r.status() != 200).limit(3)
+                .map(Result::node).toList();
     }
 
     /** Prints each failed request, relative to {@code t0Nanos}, for the test log. */

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * A node whose inference hangs while its health checks and heartbeats stay fine (the sim's
- * {@code hang} fault: requests are accepted and never answered), under load: with a 2 s
+ * {@code hang} fault: requests are accepted and never answered), under a streaming load: with a 2 s
  * {@code --stall-timeout} it is ejected as stalled and every request waiting on it completes on the
  * other node within the stall timeout, a check (1 s) and its own service time; none fails.
  */
@@ -57,8 +57,12 @@ class StallIT {
 
     @Test
     void requestsWaitingOnANodeThatStopsAnsweringMoveOnceItIsStalled() throws Exception {
-        load = new ChatLoad(cluster, 8);
-        await().atMost(Duration.ofSeconds(30)).until(() -> load.servedBy("gpu-a") >= 10 && load.servedBy("gpu-b") >= 10);
+        load = new ChatLoad(cluster, 8, true); // streams: a wait for the first token is evidence
+        await().atMost(Duration.ofSeconds(30)).conditionEvaluationListener(c -> {
+            if (c.getRemainingTimeInMS() <= 0) {
+                System.out.println("[stall-it] load before the hang: " + load.summary());
+            }
+        }).until(() -> load.servedBy("gpu-a") >= 10 && load.servedBy("gpu-b") >= 10);
 
         long hung = System.nanoTime();
         cluster.faults("gpu-a", new Faults(false, 0, true, -1, null, null));

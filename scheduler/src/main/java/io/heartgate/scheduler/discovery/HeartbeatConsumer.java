@@ -72,6 +72,11 @@ public final class HeartbeatConsumer implements Runnable {
     private String refusedBy;
     private Set<TopicPartition> assigned = Set.of();
     private Instant nextUrgentCheck = Instant.MIN;
+    /** The topic is known read up to this time: expiry goes no further. */
+    private Instant heardAt = Instant.MIN;
+    /** End offsets asked for at {@link #heardTargetAt}, not yet reached; null when none pending. */
+    private Map<TopicPartition, Long> heardTarget;
+    private Instant heardTargetAt;
     private Map<TopicPartition, Long> catchUpTarget;
     private Instant lastContact = Instant.MIN;
     private Instant nextContactCheck = Instant.MIN;
@@ -227,17 +232,20 @@ public final class HeartbeatConsumer implements Runnable {
             checkContact();
         }
         checkCaughtUp();
+        checkHeard();
         checkSelfPreservation(clock.instant());
-        // A node goes only once Kafka was heard from after its expiry passed: when it is due and the
-        // topic has been quiet since, ask the broker first, so an outage never takes the nodes whose
-        // expiry falls in the moment before it is noticed.
+        // A node goes only once the topic is known read up to a time after its expiry passed: when
+        // it is due and that is not known yet, ask the broker for its end offsets at once, so an
+        // outage never takes the nodes whose expiry falls in the moment before it is noticed.
         Instant due = table.firstExpiry();
         now = clock.instant();
-        if (due != null && !now.isBefore(due) && lastContact.isBefore(due) && !now.isBefore(nextUrgentCheck)) {
+        if (due != null && !now.isBefore(due) && heardAt.isBefore(due) && heardTarget == null
+                && !now.isBefore(nextUrgentCheck)) {
             nextUrgentCheck = now.plus(URGENT_CHECK_EVERY);
             checkContact();
+            checkHeard();
         }
-        List<String> expired = table.expire(lastContact);
+        List<String> expired = table.expire(heardAt);
         stats.expired(expired.size());
         table.publishIfDue();
         if (refusedBy != null) {
@@ -324,10 +332,32 @@ public final class HeartbeatConsumer implements Runnable {
         return ends;
     }
 
+    /**
+     * Notes that the topic is read up to when the pending end offsets were asked for, once every
+     * partition's position has reached them: a node silent by then really sent nothing.
+     */
+    private void checkHeard() {
+        if (heardTarget == null) {
+            return;
+        }
+        for (Map.Entry<TopicPartition, Long> e : heardTarget.entrySet()) {
+            if (assigned.contains(e.getKey()) && consumer.position(e.getKey()) < e.getValue()) {
+                return;
+            }
+        }
+        heardAt = heardTargetAt;
+        heardTarget = null;
+    }
+
     private void checkContact() {
         try {
+            Instant asked = clock.instant();
             Map<TopicPartition, Long> ends = consumer.endOffsets(assigned, CONTACT_CHECK_TIMEOUT);
             lastContact = clock.instant();
+            if (heardTarget == null) {
+                heardTarget = ends;
+                heardTargetAt = asked;
+            }
             long behind = 0;
             for (TopicPartition tp : assigned) {
                 Long end = ends.get(tp);

@@ -175,7 +175,7 @@ public final class PassiveHealth implements EjectionView, java.util.function.Con
         return ejectedCount > 0;
     }
 
-    private void recount() {
+    private synchronized void recount() {
         int n = 0;
         for (Record r : records.values()) {
             if (r.ejection != null) {

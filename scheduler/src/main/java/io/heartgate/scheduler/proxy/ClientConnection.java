@@ -45,6 +45,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
     private static final int MAX_QUEUED = 16;
     /** Bodies of pipelined requests held before reading stops: the current request's own is on top. */
     static final long MAX_QUEUED_BYTES = 1024 * 1024;
+    /** The longest an error answer that closes the connection may take to be written. */
+    private static final long CLOSE_AFTER_ERROR_MS = 5000;
 
     private final Relay relay;
     private final List<Stage> stages;
@@ -60,6 +62,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
     /** The connection's codec, which knows what of a request is being read; null without one (tests). */
     private ServerCodec codec;
     private long queuedBytes;
+    /** When the connection last became free to read its next request: a pipelined one is timed from then. */
+    private long turnStartMs;
     /** When the client last sent bytes or a response ended (the loop's coarse clock). */
     private long lastActivityMs;
     private String remoteIp = "unknown";
@@ -130,7 +134,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
         ServerCodec.Receiving receiving = codec == null ? ServerCodec.Receiving.NOTHING : codec.receiving();
         if (!busy && receiving != ServerCodec.Receiving.NOTHING) {
             boolean head = receiving == ServerCodec.Receiving.HEAD;
-            long tookMs = now - codec.receivingSinceMs();
+            long tookMs = now - Math.max(codec.receivingSinceMs(), turnStartMs);
             if (tookMs >= (head ? headerTimeoutMs : bodyTimeoutMs)) {
                 requestTimedOut(head, tookMs);
                 return;
@@ -156,11 +160,22 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
         ChannelFuture written = ProxyErrors.send(ctx.channel(), Answer.error(ErrorType.REQUEST_TIMEOUT,
                 what + " not complete within " + io.heartgate.protocol.Durations.format(
                         java.time.Duration.ofMillis(limitMs))), true);
-        if (written != null) {
-            written.addListener(ChannelFutureListener.CLOSE);
-        } else {
+        closeAfter(written);
+    }
+
+    /**
+     * Closes the connection once {@code written} (an error answer) is written, and at the latest
+     * {@link #CLOSE_AFTER_ERROR_MS} later: a client that stops reading must not hold it open.
+     */
+    private void closeAfter(ChannelFuture written) {
+        if (written == null) {
             ctx.close();
+            return;
         }
+        written.addListener(ChannelFutureListener.CLOSE);
+        ctx.executor().schedule(() -> {
+            ctx.close();
+        }, CLOSE_AFTER_ERROR_MS, TimeUnit.MILLISECONDS);
     }
 
     @Override
@@ -237,9 +252,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
         // The parser lost its place in the stream: answer and close.
         ChannelFuture written = ProxyErrors.send(ctx.channel(), Answer.error(ErrorType.BAD_REQUEST, status.code(),
                 "malformed HTTP request: " + (cause == null ? "?" : cause.getMessage())), true);
-        if (written != null) {
-            written.addListener(ChannelFutureListener.CLOSE);
-        }
+        closeAfter(written);
     }
 
     /**
@@ -257,6 +270,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
 
     private void responded(ChannelFuture lastWrite, boolean close) {
         lastActivityMs = nowMs.getAsLong();
+        turnStartMs = lastActivityMs;
         if (close || draining()) {
             if (lastWrite == null) {
                 ctx.close();

@@ -35,6 +35,7 @@ final class Exchange implements Timeouts.Watched {
     private boolean resent;
     private long headNanos;
     private String answeredBy;
+    private Boolean streams;
 
     Exchange(Relay relay, ClientConnection conn, FullHttpRequest req, RequestFacts facts, boolean keepAlive,
              long startNanos) {
@@ -174,6 +175,14 @@ final class Exchange implements Timeouts.Watched {
     @Override
     public String model() {
         return facts.model();
+    }
+
+    @Override
+    public boolean streams() {
+        if (streams == null) {
+            streams = RequestFactsReader.streams(req.content(), req.uri());
+        }
+        return streams;
     }
 
     @Override

@@ -85,10 +85,13 @@ final class Relay {
 
     /**
      * Applies the stall rule, at most once a second: a node that sent this scheduler nothing (no
-     * response head, no chunk) for the stall timeout, while one of this loop's requests has waited
-     * that whole time for its answer and another node serving that request's model did answer, is
-     * ejected as stalled; {@link #rescueLost} then moves what waits on it. A node that answered
-     * anything in that window is busy (its own queue), not stalled. Called by the loop's sweep.
+     * response head, no chunk) for the stall timeout, while one of this loop's streaming requests
+     * has waited that whole time for its first token, and another node serving that request's model
+     * answered in that time or has nothing in flight (it is not slow too: a model slow everywhere is
+     * no stall), is ejected as stalled; {@link #rescueLost} then moves what waits on it. A node that
+     * answered anything in that window is busy (its own queue), not stalled; and a non-streaming
+     * request is no evidence, since its answer comes whole, after however long its generation takes.
+     * Called by the loop's sweep.
      */
     void checkStalls() {
         long now = timeouts.nowMs();
@@ -103,23 +106,28 @@ final class Relay {
         for (Timeouts.Watched w : stuck) {
             String id = w.awaitedNode();
             Node n = id == null ? null : snapshot.node(id);
-            if (n == null || n.inFlight().lastAnswerMs() >= since || routing.isEjected(id)) {
+            if (n == null || n.inFlight().lastAnswerMs() >= since || routing.isEjected(id) || !w.streams()) {
                 continue;
             }
-            String peer = answeringPeer(snapshot, id, w.model(), since);
+            Node peer = unstuckPeer(snapshot, id, w.model(), since);
             if (peer != null) {
-                health.stalled(id, "no answer for " + stallTimeoutMs / 1000 + " s to requests waiting on it while "
-                        + peer + (w.model() == null ? "" : ", serving " + w.model() + ",") + " answered");
+                health.stalled(id, "no first token for " + stallTimeoutMs / 1000 + " s to streams waiting on it while "
+                        + peer.id() + (w.model() == null ? "" : ", serving " + w.model() + ",")
+                        + (peer.inFlight().lastAnswerMs() >= since ? " answered" : " had nothing to do"));
             }
         }
         stuck.clear();
     }
 
-    /** Returns a node other than {@code id} serving {@code model} that answered at or after {@code since}, or null. */
-    private static String answeringPeer(TableSnapshot snapshot, String id, String model, long since) {
+    /**
+     * Returns a node other than {@code id} serving {@code model} that answered at or after
+     * {@code since}, or has no request of this scheduler in flight (every client may be waiting on
+     * the stalled node), or null when every one is as silent and busy.
+     */
+    private static Node unstuckPeer(TableSnapshot snapshot, String id, String model, long since) {
         for (Node other : snapshot.candidates(model)) {
-            if (!other.id().equals(id) && other.inFlight().lastAnswerMs() >= since) {
-                return other.id();
+            if (!other.id().equals(id) && (other.inFlight().lastAnswerMs() >= since || other.inFlight().get() == 0)) {
+                return other;
             }
         }
         return null;

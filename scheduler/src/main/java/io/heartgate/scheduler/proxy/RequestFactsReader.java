@@ -80,6 +80,25 @@ public final class RequestFactsReader {
         return false;
     }
 
+    private static final RequestFactsReader STREAM_FLAG = new RequestFactsReader(
+            java.util.EnumSet.of(RequestFacts.Field.STREAM));
+
+    /**
+     * Returns whether a request to {@code uri} with {@code body} asks for a streamed answer: its
+     * top-level {@code stream}, or when it has none, the API's default (Ollama's {@code /api/chat}
+     * and {@code /api/generate} stream, OpenAI's endpoints do not). Reads the whole body when it has
+     * no {@code stream}: for the rare request that needs it, never on the request path.
+     */
+    static boolean streams(ByteBuf body, String uri) {
+        Boolean flag = STREAM_FLAG.read(body, uri).stream();
+        if (flag != null) {
+            return flag;
+        }
+        int q = uri.indexOf('?');
+        String path = q < 0 ? uri : uri.substring(0, q);
+        return path.equals("/api/chat") || path.equals("/api/generate");
+    }
+
     /** Returns whether {@code uri} is one of Ollama's calls that may name the model in {@code name}. */
     static boolean namesModelByName(String uri) {
         int q = uri.indexOf('?');

@@ -2,6 +2,7 @@ package io.heartgate.scheduler.proxy;
 
 import io.heartgate.scheduler.proxy.policy.RequestFraming;
 import io.netty.buffer.ByteBuf;
+import io.netty.util.ByteProcessor;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.CombinedChannelDuplexHandler;
 import io.netty.handler.codec.DecoderResult;
@@ -84,8 +85,8 @@ final class ServerCodec extends CombinedChannelDuplexHandler<HttpRequestDecoder,
                 buffer.skipBytes(buffer.readableBytes());
                 return;
             }
-            if (receiving == Receiving.NOTHING && buffer.isReadable()) {
-                receiving(Receiving.HEAD);
+            if (receiving == Receiving.NOTHING && buffer.forEachByte(ByteProcessor.FIND_NON_CRLF) >= 0) {
+                receiving(Receiving.HEAD); // the CRLFs a client may send between requests are ignored, not a head
             }
             int before = out.size();
             super.decode(ctx, buffer, out);

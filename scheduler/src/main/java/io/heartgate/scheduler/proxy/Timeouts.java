@@ -37,6 +37,12 @@ final class Timeouts {
         String model();
 
         /**
+         * Returns whether the owner's request streams, so that its first byte is its first token;
+         * read only when asked (the stall rule, for requests that waited long).
+         */
+        boolean streams();
+
+        /**
          * The table stopped routing that node: the owner moves its request elsewhere and returns
          * {@code true}; with {@code onlyWithAlternative} (the node is only held out, not gone or DOWN)
          * it stays, returning {@code false}, when nowhere better is left for it.

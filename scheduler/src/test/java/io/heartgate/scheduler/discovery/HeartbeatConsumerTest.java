@@ -239,6 +239,22 @@ class HeartbeatConsumerTest {
     }
 
     @Test
+    void aNodeIsNotExpiredWhileItsHeartbeatIsAtTheBrokerButNotYetRead() {
+        discovery.step();
+        beat(Beats.of("a").intervalMs(500).build());
+        discovery.step();
+        clock.advance(Duration.ofMillis(1500));
+        consumer.updateEndOffsets(Map.of(P0, nextOffset + 1)); // a's next heartbeat is written, not fetched yet
+        discovery.step();
+        assertThat(table.snapshot().nodes()).as("the broker answered, but the topic is not read that far")
+                .extracting(Node::id).containsExactly("a");
+        beat(Beats.of("a").intervalMs(500).seq(2L).build());
+        discovery.step();
+        assertThat(table.snapshot().nodes()).extracting(Node::id).containsExactly("a");
+        assertThat(stats.expirationCount()).isZero();
+    }
+
+    @Test
     void aNodeDueWhileKafkaAnswersGoesAtOnceEvenWithNoOtherRecords() {
         discovery.step();
         beat(Beats.of("a").intervalMs(500).build());

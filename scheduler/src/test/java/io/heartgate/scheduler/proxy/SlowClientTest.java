@@ -119,6 +119,41 @@ class SlowClientTest {
         assertThat(relay.counters.errors(ErrorType.REQUEST_TIMEOUT)).isZero();
     }
 
+    private static void answerOn(EmbeddedChannel up) {
+        io.netty.handler.codec.http.HttpResponse r = new io.netty.handler.codec.http.DefaultHttpResponse(
+                io.netty.handler.codec.http.HttpVersion.HTTP_1_1, io.netty.handler.codec.http.HttpResponseStatus.OK);
+        r.headers().set("content-length", "2");
+        up.writeInbound(r, new io.netty.handler.codec.http.DefaultLastHttpContent(Unpooled.copiedBuffer("{}",
+                StandardCharsets.US_ASCII)));
+    }
+
+    @Test
+    void aBlankLineAfterARequestIsNotTheStartOfAHead() {
+        EmbeddedChannel c = relay.newRawClient(1 << 20);
+        send(c, HEAD + BODY + "\r\n"); // a CRLF after the body, as some clients send
+        answerOn(relay.upstream("n1"));
+        relay.advanceAll(4000); // past the header timeout, under the keep-alive timeout
+        assertThat(c.isActive()).isTrue();
+        assertThat(out(c)).startsWith("HTTP/1.1 200").doesNotContain("408");
+    }
+
+    @Test
+    void aPipelinedRequestIsTimedFromItsTurnNotWhileTheOneBeforeIsAnswered() {
+        relay.close();
+        relay = EmbeddedRelay.withStallRule(60_000, 0, "n1"); // a first-byte timeout longer than the wait
+        EmbeddedChannel c = relay.newRawClient(1 << 20);
+        send(c, HEAD + BODY); // its node takes 4 s, over the body timeout
+        send(c, HEAD + BODY.substring(0, 10)); // the next one pipelined, its body on its way
+        relay.advanceAll(4000);
+        answerOn(relay.upstream("n1"));
+        relay.advanceAll(1000);
+        assertThat(c.isActive()).as("not timed out the moment its turn came").isTrue();
+        send(c, BODY.substring(10));
+        relay.advanceAll(100);
+        assertThat(relay.counters.errors(ErrorType.REQUEST_TIMEOUT)).isZero();
+        assertThat(out(c)).startsWith("HTTP/1.1 200").doesNotContain("408");
+    }
+
     @Test
     void aPipeliningClientStopsBeingReadOnceItsQueuedBodiesPassOneMebibyte() {
         EmbeddedChannel c = relay.newRawClient(1 << 20);

@@ -31,21 +31,28 @@ import org.junit.jupiter.api.Test;
 class StallTest {
 
     private static final long STALL_MS = 5000;
+    private static final String STREAM_CHAT = "{\"model\":\"llama3:8b\",\"stream\":true,\"messages\":[]}";
 
     private EmbeddedRelay relay;
     private long nowMs;
 
     @AfterEach
     void tearDown() {
-        relay.close();
+        if (relay != null) {
+            relay.close();
+        }
     }
 
     private record Sent(String node, EmbeddedChannel upstream) {
     }
 
-    /** Sends one chat on a new client connection; returns the node and connection it went to. */
+    /** Sends one streaming chat on a new client connection; returns the node and connection it went to. */
     private Sent send() {
-        relay.newClient().writeInbound(post("/v1/chat/completions", CHAT));
+        return send(STREAM_CHAT);
+    }
+
+    private Sent send(String body) {
+        relay.newClient().writeInbound(post("/v1/chat/completions", body));
         for (Map.Entry<String, List<EmbeddedChannel>> e : relay.opened.entrySet()) {
             for (EmbeddedChannel up : e.getValue()) {
                 Object o = up.readOutbound();
@@ -100,7 +107,7 @@ class StallTest {
         assertThat(nowMs - firstStuckAt).as("ms from the first stuck request to the ejection")
                 .isBetween(STALL_MS, STALL_MS + 1000 + 100);
         assertThat(relay.health.ejection("n1")).map(Ejection::describe).get().asString()
-                .startsWith("held: stalled: no answer for 5 s to requests waiting on it while n2, serving llama3:8b, answered");
+                .startsWith("held: stalled: no first token for 5 s to streams waiting on it while n2, serving llama3:8b, answered");
         assertThat(relay.health.stallCount()).isEqualTo(1);
         assertThat(ejected("n2")).isFalse();
 
@@ -110,6 +117,23 @@ class StallTest {
         for (int i = 0; i < 4; i++) {
             assertThat(send().node()).as("new requests avoid the ejected node").isEqualTo("n2");
         }
+    }
+
+    @Test
+    void withEveryClientWaitingOnTheSilentNodeAnIdlePeerIsEnough() {
+        relay = EmbeddedRelay.withStallRule(60_000, STALL_MS, "n1", "n2");
+        Sent first = send();
+        Sent second = send();
+        Sent onN2 = first.node().equals("n2") ? first : second;
+        answer(onN2.upstream()); // n2 answers its one request; from then on it has nothing to do
+        Sent stuck = first.node().equals("n1") ? first : second;
+        while (!ejected("n1") && nowMs < 20_000) {
+            tick();
+        }
+        assertThat(nowMs).isBetween(STALL_MS, STALL_MS + 1000 + 100);
+        assertThat(relay.health.ejection("n1")).map(Ejection::describe).get().asString().endsWith("had nothing to do");
+        tick();
+        assertThat(stuck.upstream().isActive()).isFalse();
     }
 
     @Test
@@ -138,6 +162,39 @@ class StallTest {
         assertThat(waitingOnN1).as("requests that waited on n1 far beyond the stall timeout").isGreaterThan(5);
         assertThat(ejected("n1")).isFalse();
         assertThat(relay.health.stallCount()).isZero();
+    }
+
+    @Test
+    void aLongNonStreamingGenerationIsNoEvidence() {
+        relay = EmbeddedRelay.withStallRule(60_000, STALL_MS, "n1", "n2");
+        int waitingOnN1 = 0;
+        while (nowMs < 15_000) {
+            if (nowMs % 500 == 0) {
+                Sent s = send(CHAT); // stream absent on /v1: the answer comes whole, after the generation
+                if (s.node().equals("n2")) {
+                    answer(s.upstream());
+                } else {
+                    waitingOnN1++;
+                }
+            }
+            tick();
+        }
+        assertThat(waitingOnN1).isGreaterThan(5);
+        assertThat(ejected("n1")).isFalse();
+    }
+
+    @Test
+    void anOllamaChatStreamsByDefault() {
+        io.netty.buffer.ByteBuf body = io.netty.buffer.Unpooled.copiedBuffer("{\"model\":\"m\",\"messages\":[]}",
+                StandardCharsets.UTF_8);
+        assertThat(RequestFactsReader.streams(body, "/api/chat")).isTrue();
+        assertThat(RequestFactsReader.streams(body, "/api/generate?x=1")).isTrue();
+        assertThat(RequestFactsReader.streams(body, "/v1/chat/completions")).isFalse();
+        io.netty.buffer.ByteBuf off = io.netty.buffer.Unpooled.copiedBuffer(
+                "{\"model\":\"m\",\"messages\":[{\"stream\":true}],\"stream\":false}", StandardCharsets.UTF_8);
+        assertThat(RequestFactsReader.streams(off, "/api/chat")).isFalse();
+        body.release();
+        off.release();
     }
 
     @Test

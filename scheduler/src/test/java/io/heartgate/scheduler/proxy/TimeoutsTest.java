@@ -45,6 +45,11 @@ class TimeoutsTest {
             }
 
             @Override
+            public boolean streams() {
+                return true;
+            }
+
+            @Override
             public boolean nodeLost(boolean onlyWithAlternative) {
                 if (onlyWithAlternative && name.endsWith("2")) {
                     return false; // "a2" has nowhere better to go
@@ -91,6 +96,7 @@ class TimeoutsTest {
             public void idleTimedOut() { }
             public String awaitedNode() { return "n"; }
             public String model() { return null; }
+            public boolean streams() { return true; }
             public boolean nodeLost(boolean onlyWithAlternative) { return false; }
         });
         watchOf.apply(-1).awaitHead(); // waits on and on at the head of the queue
