@@ -201,36 +201,36 @@ public final class Chaos {
         }
     }
 
-    /** Returns how many nodes replica {@code r}'s admin API shows routable, or -1 when it does not answer. */
-    int routable(String r) {
+    /** Returns replica {@code r}'s {@code /admin/nodes} answer, or null when it does not answer. */
+    String adminNodes(String r) {
         int port = (r.equals("A") ? 19180 : 19280) + 1;
         try {
-            String body = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/admin/nodes"))
+            return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/admin/nodes"))
                     .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString()).body();
-            int n = 0;
-            for (int i = body.indexOf("\"routable\":true"); i >= 0; i = body.indexOf("\"routable\":true", i + 1)) {
-                n++;
-            }
-            return n;
         } catch (Exception e) {
+            return null;
+        }
+    }
+
+    static int occurrences(String body, String text) {
+        if (body == null) {
             return -1;
         }
+        int n = 0;
+        for (int i = body.indexOf(text); i >= 0; i = body.indexOf(text, i + 1)) {
+            n++;
+        }
+        return n;
+    }
+
+    /** Returns how many nodes replica {@code r} routes to, or -1 when it does not answer. */
+    int routable(String r) {
+        return occurrences(adminNodes(r), "\"routable\":true");
     }
 
     /** Returns how many nodes replica {@code r} lists (routable or not), or -1 when it does not answer. */
     int listed(String r) {
-        int port = (r.equals("A") ? 19180 : 19280) + 1;
-        try {
-            String body = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/admin/nodes"))
-                    .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString()).body();
-            int n = 0;
-            for (int i = body.indexOf("\"nodeId\":"); i >= 0; i = body.indexOf("\"nodeId\":", i + 1)) {
-                n++;
-            }
-            return n;
-        } catch (Exception e) {
-            return -1;
-        }
+        return occurrences(adminNodes(r), "\"nodeId\":");
     }
 
     boolean ready(String r) {
@@ -505,20 +505,17 @@ public final class Chaos {
 
     /** Returns replica {@code r}'s notRoutableReason for {@code node}, or "routable". */
     String held(String r, String node) {
-        int port = (r.equals("A") ? 19180 : 19280) + 1;
-        try {
-            String body = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/admin/nodes"))
-                    .build(), HttpResponse.BodyHandlers.ofString()).body();
-            int at = body.indexOf("\"nodeId\":\"" + node + "\"");
-            int reason = at < 0 ? -1 : body.indexOf("\"notRoutableReason\":\"", at);
-            int next = at < 0 ? -1 : body.indexOf("\"nodeId\":\"", at + 1);
-            if (reason < 0 || (next >= 0 && reason > next)) {
-                return "routable";
-            }
-            int s = reason + "\"notRoutableReason\":\"".length();
-            return body.substring(s, body.indexOf('"', s));
-        } catch (Exception e) {
+        String body = adminNodes(r);
+        int at = body == null ? -1 : body.indexOf("\"nodeId\":\"" + node + "\"");
+        if (at < 0) {
             return "?";
         }
+        int reason = body.indexOf("\"notRoutableReason\":\"", at);
+        int next = body.indexOf("\"nodeId\":\"", at + 1);
+        if (reason < 0 || (next >= 0 && reason > next)) {
+            return "routable";
+        }
+        int s = reason + "\"notRoutableReason\":\"".length();
+        return body.substring(s, body.indexOf('"', s));
     }
 }
