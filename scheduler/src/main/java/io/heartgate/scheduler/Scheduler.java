@@ -269,7 +269,7 @@ public final class Scheduler implements AutoCloseable {
             }
             ProxyServer proxyServer = ProxyServer.start(config.proxy(), table::snapshot, selector,
                     health, routing, counters, requestMetrics, System::nanoTime, draining,
-                    new Stages.Access(apiKeys, upstreamKey, tls != null), tls);
+                    new Stages.Access(apiKeys, upstreamKey, tls != null, config.proxy().allowModelManagement()), tls);
             io.micrometer.core.instrument.Gauge.builder("heartgate_proxy_client_connections", proxyServer,
                     ProxyServer::clientConnections).description("Client connections open now (--max-connections)")
                     .strongReference(true).register(registry);

@@ -137,6 +137,12 @@ public final class SchedulerMain implements Callable<Integer> {
                     + "limit above it plus the node connections) [env SCHEDULER_MAX_CONNECTIONS] (default: 10000)")
     int maxConnections;
 
+    @Option(names = "--allow-model-management", defaultValue = "${env:SCHEDULER_ALLOW_MODEL_MANAGEMENT:-false}",
+            description = "forward Ollama's model-management calls (/api/pull, /api/delete, /api/create, "
+                    + "/api/copy, /api/push) to the node their X-Heartgate-Node header names; off, they get 405 "
+                    + "[env SCHEDULER_ALLOW_MODEL_MANAGEMENT] (default: false)")
+    boolean allowModelManagement;
+
     @Option(names = "--drain-timeout", defaultValue = "${env:SCHEDULER_DRAIN_TIMEOUT:-30s}",
             description = "how long in-flight requests may finish on SIGTERM [env SCHEDULER_DRAIN_TIMEOUT] (default: 30s)")
     Duration drainTimeout;
@@ -262,7 +268,7 @@ public final class SchedulerMain implements Callable<Integer> {
         ProxyConfig proxy = new ProxyConfig(bind, port, maxBody, retries, connectTimeout, firstByteTimeout, idleTimeout,
                 drainTimeout, ejectAfter, ejectFor, Math.max(1, Runtime.getRuntime().availableProcessors()),
                 Transport.parse(transport), keepAliveTimeout, UpstreamAllowList.parse(allowUpstream), headerTimeout,
-                bodyTimeout, maxConnections, stallTimeout);
+                bodyTimeout, maxConnections, allowModelManagement, stallTimeout);
         proxy.transport().resolve(); // an explicit choice the host lacks: one line and exit 2
         // Files read here too, so that a bad one is one line and exit 2 before anything starts.
         if (apiKeys != null) {

@@ -36,6 +36,8 @@ final class Exchange implements Timeouts.Watched {
     private long headNanos;
     private String answeredBy;
     private Boolean streams;
+    /** Whether the request is for its first node only (a model-management call): never retried elsewhere. */
+    private boolean pinned;
 
     Exchange(Relay relay, ClientConnection conn, FullHttpRequest req, RequestFacts facts, boolean keepAlive,
              long startNanos) {
@@ -51,6 +53,7 @@ final class Exchange implements Timeouts.Watched {
 
     /** Sends an attempt to the node of {@code route}: the routing stage's first choice, or a retry's. */
     void start(Route.To route) {
+        pinned |= route.pinned();
         relay.begin(attempts, route);
         open(true);
     }
@@ -94,7 +97,7 @@ final class Exchange implements Timeouts.Watched {
         answeredBy = attempts.node().id();
         relay.health().succeeded(answeredBy);
         upstream.keepAlive(HttpUtil.isKeepAlive(response));
-        if ((code == 503 || code == 429) && relay.retry().decide(Failure.OVERLOAD_ANSWER, attempts.count(), false,
+        if ((code == 503 || code == 429) && !pinned && relay.retry().decide(Failure.OVERLOAD_ANSWER, attempts.count(), false,
                 resent).action() == Action.RETRY_ELSEWHERE && relay.untriedLeft(facts, attempts.tried())) {
             // Busy, not dead: try another node, never count it toward ejection; with no other node left, pass it on.
             relay.counters().add(Counter.OVERLOAD_ANSWERS);
@@ -246,6 +249,11 @@ final class Exchange implements Timeouts.Watched {
     }
 
     private void retryElsewhere() {
+        if (pinned) {
+            fail(ErrorType.UPSTREAM_UNREACHABLE, "node " + attempts.node().id() + " failed: "
+                    + attempts.lastFailure() + " (a management call goes to its node only)");
+            return;
+        }
         relay.counters().add(Counter.RETRIES);
         phase = phase.to(Phase.ROUTING);
         Route r = relay.reroute(facts, attempts.tried());

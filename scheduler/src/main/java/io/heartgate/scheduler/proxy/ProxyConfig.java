@@ -28,6 +28,9 @@ import java.time.Duration;
  *     ({@code --body-timeout}); then 408 and the connection closes (a trickled body)
  * @param maxConnections client connections the proxy holds at once; one more is closed on accept
  *     ({@code --max-connections})
+ * @param allowModelManagement whether Ollama's model-management calls ({@code /api/pull} and the
+ *     like) go to the node their {@code X-Heartgate-Node} header names ({@code --allow-model-management});
+ *     off, they are refused with 405
  * @param stallTimeout how long a node may answer nothing while a request waits on it and another node
  *     serving that model answers, before it is ejected as stalled ({@code --stall-timeout}); zero turns the rule off
  */
@@ -35,7 +38,8 @@ public record ProxyConfig(String bind, int port, long maxBodyBytes, int retries,
                           Duration firstByteTimeout, Duration idleTimeout, Duration drainTimeout, int ejectAfter,
                           Duration ejectFor, int eventLoops, Transport transport,
                           Duration keepAliveTimeout, UpstreamAllowList allowUpstream, Duration headerTimeout,
-                          Duration bodyTimeout, int maxConnections, Duration stallTimeout) {
+                          Duration bodyTimeout, int maxConnections, boolean allowModelManagement,
+                          Duration stallTimeout) {
 
     /** Checks ranges; a bad value throws {@link InvalidSettingException} naming its component. */
     public ProxyConfig {

@@ -74,6 +74,11 @@ final class StagedCall implements Call {
     }
 
     @Override
+    public Route.To route() {
+        return route;
+    }
+
+    @Override
     public void proceed() {
         if (ended) {
             return;

@@ -26,6 +26,12 @@ public final class ProxyConfigBuilder {
     private Duration headerTimeout = Duration.ofSeconds(10);
     private Duration bodyTimeout = Duration.ofSeconds(60);
     private int maxConnections = 10_000;
+    private boolean allowModelManagement;
+
+    public ProxyConfigBuilder allowModelManagement(boolean allow) {
+        this.allowModelManagement = allow;
+        return this;
+    }
 
     public ProxyConfigBuilder headerTimeout(Duration d) {
         this.headerTimeout = d;
@@ -90,6 +96,6 @@ public final class ProxyConfigBuilder {
     public ProxyConfig build() {
         return new ProxyConfig(bind, port, maxBodyBytes, retries, connectTimeout, firstByteTimeout, idleTimeout,
                 drainTimeout, ejectAfter, ejectFor, eventLoops, transport, keepAliveTimeout, allowUpstream,
-                headerTimeout, bodyTimeout, maxConnections, stallTimeout);
+                headerTimeout, bodyTimeout, maxConnections, allowModelManagement, stallTimeout);
     }
 }

@@ -83,6 +83,11 @@ final class EmbeddedRelay {
         this(FIRST_BYTE_MS, 0, extraStages, access, nodeIds);
     }
 
+    /** With {@code access}'s stages and no extra ones. */
+    EmbeddedRelay(Stages.Access access, String... nodeIds) {
+        this(FIRST_BYTE_MS, 0, List.of(), access, nodeIds);
+    }
+
     /** With the given first-byte and stall timeouts (0: the stall rule off). */
     static EmbeddedRelay withStallRule(long firstByteMs, long stallMs, String... nodeIds) {
         return new EmbeddedRelay(firstByteMs, stallMs, List.of(), Stages.Access.OPEN, nodeIds);
@@ -202,6 +207,19 @@ final class EmbeddedRelay {
                         .state(state).intervalMs(hb.intervalMs()).models(hb.models()).build(), n.lastSeen(), n.models(),
                         n.inFlight()));
             }
+        }
+        nodes.clear();
+        nodes.addAll(next);
+        table = new TableSnapshot(table.version() + 1, List.copyOf(next));
+    }
+
+    /** Publishes a new table snapshot in which {@code id} serves exactly {@code models}. */
+    void nodeServes(String id, String... models) {
+        List<Node> next = new ArrayList<>();
+        for (Node n : nodes) {
+            Heartbeat hb = n.heartbeat();
+            next.add(!n.id().equals(id) ? n : Node.of(hb.toBuilder().seq(hb.seq() + 1).models(List.of(models)).build(),
+                    n.lastSeen(), n.inFlight()));
         }
         nodes.clear();
         nodes.addAll(next);

@@ -22,7 +22,11 @@ public enum ErrorType {
     /** 400, 414 or 431: the request is not valid HTTP/1.1; no node ever sees it. */
     BAD_REQUEST(400, "bad_request"),
     /** 408: the request's head or body did not arrive within its timeout; no node ever sees it. */
-    REQUEST_TIMEOUT(408, "request_timeout");
+    REQUEST_TIMEOUT(408, "request_timeout"),
+    /** 405: a model-management call ({@code /api/pull} and the like) while {@code --allow-model-management} is off. */
+    MANAGEMENT_DISABLED(405, "management_disabled"),
+    /** 404: a management call's {@code X-Heartgate-Node} names no listed node. */
+    NODE_NOT_FOUND(404, "node_not_found");
 
     private final int status;
     private final String wireName;

@@ -33,6 +33,9 @@ public interface Call {
     /** Sets where the first attempt goes; the routing stage does, and it is required before the relay. */
     void route(Route.To first);
 
+    /** Returns where the first attempt goes, if a stage set it already (a pinned call), else {@code null}. */
+    Route.To route();
+
     /** Passes the request on to the next stage, or to the relay after the last. */
     void proceed();
 

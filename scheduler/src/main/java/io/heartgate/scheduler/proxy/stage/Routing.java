@@ -27,6 +27,10 @@ final class Routing implements Stage {
 
     @Override
     public void handle(Call call) {
+        if (call.route() != null) {
+            call.proceed(); // pinned by an earlier stage (a management call for one node)
+            return;
+        }
         Route route = selector.select(table.get(), call.facts(), List.of(), health);
         if (route instanceof Route.To to) {
             call.route(to);

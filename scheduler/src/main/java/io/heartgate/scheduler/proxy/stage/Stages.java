@@ -24,10 +24,17 @@ public final class Stages {
      * @param keys the API keys in force, read per request; {@code null} when the port is open
      * @param upstream the key nodes require, or {@code null}
      * @param https whether clients reach the proxy over TLS (the nodes' {@code X-Forwarded-Proto})
+     * @param modelManagement whether Ollama's model-management calls go to the node a header names
+     *     ({@code --allow-model-management}); else they are refused
      */
-    public record Access(Supplier<ApiKeys> keys, UpstreamKey upstream, boolean https) {
+    public record Access(Supplier<ApiKeys> keys, UpstreamKey upstream, boolean https, boolean modelManagement) {
         /** Plain HTTP, no API keys, no key for the nodes: clients' own credentials pass through. */
         public static final Access OPEN = new Access(null, null, false);
+
+        /** Without model management through the proxy. */
+        public Access(Supplier<ApiKeys> keys, UpstreamKey upstream, boolean https) {
+            this(keys, upstream, https, false);
+        }
     }
 
     /** Returns every body fact some of {@code stages} reads, besides the model. */
@@ -39,7 +46,7 @@ public final class Stages {
 
     /**
      * Returns the stages, in order: the caller's key when the access has keys, the node's request
-     * headers, the nodes' own key when it has one, then the first route. Stages that need
+     * headers, the nodes' own key when it has one, the model-management rule, then the first route. Stages that need
      * the client's headers (authentication reads and removes the caller's key) go before
      * {@code ForwardedHeaders}; stages that shape the route (admission, affinity) go before
      * {@code Routing}, which is always last.
@@ -54,6 +61,7 @@ public final class Stages {
         if (access.upstream() != null) {
             stages.add(new UpstreamCredentials(access.upstream()));
         }
+        stages.add(new ModelManagement(table, access.modelManagement()));
         stages.add(new Routing(table, selector, health));
         return List.copyOf(stages);
     }

@@ -1,0 +1,67 @@
+package io.heartgate.scheduler.proxy.stage;
+
+import io.heartgate.scheduler.proxy.policy.ErrorType;
+import io.heartgate.scheduler.proxy.policy.Route;
+import io.heartgate.scheduler.table.Node;
+import io.heartgate.scheduler.table.TableSnapshot;
+import java.util.Set;
+import java.util.function.Supplier;
+
+/**
+ * Keeps Ollama's model-management calls ({@code /api/pull}, {@code /api/delete}, {@code /api/create},
+ * {@code /api/copy}, {@code /api/push}) from landing on whichever node the strategy picks: each
+ * changes one node's disk, so by default they are refused with 405 {@code management_disabled}
+ * (run them on the node); with {@code --allow-model-management} one goes to exactly the node its
+ * {@code X-Heartgate-Node} header names, pinned there (never retried on another), and 400 without it.
+ */
+final class ModelManagement implements Stage {
+
+    /** The header that names the node a management call is for; never forwarded. */
+    static final String NODE_HEADER = "x-heartgate-node";
+    private static final Set<String> PATHS = Set.of("/api/pull", "/api/delete", "/api/create", "/api/copy", "/api/push");
+
+    private final Supplier<TableSnapshot> table;
+    private final boolean allowed;
+
+    ModelManagement(Supplier<TableSnapshot> table, boolean allowed) {
+        this.table = table;
+        this.allowed = allowed;
+    }
+
+    /** Returns whether a request to {@code uri} changes a node's models. */
+    static boolean isManagement(String uri) {
+        if (!uri.startsWith("/api/")) {
+            return false; // every OpenAI path, without a substring
+        }
+        int q = uri.indexOf('?');
+        return PATHS.contains(q < 0 ? uri : uri.substring(0, q));
+    }
+
+    @Override
+    public void handle(Call call) {
+        if (!isManagement(call.uri())) {
+            call.proceed();
+            return;
+        }
+        String path = call.uri().indexOf('?') < 0 ? call.uri() : call.uri().substring(0, call.uri().indexOf('?'));
+        if (!allowed) {
+            call.answer(Answer.error(ErrorType.MANAGEMENT_DISABLED, path + " changes a node's models: run it on the "
+                    + "node itself (the scheduler forwards model management only with --allow-model-management)"));
+            return;
+        }
+        String id = call.headers().get(NODE_HEADER);
+        call.headers().remove(NODE_HEADER);
+        if (id == null || id.isBlank()) {
+            call.answer(Answer.error(ErrorType.BAD_REQUEST, 400, path + " changes one node's models: name it in the "
+                    + "X-Heartgate-Node header"));
+            return;
+        }
+        Node node = table.get().node(id.trim());
+        if (node == null) {
+            call.answer(Answer.error(ErrorType.NODE_NOT_FOUND, "no node '" + id.trim() + "' is listed"));
+            return;
+        }
+        call.route(Route.To.pinned(node));
+        call.proceed();
+    }
+}
