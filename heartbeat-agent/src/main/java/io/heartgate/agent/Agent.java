@@ -168,6 +168,8 @@ public final class Agent {
                 .models(config.models() != null ? config.models() : r.models())
                 .load(stale || !r.healthy() ? Load.UNKNOWN : r.load())
                 .gpus(gpus.current())
+                .modelInfo(config.models() != null ? List.of() : r.modelInfo())
+                .loaded(stale || !r.healthy() ? List.of() : r.loaded())
                 .build();
     }
 

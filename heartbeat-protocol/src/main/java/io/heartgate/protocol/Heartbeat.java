@@ -10,8 +10,8 @@ import java.util.Objects;
  * <p>Instances are immutable and hold only valid values: the codec builds them after validation,
  * and the compact constructor re-checks the rules so code that builds heartbeats by hand (the agent,
  * tests) cannot publish one that a scheduler would reject. Optional fields are {@code null} when
- * absent, except {@code models} and {@code gpus}, which are empty lists, and {@code load}, which is
- * {@link Load#UNKNOWN}.
+ * absent, except {@code models}, {@code gpus}, {@code modelInfo} and {@code loaded}, which are empty
+ * lists, and {@code load}, which is {@link Load#UNKNOWN}.
  *
  * @param nodeId the node's unique id, 1 to 128 of {@code A-Za-z0-9._:-}
  * @param instance random per agent start, or {@code null}
@@ -26,6 +26,8 @@ import java.util.Objects;
  * @param models the models it serves; empty means any model
  * @param load reported load; {@link Load#UNKNOWN} when none
  * @param gpus GPU figures; empty when unknown
+ * @param modelInfo what the node says of each model it serves (Ollama's {@code /api/tags}); empty when it says nothing
+ * @param loaded the models it holds in memory now (Ollama's {@code /api/ps}); empty when unknown or none
  */
 public record Heartbeat(
         String nodeId,
@@ -39,7 +41,9 @@ public record Heartbeat(
         String backend,
         List<String> models,
         Load load,
-        List<Gpu> gpus) {
+        List<Gpu> gpus,
+        List<ModelInfo> modelInfo,
+        List<LoadedModel> loaded) {
 
     /** The version this code writes. */
     public static final int VERSION = 1;
@@ -48,11 +52,16 @@ public record Heartbeat(
     public Heartbeat {
         models = List.copyOf(Objects.requireNonNullElse(models, List.of()));
         gpus = List.copyOf(Objects.requireNonNullElse(gpus, List.of()));
+        modelInfo = List.copyOf(Objects.requireNonNullElse(modelInfo, List.of()));
+        loaded = List.copyOf(Objects.requireNonNullElse(loaded, List.of()));
         load = Objects.requireNonNullElse(load, Load.UNKNOWN);
         HeartbeatRules.check(nodeId, instance, seq, url, state, weight, intervalMs, backend, models, load, gpus)
                 .ifPresent(rejection -> {
                     throw new IllegalArgumentException(rejection.toString());
                 });
+        HeartbeatRules.checkCatalogue(modelInfo, loaded).ifPresent(rejection -> {
+            throw new IllegalArgumentException(rejection.toString());
+        });
     }
 
     /** Returns a builder for a heartbeat with the two fields that have no default. */
@@ -72,7 +81,9 @@ public record Heartbeat(
                 .backend(backend)
                 .models(models)
                 .load(load)
-                .gpus(gpus);
+                .gpus(gpus)
+                .modelInfo(modelInfo)
+                .loaded(loaded);
     }
 
     /** Returns whether the node serves the given model; a node that lists no model serves any. */
@@ -94,6 +105,8 @@ public record Heartbeat(
         private List<String> models = List.of();
         private Load load = Load.UNKNOWN;
         private List<Gpu> gpus = List.of();
+        private List<ModelInfo> modelInfo = List.of();
+        private List<LoadedModel> loaded = List.of();
 
         private Builder(String nodeId, String url) {
             this.nodeId = nodeId;
@@ -150,10 +163,20 @@ public record Heartbeat(
             return this;
         }
 
+        public Builder modelInfo(List<ModelInfo> value) {
+            this.modelInfo = value;
+            return this;
+        }
+
+        public Builder loaded(List<LoadedModel> value) {
+            this.loaded = value;
+            return this;
+        }
+
         /** Builds the heartbeat; throws {@link IllegalArgumentException} naming the broken rule. */
         public Heartbeat build() {
             return new Heartbeat(nodeId, instance, seq, url, state, weight, intervalMs, sentAt, backend,
-                    models, load, gpus);
+                    models, load, gpus, modelInfo, loaded);
         }
     }
 }

@@ -169,6 +169,92 @@ public final class HeartbeatRules {
         return Optional.empty();
     }
 
+    /** Models a node may report loaded at once; no server holds more in memory. */
+    public static final int MAX_LOADED = 64;
+    /** Longest digest, time or details text of a model's description. */
+    public static final int MAX_MODEL_TEXT_LENGTH = 100;
+    /** Most families a model's details may name. */
+    public static final int MAX_FAMILIES = 8;
+
+    /**
+     * Checks the catalogue fields: at most {@link #MAX_MODELS} described and {@link #MAX_LOADED}
+     * loaded models, each named like a model, texts short, sizes not negative.
+     */
+    public static Optional<Rejection> checkCatalogue(List<ModelInfo> modelInfo, List<LoadedModel> loaded) {
+        if (modelInfo.size() > MAX_MODELS) {
+            return reject(Rule.TOO_MANY_ITEMS, "modelInfo", "at most " + MAX_MODELS + " models, was " + modelInfo.size());
+        }
+        for (int i = 0; i < modelInfo.size(); i++) {
+            ModelInfo m = modelInfo.get(i);
+            String field = "modelInfo[" + i + "]";
+            Optional<Rejection> r = checkModelName(m.name(), field + ".name")
+                    .or(() -> checkSize(m.size(), field + ".size"))
+                    .or(() -> checkText(m.digest(), field + ".digest"))
+                    .or(() -> checkText(m.modifiedAt(), field + ".modifiedAt"));
+            if (r.isPresent()) {
+                return r;
+            }
+            ModelInfo.Details d = m.details();
+            if (d != null) {
+                if (d.families().size() > MAX_FAMILIES) {
+                    return reject(Rule.TOO_MANY_ITEMS, field + ".details.families", "at most " + MAX_FAMILIES);
+                }
+                for (String text : java.util.Arrays.asList(d.parentModel(), d.format(), d.family(), d.parameterSize(),
+                        d.quantizationLevel())) {
+                    r = checkText(text, field + ".details");
+                    if (r.isPresent()) {
+                        return r;
+                    }
+                }
+                for (String family : d.families()) {
+                    r = family == null ? reject(Rule.WRONG_TYPE, field + ".details.families", "must be strings")
+                            : checkText(family, field + ".details.families");
+                    if (r.isPresent()) {
+                        return r;
+                    }
+                }
+            }
+        }
+        if (loaded.size() > MAX_LOADED) {
+            return reject(Rule.TOO_MANY_ITEMS, "loaded", "at most " + MAX_LOADED + " models, was " + loaded.size());
+        }
+        for (int i = 0; i < loaded.size(); i++) {
+            LoadedModel m = loaded.get(i);
+            String field = "loaded[" + i + "]";
+            Optional<Rejection> r = checkModelName(m.name(), field + ".name")
+                    .or(() -> checkSize(m.size(), field + ".size"))
+                    .or(() -> checkSize(m.sizeVram(), field + ".sizeVram"))
+                    .or(() -> checkText(m.expiresAt(), field + ".expiresAt"))
+                    .or(() -> m.contextLength() != null && m.contextLength() < 0
+                            ? reject(Rule.OUT_OF_RANGE, field + ".contextLength", "must not be negative") : Optional.empty());
+            if (r.isPresent()) {
+                return r;
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static Optional<Rejection> checkModelName(String name, String field) {
+        if (name == null || name.isEmpty()) {
+            return reject(Rule.MISSING_FIELD, field, "is required");
+        }
+        if (name.length() > MAX_MODEL_LENGTH) {
+            return reject(Rule.VALUE_TOO_LONG, field, "longer than " + MAX_MODEL_LENGTH + " characters");
+        }
+        return Optional.empty();
+    }
+
+    private static Optional<Rejection> checkSize(Long size, String field) {
+        return size != null && size < 0 ? reject(Rule.OUT_OF_RANGE, field, "must not be negative, was " + size)
+                : Optional.empty();
+    }
+
+    private static Optional<Rejection> checkText(String text, String field) {
+        return text != null && text.length() > MAX_MODEL_TEXT_LENGTH
+                ? reject(Rule.VALUE_TOO_LONG, field, "longer than " + MAX_MODEL_TEXT_LENGTH + " characters")
+                : Optional.empty();
+    }
+
     private static Optional<Rejection> checkLoad(Load load) {
         if (load.inFlight() != null && load.inFlight() < 0) {
             return reject(Rule.OUT_OF_RANGE, "load.inFlight", "must not be negative");

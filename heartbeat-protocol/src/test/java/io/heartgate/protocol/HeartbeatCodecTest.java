@@ -179,6 +179,44 @@ class HeartbeatCodecTest {
     }
 
     @Test
+    void roundTripsTheCatalogueFields() {
+        Heartbeat original = Heartbeat.builder("gpu-y", "http://gpu-y:11434")
+                .models(List.of("llama3:8b", "qwen2.5:7b"))
+                .modelInfo(List.of(
+                        new ModelInfo("llama3:8b", 4_661_224_676L, "365c0bd3c000", "2026-11-01T12:00:00Z",
+                                new ModelInfo.Details("", "gguf", "llama", List.of("llama"), "8.0B", "Q4_0")),
+                        new ModelInfo("qwen2.5:7b", null, null, null, null)))
+                .loaded(List.of(new LoadedModel("llama3:8b", 5_000_000_000L, 4_900_000_000L,
+                        "2026-12-01T15:00:00+01:00", 4096)))
+                .build();
+
+        assertThat(beat(codec.decode(codec.encode(original)))).isEqualTo(original);
+        String json = new String(codec.encode(original), StandardCharsets.UTF_8);
+        assertThat(json).contains("\"modelInfo\":[{\"name\":\"llama3:8b\",\"size\":4661224676,")
+                .contains("\"details\":{\"parentModel\":\"\",\"format\":\"gguf\"")
+                .contains("\"loaded\":[{\"name\":\"llama3:8b\",\"size\":5000000000,\"sizeVram\":4900000000,");
+    }
+
+    @Test
+    void rejectsCatalogueFieldsThatBreakTheirLimits() {
+        String base = "{\"v\":1,\"nodeId\":\"gpu-a\",\"url\":\"http://h:1\",\"state\":\"UP\",\"intervalMs\":1000,";
+        assertThat(rejection(codec.decode(utf8(base + "\"modelInfo\":[{\"size\":1}]}"))).field())
+                .isEqualTo("modelInfo[0].name");
+        assertThat(rejection(codec.decode(utf8(base + "\"modelInfo\":[{\"name\":\"m\",\"size\":-1}]}"))).rule())
+                .isEqualTo(Rule.OUT_OF_RANGE);
+        assertThat(rejection(codec.decode(utf8(base + "\"modelInfo\":{}}"))).rule()).isEqualTo(Rule.WRONG_TYPE);
+        assertThat(rejection(codec.decode(utf8(base + "\"modelInfo\":[{\"name\":\"m\",\"digest\":\""
+                + "d".repeat(101) + "\"}]}"))).rule()).isEqualTo(Rule.VALUE_TOO_LONG);
+        StringBuilder many = new StringBuilder(base + "\"loaded\":[");
+        for (int i = 0; i <= HeartbeatRules.MAX_LOADED; i++) {
+            many.append(i == 0 ? "" : ",").append("{\"name\":\"m").append(i).append("\"}");
+        }
+        assertThat(rejection(codec.decode(utf8(many + "]}"))).rule()).isEqualTo(Rule.TOO_MANY_ITEMS);
+        assertThat(rejection(codec.decode(utf8(base + "\"loaded\":[{\"name\":\"m\",\"contextLength\":\"x\"}]}"))).rule())
+                .isEqualTo(Rule.WRONG_TYPE);
+    }
+
+    @Test
     void encodesVersionOneAndLeavesOutAbsentFields() {
         String json = new String(codec.encode(Heartbeat.builder("gpu-a", "http://h:1").build()),
                 StandardCharsets.UTF_8);

@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.heartgate.protocol.HeartbeatRules;
 import io.heartgate.protocol.Load;
+import io.heartgate.protocol.LoadedModel;
+import io.heartgate.protocol.ModelInfo;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -32,6 +34,67 @@ public final class Payloads {
             addModel(names, name);
         }
         return List.copyOf(names);
+    }
+
+    /**
+     * Returns what an Ollama {@code /api/tags} answer says of each model: size, digest, modified
+     * time and details, as written. Entries without a name, or with texts or lists over the
+     * heartbeat's limits, are left out rather than failing the whole heartbeat.
+     */
+    public static List<ModelInfo> ollamaModelInfo(String json) {
+        List<ModelInfo> out = new ArrayList<>();
+        Set<String> seen = new LinkedHashSet<>();
+        for (JsonNode m : read(json).path("models")) {
+            String name = m.path("name").asText(m.path("model").asText(""));
+            if (name.isEmpty() || !seen.add(name) || out.size() >= HeartbeatRules.MAX_MODELS) {
+                continue;
+            }
+            JsonNode d = m.path("details");
+            ModelInfo.Details details = null;
+            if (d.isObject()) {
+                List<String> families = new ArrayList<>();
+                for (JsonNode f : d.path("families")) {
+                    if (f.isTextual() && families.size() < HeartbeatRules.MAX_FAMILIES) {
+                        families.add(f.textValue());
+                    }
+                }
+                details = new ModelInfo.Details(text(d, "parent_model"), text(d, "format"), text(d, "family"), families,
+                        text(d, "parameter_size"), text(d, "quantization_level"));
+            }
+            ModelInfo info = new ModelInfo(name, number(m, "size"), text(m, "digest"), text(m, "modified_at"), details);
+            if (HeartbeatRules.checkCatalogue(List.of(info), List.of()).isEmpty()) {
+                out.add(info);
+            }
+        }
+        return List.copyOf(out);
+    }
+
+    /** Returns the models an Ollama {@code /api/ps} answer says are loaded, within the heartbeat's limits. */
+    public static List<LoadedModel> ollamaLoaded(String json) {
+        List<LoadedModel> out = new ArrayList<>();
+        for (JsonNode m : read(json).path("models")) {
+            String name = m.path("name").asText(m.path("model").asText(""));
+            if (name.isEmpty() || out.size() >= HeartbeatRules.MAX_LOADED) {
+                continue;
+            }
+            JsonNode ctx = m.path("context_length");
+            LoadedModel loaded = new LoadedModel(name, number(m, "size"), number(m, "size_vram"), text(m, "expires_at"),
+                    ctx.canConvertToInt() && ctx.isIntegralNumber() ? ctx.intValue() : null);
+            if (HeartbeatRules.checkCatalogue(List.of(), List.of(loaded)).isEmpty()) {
+                out.add(loaded);
+            }
+        }
+        return List.copyOf(out);
+    }
+
+    private static String text(JsonNode parent, String field) {
+        JsonNode v = parent.path(field);
+        return v.isTextual() ? v.textValue() : null;
+    }
+
+    private static Long number(JsonNode parent, String field) {
+        JsonNode v = parent.path(field);
+        return v.isIntegralNumber() && v.canConvertToLong() ? v.longValue() : null;
     }
 
     /** Returns the model ids of an OpenAI-style {@code /v1/models} answer (vLLM, llama.cpp, SGLang, TGI). */

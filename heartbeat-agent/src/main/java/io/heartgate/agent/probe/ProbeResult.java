@@ -1,5 +1,7 @@
 package io.heartgate.agent.probe;
 
+import io.heartgate.protocol.LoadedModel;
+import io.heartgate.protocol.ModelInfo;
 import io.heartgate.protocol.Load;
 import java.util.List;
 
@@ -11,12 +13,22 @@ import java.util.List;
  * @param models the models found; empty when unknown
  * @param load the load figures found; {@link Load#UNKNOWN} when the backend exposes none
  * @param detail why the server is unhealthy, or {@code "ok"}
+ * @param modelInfo what the server says of each model (Ollama's {@code /api/tags}); empty when it says nothing
+ * @param loaded the models it holds in memory now (Ollama's {@code /api/ps}); empty when unknown
  */
-public record ProbeResult(boolean healthy, Backend backend, List<String> models, Load load, String detail) {
+public record ProbeResult(boolean healthy, Backend backend, List<String> models, Load load, String detail,
+                          List<ModelInfo> modelInfo, List<LoadedModel> loaded) {
 
-    /** Copies the list. */
+    /** Copies the lists. */
     public ProbeResult {
         models = List.copyOf(models);
+        modelInfo = List.copyOf(modelInfo);
+        loaded = List.copyOf(loaded);
+    }
+
+    /** A result with names only, as every backend but Ollama gives. */
+    public ProbeResult(boolean healthy, Backend backend, List<String> models, Load load, String detail) {
+        this(healthy, backend, models, load, detail, List.of(), List.of());
     }
 
     /** Returns a result for a server that failed its health check. */

@@ -1,6 +1,8 @@
 package io.heartgate.agent.probe;
 
 import io.heartgate.protocol.Load;
+import io.heartgate.protocol.LoadedModel;
+import io.heartgate.protocol.ModelInfo;
 import java.io.IOException;
 import java.util.List;
 import org.slf4j.Logger;
@@ -23,6 +25,9 @@ public final class Prober {
     private final String nodeId;
     private Backend detected;
     private List<String> lastModels = List.of();
+    private List<ModelInfo> lastModelInfo = List.of();
+    /** What {@code /api/ps} said at the last probe that read it; loading changes it, so it is never kept when unread. */
+    private List<LoadedModel> loaded = List.of();
 
     /** Creates a prober; {@code nodeId} only labels log lines. */
     public Prober(Backend configured, HttpGetter http, String nodeId) {
@@ -53,11 +58,15 @@ public final class Prober {
             }
             return ProbeResult.down(backend, lastModels, unhealthy);
         }
+        loaded = List.of();
         List<String> models = models(backend);
         if (models != null) {
             lastModels = models;
         }
-        return new ProbeResult(true, backend, lastModels, load(backend), "ok");
+        if (backend != Backend.OLLAMA) {
+            lastModelInfo = List.of();
+        }
+        return new ProbeResult(true, backend, lastModels, load(backend), "ok", lastModelInfo, loaded);
     }
 
     /** Returns the backend detected, or {@code null} before detection. */
@@ -123,8 +132,14 @@ public final class Prober {
                 }
                 // Tags are what the node can serve; loaded models (ps) are added in case tags failed.
                 List<String> installed = tags != null && tags.ok() ? Payloads.ollamaModels(tags.body()) : List.of();
-                List<String> loaded = ps != null && ps.ok() ? Payloads.ollamaModels(ps.body()) : List.of();
-                return Payloads.union(installed, loaded);
+                List<String> inMemory = ps != null && ps.ok() ? Payloads.ollamaModels(ps.body()) : List.of();
+                if (tags != null && tags.ok()) {
+                    lastModelInfo = Payloads.ollamaModelInfo(tags.body());
+                }
+                if (ps != null && ps.ok()) {
+                    loaded = Payloads.ollamaLoaded(ps.body());
+                }
+                return Payloads.union(installed, inMemory);
             }
             case TGI -> {
                 HttpGetter.Response info = quietly("/info");

@@ -38,6 +38,7 @@ public final class HeartbeatPublisher implements AutoCloseable {
     private final String nodeId;
     private final byte[] key;
     private final HeartbeatCodec codec = new HeartbeatCodec();
+    private volatile boolean warnedTooLarge;
     private final AtomicBoolean inFlight = new AtomicBoolean();
     private final AtomicBoolean reachable = new AtomicBoolean(true);
     private final AtomicBoolean refused = new AtomicBoolean();
@@ -127,6 +128,25 @@ public final class HeartbeatPublisher implements AutoCloseable {
     }
 
     /**
+     * Encodes {@code heartbeat}; when its model descriptions make it larger than a scheduler accepts
+     * (only with hundreds of models and long texts), sends it without them, with one WARN: the
+     * names, the load and the loaded models matter more than sizes and digests.
+     */
+    byte[] encodeWithinLimit(Heartbeat heartbeat) {
+        byte[] bytes = codec.encode(heartbeat);
+        if (bytes.length <= HeartbeatCodec.MAX_MESSAGE_BYTES || heartbeat.modelInfo().isEmpty()) {
+            return bytes;
+        }
+        if (!warnedTooLarge) {
+            warnedTooLarge = true;
+            log.warn("Node {} heartbeat is {} bytes with the descriptions of its {} models, over the {} a scheduler "
+                    + "accepts: sent without them", nodeId, bytes.length, heartbeat.modelInfo().size(),
+                    HeartbeatCodec.MAX_MESSAGE_BYTES);
+        }
+        return codec.encode(heartbeat.toBuilder().modelInfo(java.util.List.of()).build());
+    }
+
+    /**
      * Sends a heartbeat unless the previous one is still in flight; returns whether it was handed to
      * the producer. Never throws.
      */
@@ -139,7 +159,7 @@ public final class HeartbeatPublisher implements AutoCloseable {
         }
         try {
             lastInstance = heartbeat.instance();
-            producer.send(record(codec.encode(heartbeat)), (metadata, error) -> {
+            producer.send(record(encodeWithinLimit(heartbeat)), (metadata, error) -> {
                 inFlight.set(false);
                 if (error == null) {
                     delivered();

@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.heartgate.agent.Samples;
 import io.heartgate.protocol.Load;
+import io.heartgate.protocol.LoadedModel;
+import io.heartgate.protocol.ModelInfo;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class PayloadsTest {
@@ -23,6 +26,29 @@ class PayloadsTest {
         assertThat(Payloads.ollamaModels(Samples.read("ollama-api-ps-partial-offload.json")))
                 .containsExactly("mistral:7b");
         assertThat(Payloads.isOllamaVersion(Samples.read("ollama-api-version.json"))).isTrue();
+    }
+
+    @Test
+    void readsWhatOllamaTagsSaysOfEachModel() {
+        List<ModelInfo> info = Payloads.ollamaModelInfo(Samples.read("ollama-api-tags.json"));
+        assertThat(info).hasSize(7);
+        assertThat(info.get(0)).isEqualTo(new ModelInfo("smollm2:1.7b", 1820428533L,
+                "cef4a1e09247f018ca0c482ad4c2ce1474aba5e87f245dacf97f07948d05d8b4", "2025-08-03T21:20:02.9178974+02:00",
+                new ModelInfo.Details("", "gguf", "llama", List.of("llama"), "1.7B", "Q8_0")));
+        assertThat(info).extracting(ModelInfo::name).containsExactlyElementsOf(
+                Payloads.ollamaModels(Samples.read("ollama-api-tags.json")));
+    }
+
+    @Test
+    void readsWhatOllamaPsSaysIsLoaded() {
+        assertThat(Payloads.ollamaLoaded(Samples.read("ollama-api-ps.json"))).containsExactly(
+                new LoadedModel("granite3.3:2b", 2629206853L, 2629206853L, "2025-08-23T15:38:39.2249446+02:00", 4096),
+                new LoadedModel("smollm2:1.7b", 3501615104L, 3501615104L, "2025-08-23T15:38:16.054006+02:00", 4096));
+        assertThat(Payloads.ollamaLoaded(Samples.read("ollama-api-ps-partial-offload.json")))
+                .singleElement().satisfies(m -> {
+                    assertThat(m.name()).isEqualTo("mistral:7b");
+                    assertThat(m.sizeVram()).isLessThan(m.size()); // part of it offloaded to the CPU
+                });
     }
 
     @Test

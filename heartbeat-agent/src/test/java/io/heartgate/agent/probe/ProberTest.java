@@ -42,6 +42,16 @@ class ProberTest {
         assertThat(r.backend()).isEqualTo(Backend.OLLAMA);
         assertThat(r.models()).hasSize(7).contains("granite3.3:2b", "smollm2:1.7b");
         assertThat(r.load()).isEqualTo(Load.UNKNOWN);
+        assertThat(r.modelInfo()).hasSize(7).allSatisfy(m -> assertThat(m.digest()).hasSize(64));
+        assertThat(r.loaded()).extracting(io.heartgate.protocol.LoadedModel::name)
+                .containsExactly("granite3.3:2b", "smollm2:1.7b");
+    }
+
+    @Test
+    void aBackendOtherThanOllamaReportsNamesOnly() {
+        ProbeResult r = new Prober(Backend.AUTO, vllm(), "n").probe();
+        assertThat(r.modelInfo()).isEmpty();
+        assertThat(r.loaded()).isEmpty();
     }
 
     @Test

@@ -108,4 +108,32 @@ class HeartbeatPublisherTest {
                     .close(Duration.ZERO);
         }
     }
+
+    @Test
+    void aHeartbeatTooLargeWithItsModelDescriptionsGoesWithoutThem() {
+        java.util.List<String> names = new java.util.ArrayList<>();
+        java.util.List<io.heartgate.protocol.ModelInfo> info = new java.util.ArrayList<>();
+        String pad = "p".repeat(100);
+        for (int i = 0; i < io.heartgate.protocol.HeartbeatRules.MAX_MODELS; i++) {
+            String name = String.format("%04d-", i) + "m".repeat(250);
+            names.add(name);
+            info.add(new io.heartgate.protocol.ModelInfo(name, 1L, pad, pad, new io.heartgate.protocol.ModelInfo.Details(
+                    pad, pad, pad, java.util.List.of(pad, pad, pad, pad, pad, pad, pad, pad), pad, pad)));
+        }
+        io.heartgate.protocol.Heartbeat big = io.heartgate.protocol.Heartbeat.builder("gpu-a", "http://h:1")
+                .models(names).modelInfo(info).build();
+        io.heartgate.protocol.HeartbeatCodec codec = new io.heartgate.protocol.HeartbeatCodec();
+        assertThat(codec.encode(big).length).as("the legal heartbeat as built")
+                .isGreaterThan(io.heartgate.protocol.HeartbeatCodec.MAX_MESSAGE_BYTES);
+
+        byte[] sent = publisher.encodeWithinLimit(big);
+
+        assertThat(sent.length).isLessThanOrEqualTo(io.heartgate.protocol.HeartbeatCodec.MAX_MESSAGE_BYTES);
+        io.heartgate.protocol.Heartbeat decoded = ((io.heartgate.protocol.Decoded.Beat) codec.decode(sent)).heartbeat();
+        assertThat(decoded.models()).hasSize(io.heartgate.protocol.HeartbeatRules.MAX_MODELS);
+        assertThat(decoded.modelInfo()).isEmpty();
+        io.heartgate.protocol.Heartbeat small = io.heartgate.protocol.Heartbeat.builder("gpu-a", "http://h:1")
+                .models(names.subList(0, 3)).modelInfo(info.subList(0, 3)).build();
+        assertThat(publisher.encodeWithinLimit(small)).isEqualTo(codec.encode(small));
+    }
 }
