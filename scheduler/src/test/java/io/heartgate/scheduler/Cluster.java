@@ -69,8 +69,13 @@ final class Cluster implements AutoCloseable {
 
     /** Starts a sim named {@code id}. */
     SimNode sim(String id, UnaryOperator<SimConfigBuilder> tune) throws Exception {
+        return sim(id, java.util.List.of("llama3:8b", "qwen2.5:7b"), tune);
+    }
+
+    /** Starts a sim named {@code id} serving {@code models}. */
+    SimNode sim(String id, java.util.List<String> models, UnaryOperator<SimConfigBuilder> tune) throws Exception {
         Vertx vertx = Vertx.vertx();
-        SimServer server = new SimServer(tune.apply(new SimConfigBuilder(id, java.util.List.of("llama3:8b", "qwen2.5:7b"))).build(),
+        SimServer server = new SimServer(tune.apply(new SimConfigBuilder(id, models)).build(),
                 Clock.systemUTC(), System::nanoTime);
         vertx.deployVerticle(server).await(20, TimeUnit.SECONDS);
         SimNode node = new SimNode(id, vertx, server);

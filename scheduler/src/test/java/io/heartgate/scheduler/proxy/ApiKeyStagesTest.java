@@ -115,17 +115,17 @@ class ApiKeyStagesTest {
         assertThat(relay.registry.get("heartgate_proxy_key_requests").tags("key", "bob", "status_class", "4xx")
                 .counter().count()).isEqualTo(2);
 
-        // Its own model, and a listing (no body, no model), go through.
+        // Its own model, and a call without a body or model, go through.
         relay.client.writeInbound(chat("authorization", "Bearer " + BOB, "{\"model\":\"llama3:8b\"}"));
         assertThat(relay.connections("n1")).isEqualTo(1);
         ReferenceCountUtil.release(relay.upstream("n1").readOutbound());
         nodeAnswers();
-        FullHttpRequest tags = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, "/v1/models",
+        FullHttpRequest tags = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, "/api/version",
                 Unpooled.EMPTY_BUFFER);
         tags.headers().set(HttpHeaderNames.HOST, "front.example").set("authorization", "Bearer " + BOB);
         relay.client.writeInbound(tags);
         FullHttpRequest listing = relay.upstream("n1").readOutbound();
-        assertThat(listing.uri()).isEqualTo("/v1/models");
+        assertThat(listing.uri()).isEqualTo("/api/version");
         listing.release();
     }
 

@@ -215,10 +215,15 @@ final class EmbeddedRelay {
 
     /** Publishes a new table snapshot in which {@code id} serves exactly {@code models}. */
     void nodeServes(String id, String... models) {
+        nodeBeats(id, b -> b.models(List.of(models)));
+    }
+
+    /** Publishes a new table snapshot in which {@code id}'s heartbeat is changed by {@code tune}. */
+    void nodeBeats(String id, java.util.function.UnaryOperator<Heartbeat.Builder> tune) {
         List<Node> next = new ArrayList<>();
         for (Node n : nodes) {
             Heartbeat hb = n.heartbeat();
-            next.add(!n.id().equals(id) ? n : Node.of(hb.toBuilder().seq(hb.seq() + 1).models(List.of(models)).build(),
+            next.add(!n.id().equals(id) ? n : Node.of(tune.apply(hb.toBuilder().seq(hb.seq() + 1)).build(),
                     n.lastSeen(), n.inFlight()));
         }
         nodes.clear();

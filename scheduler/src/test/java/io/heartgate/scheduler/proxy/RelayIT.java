@@ -445,11 +445,11 @@ class RelayIT {
         RawNode n = answering("ok");
         start(c -> c, n);
         Socket s = client();
-        send(s, "GET http://front.example:80/v1/models?x=1 HTTP/1.1\r\nhost: FRONT.example\r\n\r\n");
+        send(s, "GET http://front.example:80/api/version?x=1 HTTP/1.1\r\nhost: FRONT.example\r\n\r\n");
 
         assertThat(read(s.getInputStream()).status()).isEqualTo(200);
         assertThat(n.seen).hasSize(1);
-        assertThat(n.seen.get(0).requestLine()).isEqualTo("GET /v1/models?x=1 HTTP/1.1");
+        assertThat(n.seen.get(0).requestLine()).isEqualTo("GET /api/version?x=1 HTTP/1.1");
         assertThat(n.seen.get(0).headers()).containsEntry("x-forwarded-host", "FRONT.example");
     }
 

@@ -46,7 +46,7 @@ public final class Stages {
 
     /**
      * Returns the stages, in order: the caller's key when the access has keys, the node's request
-     * headers, the nodes' own key when it has one, the model-management rule, then the first route. Stages that need
+     * headers, the nodes' own key when it has one, the model catalogue (answered here), the model-management rule, then the first route. Stages that need
      * the client's headers (authentication reads and removes the caller's key) go before
      * {@code ForwardedHeaders}; stages that shape the route (admission, affinity) go before
      * {@code Routing}, which is always last.
@@ -61,6 +61,7 @@ public final class Stages {
         if (access.upstream() != null) {
             stages.add(new UpstreamCredentials(access.upstream()));
         }
+        stages.add(new Catalogue(table));
         stages.add(new ModelManagement(table, access.modelManagement()));
         stages.add(new Routing(table, selector, health));
         return List.copyOf(stages);

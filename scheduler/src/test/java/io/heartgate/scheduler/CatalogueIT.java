@@ -1,0 +1,109 @@
+package io.heartgate.scheduler;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.heartgate.testkit.KafkaExtension;
+import io.heartgate.testkit.TestKafka;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The merged catalogue through a real broker, real agents (the packaged jar, one process per node)
+ * and simulated Ollama nodes serving different models: {@code /v1/models}, {@code /api/tags} and
+ * {@code /api/ps} are the exact union, the same on every call, with the details the agents read
+ * from the nodes; a node whose agent stops (its tombstone) takes its only model out within 1 s.
+ */
+@ExtendWith(KafkaExtension.class)
+class CatalogueIT {
+
+    private static final Path AGENT_JAR = Path.of("..", "heartbeat-agent", "target", "heartbeat-agent.jar");
+
+    @TempDir
+    Path dir;
+
+    private Cluster cluster;
+    private final Map<String, Process> agents = new HashMap<>();
+
+    @BeforeEach
+    void setUp(TestKafka kafka) throws Exception {
+        Assumptions.assumeTrue(Files.exists(AGENT_JAR), "the packaged agent (mvn verify builds it before the scheduler)");
+        cluster = new Cluster(kafka.bootstrapServers());
+        Map<String, List<String>> fleet = Map.of("gpu-a", List.of("llama3:8b", "qwen2.5:7b"),
+                "gpu-b", List.of("llama3:8b", "mistral:7b"), "gpu-c", List.of("phi3:mini"));
+        for (Map.Entry<String, List<String>> e : fleet.entrySet()) {
+            Cluster.SimNode sim = cluster.sim(e.getKey(), e.getValue(), c -> c);
+            List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
+                    .toString(), "-Xmx96m", "-XX:+UseSerialGC", "-jar", AGENT_JAR.toString(), "--kafka",
+                    kafka.bootstrapServers(), "--topic", cluster.topic, "--node-id", e.getKey(), "--url", sim.url(),
+                    "--backend", "ollama", "--interval", "500ms", "--nvidia-smi", "/nonexistent/nvidia-smi"));
+            agents.put(e.getKey(), new ProcessBuilder(command).redirectErrorStream(true)
+                    .redirectOutput(dir.resolve(e.getKey() + ".log").toFile()).start());
+        }
+        cluster.startScheduler(c -> { });
+        await().atMost(Duration.ofSeconds(30)).until(() -> cluster.scheduler.table().snapshot().routable().size() == 3);
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        for (Process p : agents.values()) {
+            p.destroyForcibly();
+            p.waitFor(10, TimeUnit.SECONDS);
+        }
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    private JsonObject get(String path) throws Exception {
+        var r = cluster.get(path);
+        assertThat(r.statusCode()).as(path).isEqualTo(200);
+        assertThat(r.headers().firstValue("x-upstream-node")).as("answered by the scheduler").isEmpty();
+        return new JsonObject(r.body());
+    }
+
+    private static Set<String> names(JsonArray list, String field) {
+        return list.stream().map(o -> ((JsonObject) o).getString(field)).collect(Collectors.toSet());
+    }
+
+    @Test
+    void theCatalogueIsTheUnionOfTheNodesOnEveryCallAndLosesAModelWithItsOnlyNode() throws Exception {
+        Set<String> all = Set.of("llama3:8b", "qwen2.5:7b", "mistral:7b", "phi3:mini");
+        for (int i = 0; i < 5; i++) {
+            assertThat(names(get("/v1/models").getJsonArray("data"), "id")).isEqualTo(all);
+            assertThat(names(get("/api/tags").getJsonArray("models"), "name")).isEqualTo(all);
+            assertThat(names(get("/api/ps").getJsonArray("models"), "name")).isEqualTo(all); // the sim holds all loaded
+        }
+        JsonObject phi = get("/api/tags").getJsonArray("models").stream().map(o -> (JsonObject) o)
+                .filter(m -> m.getString("name").equals("phi3:mini")).findFirst().orElseThrow();
+        assertThat(phi.getString("digest")).isNotBlank();
+        assertThat(phi.getJsonObject("details").getString("format")).isEqualTo("gguf");
+
+        long stop = System.nanoTime();
+        Process c = agents.get("gpu-c");
+        new ProcessBuilder("kill", "-TERM", String.valueOf(c.pid())).start().waitFor(5, TimeUnit.SECONDS); // a tombstone
+        await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(20))
+                .until(() -> !names(get("/v1/models").getJsonArray("data"), "id").contains("phi3:mini"));
+        long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - stop);
+        System.out.println("[catalogue-it] phi3:mini left the catalogue " + tookMs + " ms after its agent's SIGTERM");
+        assertThat(tookMs).as("ms from the agent's stop to the model's removal").isLessThanOrEqualTo(1000);
+        assertThat(names(get("/api/tags").getJsonArray("models"), "name"))
+                .containsExactlyInAnyOrder("llama3:8b", "qwen2.5:7b", "mistral:7b");
+    }
+}
