@@ -95,6 +95,14 @@ class CatalogueIT {
         assertThat(phi.getString("digest")).isNotBlank();
         assertThat(phi.getJsonObject("details").getString("format")).isEqualTo("gguf");
 
+        var admin = cluster.http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:"
+                + cluster.scheduler.adminPort() + "/admin/models")).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+        JsonObject llama = new JsonObject(admin.body()).getJsonArray("models").stream().map(o -> (JsonObject) o)
+                .filter(m -> m.getString("name").equals("llama3:8b")).findFirst().orElseThrow();
+        assertThat(llama.getJsonArray("nodes").getList()).containsExactly("gpu-a", "gpu-b");
+        assertThat(llama.getJsonArray("loadedOn").getList()).containsExactly("gpu-a", "gpu-b");
+        assertThat(llama.getBoolean("digestsDiffer")).as("the same weights on both").isFalse();
+
         long stop = System.nanoTime();
         Process c = agents.get("gpu-c");
         new ProcessBuilder("kill", "-TERM", String.valueOf(c.pid())).start().waitFor(5, TimeUnit.SECONDS); // a tombstone

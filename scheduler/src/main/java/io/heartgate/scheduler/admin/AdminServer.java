@@ -35,7 +35,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Serves the admin port: {@code /healthz}, {@code /readyz}, {@code /admin/nodes}, Prometheus
+ * Serves the admin port: {@code /healthz}, {@code /readyz}, {@code /admin/nodes}, {@code /admin/models}, Prometheus
  * {@code /metrics}, and the live dashboard at {@code /} fed by server-sent events from
  * {@code /admin/events}. Everything is read from the table's published snapshot and narrow
  * read-only views of discovery, passive health and traffic; nothing here touches the request path.
@@ -104,6 +104,7 @@ public final class AdminServer extends VerticleBase {
         router.get("/healthz").handler(ctx -> json(ctx, 200, new JsonObject().put("status", "ok")));
         router.get("/readyz").handler(this::readyz);
         router.get("/admin/nodes").handler(ctx -> json(ctx, 200, nodes(table.snapshot(), clock.instant())));
+        router.get("/admin/models").handler(ctx -> json(ctx, 200, ModelsView.of(table.snapshot())));
         router.get("/metrics").handler(ctx -> ctx.response()
                 .putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")
                 .end(registry.scrape()));
