@@ -91,7 +91,8 @@ class DashboardBrowserIT {
                 "Chromium is not installed (apt-get install chromium chromium-driver): skipping the browser test");
         try (Cluster cluster = new Cluster(kafka.bootstrapServers())) {
             Cluster.SimNode a = cluster.sim("gpu-a", c -> c);
-            cluster.heartbeat("gpu-a", a.url(), b -> b.weight(3).models(List.of("llama3:8b", "qwen2.5:7b")));
+            cluster.heartbeat("gpu-a", a.url(), b -> b.weight(3).models(List.of("llama3:8b", "qwen2.5:7b"))
+                    .loaded(List.of(new io.heartgate.protocol.LoadedModel("llama3:8b", null, null, null, null))));
             cluster.startScheduler(c -> { });
             cluster.awaitRoutable(1);
             for (int i = 0; i < 5; i++) {
@@ -103,6 +104,8 @@ class DashboardBrowserIT {
                 browser.get("http://127.0.0.1:" + cluster.scheduler.adminPort() + "/");
                 WebDriverWait wait = new WebDriverWait(browser, Duration.ofSeconds(5));
                 wait.until(ExpectedConditions.textToBe(By.cssSelector("tr[data-node='gpu-a'] .state"), "UP"));
+                assertThat(browser.findElement(By.cssSelector("tr[data-node='gpu-a'] .loaded")).getText())
+                        .as("the models it holds in memory").isEqualTo("llama3:8b");
 
                 // A node joins: on screen within 2 s.
                 Cluster.SimNode b = cluster.sim("gpu-b", c -> c);

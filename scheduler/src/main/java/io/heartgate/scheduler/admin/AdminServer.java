@@ -243,6 +243,7 @@ public final class AdminServer extends VerticleBase {
                     .put("state", n.state().name())
                     .put("weight", n.weight())
                     .put("models", new JsonArray(hb.models()))
+                    .put("loaded", new JsonArray(hb.loaded().stream().map(io.heartgate.protocol.LoadedModel::name).toList()))
                     .put("routable", n.routable() && !health.isEjected(n.id()))
                     .put("lastHeartbeatAgeMs", Math.max(0, Duration.between(n.lastSeen(), now).toMillis()))
                     .put("inFlight", n.inFlight().get())
