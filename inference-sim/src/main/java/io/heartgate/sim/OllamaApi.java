@@ -73,7 +73,7 @@ final class OllamaApi implements Dialect {
 
     private JsonObject models(boolean loaded) {
         JsonArray models = new JsonArray();
-        for (String model : engine.models()) {
+        for (String model : loaded ? engine.loadedModels() : engine.models()) {
             JsonObject m = new JsonObject()
                     .put("name", model)
                     .put("model", model)
@@ -108,7 +108,7 @@ final class OllamaApi implements Dialect {
         boolean stream = !(body.getValue("stream") instanceof Boolean b) || b; // Ollama streams unless told not to
         Object numPredict = body.getValue("options") instanceof JsonObject o ? o.getValue("num_predict") : null;
         Ask ask = new Ask(accepted.get().model(), chat, stream, Requests.promptTokens(body));
-        requests.generate(ctx, Requests.maxTokens(numPredict), new Answer(ctx, ask), this);
+        requests.generate(ctx, ask.model(), Requests.maxTokens(numPredict), new Answer(ctx, ask), this);
     }
 
     private void embed(RoutingContext ctx, boolean legacy) {
@@ -229,7 +229,7 @@ final class OllamaApi implements Dialect {
             }
             long promptEval = Math.min(total, firstTokenDelay.toNanos());
             return o.put("total_duration", total)
-                    .put("load_duration", 0L)
+                    .put("load_duration", g.loadWaitNanos())
                     .put("prompt_eval_count", ask.promptTokens())
                     .put("prompt_eval_duration", promptEval)
                     .put("eval_count", g.sent())

@@ -42,6 +42,10 @@ final class PrometheusText {
         counter(sb, "sim_completed_requests_total", "Generations that ran to the end.", stats.completed.sum());
         counter(sb, "sim_injected_errors_total", "Requests answered with an injected error status.",
                 stats.injectedErrors.sum());
+        counter(sb, "sim_model_loads_total", "Models loaded into memory on demand.", stats.modelLoads.sum());
+        counter(sb, "sim_model_evictions_total", "Models evicted from memory to make room for another.",
+                stats.modelEvictions.sum());
+        gauge(sb, "sim_models_loaded", "Models in memory now.", "", engine.loadedModels().size());
         counter(sb, "sim_rejected_busy_total", "Requests refused because the wait queue was full.",
                 stats.rejectedBusy.sum());
         return sb.toString();

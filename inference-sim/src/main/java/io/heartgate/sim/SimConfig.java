@@ -21,10 +21,22 @@ import java.util.Objects;
  * @param faults faults injected from the start
  * @param apiKey the key inference calls need as {@code Authorization: Bearer}, as vLLM's
  *     {@code --api-key} does; {@code null} for none
+ * @param maxLoadedModels models held in memory at once, as Ollama's {@code OLLAMA_MAX_LOADED_MODELS};
+ *     0 for no limit
+ * @param loadTime how long loading a model into memory takes; with this and {@code maxLoadedModels}
+ *     both zero every model is in memory from the start, else the node starts with none, as Ollama does
  */
 public record SimConfig(String name, String bindHost, int port, List<String> models, int tokens,
                         Duration tokenDelay, Duration firstTokenDelay, int maxConcurrency, int maxQueue,
-                        int embeddingDim, Faults faults, String apiKey) {
+                        int embeddingDim, Faults faults, String apiKey, int maxLoadedModels, Duration loadTime) {
+
+    /** Configures a node that holds every model in memory from the start. */
+    public SimConfig(String name, String bindHost, int port, List<String> models, int tokens,
+                     Duration tokenDelay, Duration firstTokenDelay, int maxConcurrency, int maxQueue,
+                     int embeddingDim, Faults faults, String apiKey) {
+        this(name, bindHost, port, models, tokens, tokenDelay, firstTokenDelay, maxConcurrency, maxQueue,
+                embeddingDim, faults, apiKey, 0, Duration.ZERO);
+    }
 
     /** Checks every value. */
     public SimConfig {
@@ -34,6 +46,7 @@ public record SimConfig(String name, String bindHost, int port, List<String> mod
         Objects.requireNonNull(tokenDelay, "tokenDelay");
         Objects.requireNonNull(firstTokenDelay, "firstTokenDelay");
         Objects.requireNonNull(faults, "faults");
+        Objects.requireNonNull(loadTime, "loadTime");
         if (apiKey != null && apiKey.isBlank()) {
             apiKey = null;
         }
@@ -58,8 +71,19 @@ public record SimConfig(String name, String bindHost, int port, List<String> mod
         if (maxQueue < 0) {
             throw new InvalidSettingException("maxQueue", "must not be negative, was " + maxQueue);
         }
+        if (maxLoadedModels < 0 || maxLoadedModels > 1000) {
+            throw new InvalidSettingException("maxLoadedModels", "must be 0 (no limit) to 1000, was " + maxLoadedModels);
+        }
+        if (loadTime.isNegative() || loadTime.compareTo(Duration.ofHours(1)) > 0) {
+            throw new InvalidSettingException("loadTime", "must be 0 to 1h, was " + loadTime);
+        }
         if (embeddingDim < 1 || embeddingDim > 8192) {
             throw new InvalidSettingException("embeddingDim", "must be 1 to 8192, was " + embeddingDim);
         }
+    }
+
+    /** Says whether models load on demand rather than all being in memory from the start. */
+    public boolean loadsOnDemand() {
+        return maxLoadedModels > 0 || !loadTime.isZero();
     }
 }

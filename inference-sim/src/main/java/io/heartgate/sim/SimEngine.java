@@ -1,7 +1,11 @@
 package io.heartgate.sim;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -11,6 +15,12 @@ import org.slf4j.LoggerFactory;
  * Plays the simulated GPU: which models are loaded, which generations run in one of the
  * {@code maxConcurrency} slots, which wait in a queue of at most {@code maxQueue}, which are refused as
  * busy, and when each token comes out.
+ *
+ * <p>Models load on demand when the configuration says so, the way Ollama's scheduler does it: the queue
+ * is served in order, and when its head names a model not in memory the node loads that model (one load
+ * at a time, taking {@code loadTime}), first evicting the least recently used model that no generation
+ * is using when {@code maxLoadedModels} are in memory. Everything behind the head waits too, so a load
+ * costs every queued request its time, as on a real GPU.
  *
  * <p>It knows nothing of HTTP so that the wire formats stay thin and tests can drive it on a fake
  * clock: a wire adapter opens a {@link Generation} with a {@link TokenSink} and writes what it is told.
@@ -40,6 +50,10 @@ final class SimEngine {
     private final SimStats stats;
     private final TextSource text;
     private final ArrayDeque<Generation> waiting = new ArrayDeque<>();
+    /** Models in memory, least recently used first, each with the generations running on it. */
+    private final LinkedHashMap<String, Integer> loaded = new LinkedHashMap<>(16, 0.75f, true);
+    private String loading;
+    private long loadStartNanos;
     private int running;
     private long numbered;
 
@@ -56,11 +70,26 @@ final class SimEngine {
         this.timers = timers;
         this.stats = stats;
         this.text = new TextSource(config.name());
+        if (!config.loadsOnDemand()) {
+            config.models().forEach(m -> loaded.put(m, 0));
+        }
     }
 
-    /** Returns the models loaded, all of them from the start; never empty. */
+    /** Returns the models served, loaded or not; never empty. */
     List<String> models() {
         return config.models();
+    }
+
+    /** Returns the models in memory now, most recently used first. */
+    List<String> loadedModels() {
+        List<String> out = new ArrayList<>(loaded.keySet());
+        Collections.reverse(out);
+        return out;
+    }
+
+    /** Returns the model being loaded now, or {@code null}. */
+    String loading() {
+        return loading;
     }
 
     /** Returns the model answering requests that name none: the first one loaded. */
@@ -107,8 +136,9 @@ final class SimEngine {
      * Opens a generation of at most {@code maxTokens} tokens (the configured count caps it), numbers it
      * and starts its clock; it waits for {@link #admit} before it takes a slot.
      */
-    Generation open(int maxTokens, TokenSink sink) {
-        return new Generation(nextRequestNumber(), Math.min(config.tokens(), maxTokens), sink, nanos.getAsLong());
+    Generation open(String model, int maxTokens, TokenSink sink) {
+        return new Generation(nextRequestNumber(), model, Math.min(config.tokens(), maxTokens), sink,
+                nanos.getAsLong());
     }
 
     /**
@@ -121,15 +151,16 @@ final class SimEngine {
         if (g.phase != Phase.NEW) {
             throw new IllegalStateException("generation " + g.number + " is already " + g.phase);
         }
-        if (running < config.maxConcurrency()) {
-            start(g);
+        g.phase = Phase.WAITING;
+        waiting.addLast(g);
+        dispatch();
+        if (g.phase == Phase.RUNNING) {
             return Admission.RUNNING;
         }
-        if (waiting.size() < config.maxQueue()) {
-            g.phase = Phase.WAITING;
-            waiting.addLast(g);
+        if (waiting.size() <= config.maxQueue()) {
             return Admission.WAITING;
         }
+        waiting.removeLast(); // g: dispatch only ever takes from the front
         g.phase = Phase.DONE;
         stats.rejectedBusy.increment();
         return Admission.BUSY;
@@ -143,7 +174,10 @@ final class SimEngine {
         Phase was = g.phase;
         g.phase = Phase.DONE;
         switch (was) {
-            case WAITING -> waiting.remove(g);
+            case WAITING -> {
+                waiting.remove(g);
+                dispatch(); // the head may have been waiting for room only this one's place held
+            }
             case RUNNING -> {
                 if (g.timerId >= 0) {
                     timers.cancel(g.timerId);
@@ -152,7 +186,7 @@ final class SimEngine {
                 stats.cancelledStreams.increment();
                 log.debug("Node {} stopped generating for a client that went away after {} tokens",
                         config.name(), g.sent);
-                freeSlot();
+                freeSlot(g);
             }
             default -> {
                 // never admitted, or over already: nothing holds a slot or a place in the queue
@@ -160,8 +194,73 @@ final class SimEngine {
         }
     }
 
+    /** Starts generations from the head of the queue while slots are free and their models are in memory. */
+    private void dispatch() {
+        while (running < config.maxConcurrency() && !waiting.isEmpty()) {
+            Generation head = waiting.peekFirst();
+            if (!inMemory(head.model)) {
+                return;
+            }
+            waiting.pollFirst();
+            start(head);
+        }
+    }
+
+    /**
+     * Says whether {@code model} is in memory; when it is not and no other load is under way, begins
+     * loading it, evicting the least recently used idle model when memory is full. Returns false while
+     * the model still has to wait: for its load, another load, or a loaded model to fall idle.
+     */
+    private boolean inMemory(String model) {
+        if (loaded.containsKey(model)) {
+            return true;
+        }
+        if (loading != null) {
+            return false;
+        }
+        if (config.maxLoadedModels() > 0 && loaded.size() >= config.maxLoadedModels()) {
+            String idle = null;
+            for (Map.Entry<String, Integer> e : loaded.entrySet()) {
+                if (e.getValue() == 0) {
+                    idle = e.getKey();
+                    break;
+                }
+            }
+            if (idle == null) {
+                return false; // every model in memory is generating; the next freed slot tries again
+            }
+            loaded.remove(idle);
+            stats.modelEvictions.increment();
+            log.debug("Node {} evicted model {} to load {}", config.name(), idle, model);
+        }
+        stats.modelLoads.increment();
+        long loadMs = config.loadTime().toMillis();
+        if (loadMs == 0) {
+            loaded.put(model, 0);
+            return true;
+        }
+        loading = model;
+        loadStartNanos = nanos.getAsLong();
+        log.debug("Node {} loading model {} ({} ms)", config.name(), model, loadMs);
+        timers.schedule(loadMs, () -> loaded(model));
+        return false;
+    }
+
+    private void loaded(String model) {
+        long now = nanos.getAsLong();
+        for (Generation g : waiting) {
+            if (g.model.equals(model)) {
+                g.loadWaitNanos = now - Math.max(g.startNanos, loadStartNanos);
+            }
+        }
+        loading = null;
+        loaded.put(model, 0);
+        dispatch();
+    }
+
     private void start(Generation g) {
         running++;
+        loaded.merge(g.model, 1, Integer::sum);
         g.phase = Phase.RUNNING;
         Faults f = faults.get();
         if (f.hang()) {
@@ -196,7 +295,7 @@ final class SimEngine {
         if (f.dropAfterTokens() >= 0 && g.sent >= f.dropAfterTokens()) {
             stats.droppedConnections.increment();
             g.phase = Phase.DONE;
-            freeSlot();
+            freeSlot(g);
             g.sink.cut(g);
             return 0;
         }
@@ -213,15 +312,14 @@ final class SimEngine {
         g.phase = Phase.DONE;
         stats.completed.increment();
         g.sink.finish(g);
-        freeSlot();
+        freeSlot(g);
         return 0;
     }
 
-    private void freeSlot() {
+    private void freeSlot(Generation g) {
         running--;
-        while (running < config.maxConcurrency() && !waiting.isEmpty()) {
-            start(waiting.pollFirst());
-        }
+        loaded.computeIfPresent(g.model, (m, n) -> n - 1);
+        dispatch();
     }
 
     /**
@@ -230,15 +328,18 @@ final class SimEngine {
      */
     final class Generation {
         private final long number;
+        private final String model;
         private final int tokens;
         private final TokenSink sink;
         private final long startNanos;
         private Phase phase = Phase.NEW;
         private int sent;
         private long timerId = -1;
+        private long loadWaitNanos;
 
-        private Generation(long number, int tokens, TokenSink sink, long startNanos) {
+        private Generation(long number, String model, int tokens, TokenSink sink, long startNanos) {
             this.number = number;
+            this.model = model;
             this.tokens = tokens;
             this.sink = sink;
             this.startNanos = startNanos;
@@ -247,6 +348,16 @@ final class SimEngine {
         /** Returns the request number from {@link #nextRequestNumber()}. */
         long number() {
             return number;
+        }
+
+        /** Returns the model generating. */
+        String model() {
+            return model;
+        }
+
+        /** Returns how long the generation waited for its model to load; 0 when it was in memory. */
+        long loadWaitNanos() {
+            return loadWaitNanos;
         }
 
         /** Returns the tokens sent so far. */

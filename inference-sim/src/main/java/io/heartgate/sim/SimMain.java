@@ -14,7 +14,9 @@ import org.slf4j.LoggerFactory;
 import io.heartgate.protocol.cli.Cli;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /** Runs one simulated inference node from the command line. */
 @Command(name = "inference-sim", mixinStandardHelpOptions = true, version = "inference-sim 0.1.0",
@@ -59,6 +61,16 @@ public final class SimMain implements Callable<Integer> {
     @Option(names = "--embedding-dim", defaultValue = "16", description = "embedding length (default: ${DEFAULT-VALUE})")
     int embeddingDim;
 
+    @Option(names = "--max-loaded-models", defaultValue = "0",
+            description = "models held in memory at once, as OLLAMA_MAX_LOADED_MODELS; the least recently used "
+                    + "idle one is evicted to load another; 0 = no limit (default: ${DEFAULT-VALUE})")
+    int maxLoadedModels;
+
+    @Option(names = "--load-time", defaultValue = "0s",
+            description = "time to load a model not in memory; with a load time or a model limit the node "
+                    + "starts with none loaded (default: ${DEFAULT-VALUE})")
+    Duration loadTime;
+
     @Option(names = "--api-key",
             description = "inference calls (POST) need Authorization: Bearer KEY, as with vLLM --api-key; "
                     + "listings and health stay open for agents (default: none)")
@@ -78,6 +90,9 @@ public final class SimMain implements Callable<Integer> {
             description = "fault: cut the connection after K tokens (-1 = off)")
     int dropAfter;
 
+    @Spec
+    CommandSpec spec;
+
     /** Parses the command line and runs until the process is stopped. */
     public static void main(String[] args) {
         System.exit(commandLine().execute(args));
@@ -93,9 +108,10 @@ public final class SimMain implements Callable<Integer> {
         try {
             Faults faults = new Faults(failHealth, errorStatus, hang, dropAfter, null, null);
             config = new SimConfig(name, bind, port, models, tokens, tokenDelay, firstTokenDelay, maxConcurrency,
-                    maxQueue, embeddingDim, faults, apiKey);
+                    maxQueue, embeddingDim, faults, apiKey, maxLoadedModels, loadTime);
         } catch (InvalidSettingException e) {
-            System.err.println("inference-sim: " + Cli.flagError(e, Map.of("bindHost", "--bind", "dropAfterTokens", "--drop-after")) + " (see --help)");
+            spec.commandLine().getErr().println("inference-sim: " + Cli.flagError(e, Map.of("bindHost", "--bind",
+                    "dropAfterTokens", "--drop-after")) + " (see --help)");
             return 2;
         }
         Vertx vertx = Vertx.vertx();

@@ -1,6 +1,8 @@
 package io.heartgate.sim;
 
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
@@ -18,6 +20,8 @@ final class SimStats {
     final LongAdder rejectedBusy = new LongAdder();
     final LongAdder modelNotFound = new LongAdder();
     final LongAdder unauthorized = new LongAdder();
+    final LongAdder modelLoads = new LongAdder();
+    final LongAdder modelEvictions = new LongAdder();
 
     void request(String endpoint) {
         requestsByEndpoint.computeIfAbsent(endpoint, k -> new LongAdder()).increment();
@@ -29,7 +33,7 @@ final class SimStats {
         return out;
     }
 
-    JsonObject toJson(String name, int inFlight, int queued) {
+    JsonObject toJson(String name, int inFlight, int queued, List<String> loaded) {
         JsonObject requests = new JsonObject();
         requests().forEach(requests::put);
         return new JsonObject()
@@ -44,6 +48,9 @@ final class SimStats {
                 .put("tokensSent", tokensSent.sum())
                 .put("injectedErrors", injectedErrors.sum())
                 .put("rejectedBusy", rejectedBusy.sum())
-                .put("modelNotFound", modelNotFound.sum());
+                .put("modelNotFound", modelNotFound.sum())
+                .put("modelLoads", modelLoads.sum())
+                .put("modelEvictions", modelEvictions.sum())
+                .put("loaded", new JsonArray(loaded));
     }
 }

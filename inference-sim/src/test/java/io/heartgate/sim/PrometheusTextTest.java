@@ -31,7 +31,7 @@ class PrometheusTextTest {
                 .concurrency(4, 8)
                 .build();
         SimEngine engine = new SimEngine(config, () -> Faults.NONE, timers::nanos, timers, stats);
-        engine.admit(engine.open(Integer.MAX_VALUE, SILENT));
+        engine.admit(engine.open("other", Integer.MAX_VALUE, SILENT));
         stats.request("openai.chat");
         stats.request("ollama.chat");
         stats.request("openai.chat");
@@ -69,6 +69,15 @@ class PrometheusTextTest {
                 "# HELP sim_injected_errors_total Requests answered with an injected error status.",
                 "# TYPE sim_injected_errors_total counter",
                 "sim_injected_errors_total 0",
+                "# HELP sim_model_loads_total Models loaded into memory on demand.",
+                "# TYPE sim_model_loads_total counter",
+                "sim_model_loads_total 0",
+                "# HELP sim_model_evictions_total Models evicted from memory to make room for another.",
+                "# TYPE sim_model_evictions_total counter",
+                "sim_model_evictions_total 0",
+                "# HELP sim_models_loaded Models in memory now.",
+                "# TYPE sim_models_loaded gauge",
+                "sim_models_loaded 2.0",
                 "# HELP sim_rejected_busy_total Requests refused because the wait queue was full.",
                 "# TYPE sim_rejected_busy_total counter",
                 "sim_rejected_busy_total 1",

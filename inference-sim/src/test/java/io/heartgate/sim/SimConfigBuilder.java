@@ -18,6 +18,8 @@ public final class SimConfigBuilder {
     private int maxQueue = 64;
     private Faults faults = Faults.NONE;
     private String apiKey;
+    private int maxLoadedModels;
+    private Duration loadTime = Duration.ZERO;
 
     public SimConfigBuilder(String name, List<String> models) {
         this.name = name;
@@ -39,6 +41,13 @@ public final class SimConfigBuilder {
         return this;
     }
 
+    /** Makes models load on demand: at most {@code max} in memory (0 = no limit), each load taking {@code time}. */
+    public SimConfigBuilder loading(int max, Duration time) {
+        this.maxLoadedModels = max;
+        this.loadTime = time;
+        return this;
+    }
+
     public SimConfigBuilder apiKey(String key) {
         this.apiKey = key;
         return this;
@@ -51,6 +60,6 @@ public final class SimConfigBuilder {
 
     public SimConfig build() {
         return new SimConfig(name, "127.0.0.1", 0, models, tokens, tokenDelay, firstTokenDelay, maxConcurrency, maxQueue,
-                8, faults, apiKey);
+                8, faults, apiKey, maxLoadedModels, loadTime);
     }
 }

@@ -34,7 +34,7 @@ class SimEngineTest {
         SimEngine engine = engine(4, 20, 100, 4, 64);
         Recorder a = new Recorder("a");
 
-        assertThat(engine.admit(engine.open(Integer.MAX_VALUE, a))).isEqualTo(Admission.RUNNING);
+        assertThat(engine.admit(engine.open("m", Integer.MAX_VALUE, a))).isEqualTo(Admission.RUNNING);
         timers.advanceMs(99);
         assertThat(log).isEmpty();
         timers.advanceMs(1);
@@ -55,7 +55,7 @@ class SimEngineTest {
     void generatesEveryTokenAtOnceWithZeroDelays() {
         SimEngine engine = engine(3, 0, 0, 1, 0);
 
-        engine.admit(engine.open(Integer.MAX_VALUE, new Recorder("a")));
+        engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("a")));
 
         assertThat(log).containsExactly("0 a [[gpu-t]]", "0 a [ the]", "0 a [ GPU]", "0 a finish stop");
         assertThat(timers.pending()).isZero();
@@ -67,10 +67,10 @@ class SimEngineTest {
         SimEngine engine = engine(1, 10, 10, 2, 1);
         Recorder busy = new Recorder("d");
 
-        assertThat(engine.admit(engine.open(Integer.MAX_VALUE, new Recorder("a")))).isEqualTo(Admission.RUNNING);
-        assertThat(engine.admit(engine.open(Integer.MAX_VALUE, new Recorder("b")))).isEqualTo(Admission.RUNNING);
-        assertThat(engine.admit(engine.open(Integer.MAX_VALUE, new Recorder("c")))).isEqualTo(Admission.WAITING);
-        assertThat(engine.admit(engine.open(Integer.MAX_VALUE, busy))).isEqualTo(Admission.BUSY);
+        assertThat(engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("a")))).isEqualTo(Admission.RUNNING);
+        assertThat(engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("b")))).isEqualTo(Admission.RUNNING);
+        assertThat(engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("c")))).isEqualTo(Admission.WAITING);
+        assertThat(engine.admit(engine.open("m", Integer.MAX_VALUE, busy))).isEqualTo(Admission.BUSY);
 
         assertThat(engine.running()).isEqualTo(2);
         assertThat(engine.waiting()).isEqualTo(1);
@@ -85,9 +85,9 @@ class SimEngineTest {
     void answersBusyAtOnceWhenTheQueueIsZeroAndTheSlotsAreTaken() {
         SimEngine engine = engine(1, 10, 10, 1, 0);
 
-        engine.admit(engine.open(Integer.MAX_VALUE, new Recorder("a")));
+        engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("a")));
 
-        assertThat(engine.admit(engine.open(Integer.MAX_VALUE, new Recorder("b")))).isEqualTo(Admission.BUSY);
+        assertThat(engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("b")))).isEqualTo(Admission.BUSY);
         assertThat(engine.waiting()).isZero();
     }
 
@@ -95,9 +95,9 @@ class SimEngineTest {
     void startsTheNextWaitingGenerationTheMomentASlotFrees() {
         SimEngine engine = engine(2, 5, 10, 1, 2);
         Recorder c = new Recorder("c");
-        engine.admit(engine.open(Integer.MAX_VALUE, new Recorder("a")));
-        engine.admit(engine.open(Integer.MAX_VALUE, new Recorder("b")));
-        engine.admit(engine.open(Integer.MAX_VALUE, c));
+        engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("a")));
+        engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("b")));
+        engine.admit(engine.open("m", Integer.MAX_VALUE, c));
         assertThat(engine.waiting()).isEqualTo(2);
 
         timers.advanceMs(15);
@@ -118,10 +118,10 @@ class SimEngineTest {
     void cancellingAWaitingGenerationTakesItOutOfTheQueue() {
         SimEngine engine = engine(1, 5, 10, 1, 2);
         Recorder b = new Recorder("b");
-        engine.admit(engine.open(Integer.MAX_VALUE, new Recorder("a")));
-        Generation waiting = engine.open(Integer.MAX_VALUE, b);
+        engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("a")));
+        Generation waiting = engine.open("m", Integer.MAX_VALUE, b);
         engine.admit(waiting);
-        engine.admit(engine.open(Integer.MAX_VALUE, new Recorder("c")));
+        engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("c")));
 
         engine.cancel(waiting);
 
@@ -135,9 +135,9 @@ class SimEngineTest {
     @Test
     void cancellingARunningGenerationStopsItsTokensAndFreesTheSlotAtOnce() {
         SimEngine engine = engine(100, 10, 10, 1, 1);
-        Generation a = engine.open(Integer.MAX_VALUE, new Recorder("a"));
+        Generation a = engine.open("m", Integer.MAX_VALUE, new Recorder("a"));
         engine.admit(a);
-        engine.admit(engine.open(Integer.MAX_VALUE, new Recorder("b")));
+        engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("b")));
         timers.advanceMs(25);
 
         engine.cancel(a);
@@ -157,7 +157,7 @@ class SimEngineTest {
     @Test
     void cancellingAFinishedGenerationDoesNothing() {
         SimEngine engine = engine(1, 0, 0, 1, 0);
-        Generation a = engine.open(Integer.MAX_VALUE, new Recorder("a"));
+        Generation a = engine.open("m", Integer.MAX_VALUE, new Recorder("a"));
         engine.admit(a);
 
         engine.cancel(a);
@@ -170,7 +170,7 @@ class SimEngineTest {
     void faultDelaysReplaceTheConfiguredOnesFromTheNextDelayOn() {
         SimEngine engine = engine(3, 10, 100, 1, 0);
         faults = new Faults(false, 0, false, -1, null, 5L);
-        engine.admit(engine.open(Integer.MAX_VALUE, new Recorder("a")));
+        engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("a")));
         timers.advanceMs(7);
 
         faults = new Faults(false, 0, false, -1, 50L, 5L);
@@ -184,9 +184,9 @@ class SimEngineTest {
     void hangHoldsTheSlotAndSendsNothingUntilCancelled() {
         SimEngine engine = engine(1, 10, 10, 1, 1);
         faults = new Faults(false, 0, true, -1, null, null);
-        Generation hung = engine.open(Integer.MAX_VALUE, new Recorder("a"));
+        Generation hung = engine.open("m", Integer.MAX_VALUE, new Recorder("a"));
         engine.admit(hung);
-        engine.admit(engine.open(Integer.MAX_VALUE, new Recorder("b")));
+        engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("b")));
 
         timers.advance(Duration.ofHours(1));
         assertThat(log).isEmpty();
@@ -207,7 +207,7 @@ class SimEngineTest {
         SimEngine engine = engine(4, 5, 10, 1, 0);
         faults = new Faults(false, 0, false, 2, null, null);
 
-        engine.admit(engine.open(Integer.MAX_VALUE, new Recorder("a")));
+        engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("a")));
         timers.advanceMs(1_000);
 
         assertThat(log).containsExactly("10 a [[gpu-t]]", "15 a [ the]", "20 a cut");
@@ -222,7 +222,7 @@ class SimEngineTest {
         SimEngine engine = engine(4, 5, 10, 1, 0);
         faults = new Faults(false, 0, false, 0, null, null);
 
-        engine.admit(engine.open(Integer.MAX_VALUE, new Recorder("a")));
+        engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("a")));
         timers.advanceMs(1_000);
 
         assertThat(log).containsExactly("10 a cut");
@@ -235,9 +235,9 @@ class SimEngineTest {
         Recorder unlimited = new Recorder("b");
         Recorder above = new Recorder("c");
 
-        engine.admit(engine.open(3, limited));
-        engine.admit(engine.open(Integer.MAX_VALUE, unlimited));
-        engine.admit(engine.open(20, above));
+        engine.admit(engine.open("m", 3, limited));
+        engine.admit(engine.open("m", Integer.MAX_VALUE, unlimited));
+        engine.admit(engine.open("m", 20, above));
 
         assertThat(limited.text).isEqualTo("[gpu-t] the GPU");
         assertThat(log).contains("0 a finish length", "0 b finish stop", "0 c finish stop");
@@ -247,25 +247,132 @@ class SimEngineTest {
     @Test
     void numbersGenerationsRefusedOnesIncludedAndEmbeddingsInOneSequence() {
         SimEngine engine = engine(1, 10, 10, 1, 0);
-        Generation first = engine.open(Integer.MAX_VALUE, new Recorder("a"));
+        Generation first = engine.open("m", Integer.MAX_VALUE, new Recorder("a"));
         engine.admit(first);
-        Generation refused = engine.open(Integer.MAX_VALUE, new Recorder("b"));
+        Generation refused = engine.open("m", Integer.MAX_VALUE, new Recorder("b"));
         engine.admit(refused);
 
         assertThat(first.number()).isEqualTo(1);
         assertThat(refused.number()).isEqualTo(2);
         assertThat(engine.nextRequestNumber()).isEqualTo(3);
-        assertThat(engine.open(1, new Recorder("c")).number()).isEqualTo(4);
+        assertThat(engine.open("m", 1, new Recorder("c")).number()).isEqualTo(4);
     }
 
     @Test
     void refusesToAdmitAGenerationTwice() {
         SimEngine engine = engine(1, 10, 10, 1, 0);
-        Generation g = engine.open(Integer.MAX_VALUE, new Recorder("a"));
+        Generation g = engine.open("m", Integer.MAX_VALUE, new Recorder("a"));
         engine.admit(g);
 
         assertThatThrownBy(() -> engine.admit(g)).isInstanceOf(IllegalStateException.class);
         assertThat(engine.running()).isEqualTo(1);
+    }
+
+    private SimEngine loadingEngine(int maxLoaded, long loadMs, int concurrency, int queue) {
+        SimConfig config = new SimConfigBuilder("gpu-t", List.of("m", "n", "o"))
+                .timing(2, Duration.ofMillis(10), Duration.ofMillis(10))
+                .concurrency(concurrency, queue)
+                .loading(maxLoaded, Duration.ofMillis(loadMs))
+                .build();
+        return new SimEngine(config, () -> faults, timers::nanos, timers, stats);
+    }
+
+    @Test
+    void holdsEveryModelFromTheStartWithoutALimitOrLoadTime() {
+        SimEngine engine = engine(1, 10, 10, 1, 0);
+
+        assertThat(engine.loadedModels()).containsExactlyInAnyOrder("m", "n");
+        engine.admit(engine.open("n", Integer.MAX_VALUE, new Recorder("a")));
+        timers.advanceMs(100);
+        assertThat(stats.modelLoads.sum()).isZero();
+    }
+
+    @Test
+    void loadsAModelOnDemandThenServesFromMemory() {
+        SimEngine engine = loadingEngine(1, 500, 4, 64);
+        assertThat(engine.loadedModels()).isEmpty();
+        Recorder a = new Recorder("a");
+        Recorder b = new Recorder("b");
+
+        assertThat(engine.admit(engine.open("m", Integer.MAX_VALUE, a))).isEqualTo(Admission.WAITING);
+        timers.advanceMs(200);
+        engine.admit(engine.open("m", Integer.MAX_VALUE, b));
+        assertThat(engine.loading()).isEqualTo("m");
+        timers.advanceMs(1_000);
+
+        assertThat(log).containsExactly("510 a [[gpu-t]]", "510 b [[gpu-t]]", "520 a [ the]", "520 a finish stop",
+                "520 b [ the]", "520 b finish stop");
+        assertThat(engine.loadedModels()).containsExactly("m");
+        assertThat(stats.modelLoads.sum()).isEqualTo(1);
+        assertThat(a.loadWaitNanos).isEqualTo(Duration.ofMillis(500).toNanos());
+        assertThat(b.loadWaitNanos).isEqualTo(Duration.ofMillis(300).toNanos()); // it came 200 ms into the load
+
+        engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("c")));
+        timers.advanceMs(100);
+        assertThat(stats.modelLoads.sum()).isEqualTo(1);
+        assertThat(log).contains("1210 c [[gpu-t]]");
+    }
+
+    @Test
+    void evictsTheLeastRecentlyUsedIdleModelWhenMemoryIsFull() {
+        SimEngine engine = loadingEngine(2, 100, 4, 64);
+        for (String model : List.of("m", "n", "m")) {
+            engine.admit(engine.open(model, Integer.MAX_VALUE, new Recorder(model)));
+            timers.advanceMs(1_000);
+        }
+        assertThat(engine.loadedModels()).containsExactly("m", "n"); // m used last
+
+        engine.admit(engine.open("o", Integer.MAX_VALUE, new Recorder("o")));
+        timers.advanceMs(1_000);
+
+        assertThat(engine.loadedModels()).containsExactly("o", "m");
+        assertThat(stats.modelLoads.sum()).isEqualTo(3);
+        assertThat(stats.modelEvictions.sum()).isEqualTo(1);
+    }
+
+    @Test
+    void neverEvictsAModelThatIsGeneratingAndServesTheQueueInOrder() {
+        SimEngine engine = loadingEngine(1, 100, 4, 64);
+        engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("m1")));
+        timers.advanceMs(105); // m loaded at 100, m1 generates until 120
+        engine.admit(engine.open("n", Integer.MAX_VALUE, new Recorder("n1")));
+        engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("m2"))); // behind n1: waits for n's load
+        assertThat(engine.loading()).isNull();
+        assertThat(engine.waiting()).isEqualTo(2);
+
+        timers.advanceMs(1_000);
+
+        assertThat(log).containsSubsequence("120 m1 finish stop", "230 n1 [[gpu-t]]", "240 n1 finish stop",
+                "350 m2 [[gpu-t]]"); // n loads from 120 to 220, then m again from 240 to 340
+        assertThat(stats.modelLoads.sum()).isEqualTo(3);
+        assertThat(stats.modelEvictions.sum()).isEqualTo(2);
+    }
+
+    @Test
+    void refusesAsBusyWhenTheQueueIsFullWhileALoadRuns() {
+        SimEngine engine = loadingEngine(1, 100, 4, 1);
+
+        assertThat(engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("a")))).isEqualTo(Admission.WAITING);
+        assertThat(engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("b")))).isEqualTo(Admission.BUSY);
+        timers.advanceMs(1_000);
+        assertThat(log).containsExactly("110 a [[gpu-t]]", "120 a [ the]", "120 a finish stop");
+        assertThat(stats.rejectedBusy.sum()).isEqualTo(1);
+    }
+
+    @Test
+    void aCancelledHeadLetsTheNextRequestStart() {
+        SimEngine engine = loadingEngine(1, 100, 4, 64);
+        engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("m1")));
+        timers.advanceMs(105);
+        Generation n1 = engine.open("n", Integer.MAX_VALUE, new Recorder("n1"));
+        engine.admit(n1);
+        engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("m2")));
+
+        engine.cancel(n1);
+        timers.advanceMs(1_000);
+
+        assertThat(log).contains("115 m2 [[gpu-t]]"); // m2 starts at once: m is in memory
+        assertThat(stats.modelLoads.sum()).isEqualTo(1);
     }
 
     @Test
@@ -285,6 +392,7 @@ class SimEngineTest {
         private int calls;
         private String text;
         private long elapsedNanos = -1;
+        private long loadWaitNanos = -1;
 
         Recorder(String label) {
             this.label = label;
@@ -299,6 +407,7 @@ class SimEngineTest {
         public void finish(Generation g) {
             text = g.text();
             elapsedNanos = g.elapsedNanos();
+            loadWaitNanos = g.loadWaitNanos();
             record("finish " + g.finishReason());
         }
 

@@ -17,7 +17,7 @@ class SimMainTest {
 
         assertThat(cmd.execute("--help")).isZero();
         assertThat(out.toString()).contains("--port", "--name", "--models", "--token-delay", "--first-token-delay",
-                "--max-concurrency", "--fail-health", "--error-status", "--hang", "--drop-after");
+                "--max-concurrency", "--max-loaded-models", "--load-time", "--fail-health", "--error-status", "--hang", "--drop-after");
     }
 
     @Test
@@ -39,5 +39,15 @@ class SimMainTest {
         assertThat(cmd.execute("--port", "0")).isEqualTo(2);
         assertThat(cmd.execute("--name", "x", "--bogus")).isEqualTo(2);
         assertThat(err.toString()).contains("--name").contains("--bogus");
+    }
+
+    @Test
+    void rejectsABadModelLimitNamingTheFlag() {
+        StringWriter err = new StringWriter();
+        CommandLine cmd = SimMain.commandLine();
+        cmd.setErr(new PrintWriter(err));
+
+        assertThat(cmd.execute("--name", "x", "--port", "0", "--max-loaded-models", "-1")).isEqualTo(2);
+        assertThat(err.toString()).contains("--max-loaded-models: must be 0 (no limit) to 1000, was -1");
     }
 }

@@ -250,6 +250,46 @@ class SimServerIT {
     }
 
     @Test
+    void loadsModelsOnDemandEvictsTheLeastRecentlyUsedAndCountsLoads() throws Exception {
+        start(new SimConfigBuilder("gpu-l", List.of("llama3:8b", "qwen2.5:7b")).loading(1, Duration.ofMillis(200)));
+        assertThat(new JsonObject(sim.get("/api/ps").body()).getJsonArray("models")).isEmpty();
+        assertThat(new JsonObject(sim.get("/api/tags").body()).getJsonArray("models")).hasSize(2);
+
+        JsonObject cold = finalObject(sim.post("/api/chat", chat("llama3:8b")));
+        JsonObject warm = finalObject(sim.post("/api/chat", chat("llama3:8b")));
+        assertThat(cold.getLong("load_duration")).isGreaterThanOrEqualTo(Duration.ofMillis(200).toNanos());
+        assertThat(cold.getLong("total_duration")).isGreaterThan(cold.getLong("load_duration"));
+        assertThat(warm.getLong("load_duration")).isZero();
+        assertThat(psNames()).containsExactly("llama3:8b");
+
+        assertThat(finalObject(sim.post("/api/chat", chat("qwen2.5:7b"))).getLong("load_duration")).isPositive();
+        assertThat(psNames()).containsExactly("qwen2.5:7b");
+        assertSameFields(new JsonObject(sim.get("/api/ps").body()).getJsonArray("models").getJsonObject(0),
+                new JsonObject(sample("ollama-api-ps.json")).getJsonArray("models").getJsonObject(0));
+        assertThat(sim.stats().getLong("modelLoads")).isEqualTo(2);
+        assertThat(sim.stats().getLong("modelEvictions")).isEqualTo(1);
+        assertThat(sim.get("/metrics").body()).contains("sim_model_loads_total 2\n", "sim_model_evictions_total 1\n",
+                "sim_models_loaded 1.0\n");
+    }
+
+    private static String chat(String model) {
+        return "{\"model\":\"" + model + "\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+    }
+
+    private static JsonObject finalObject(HttpResponse<String> r) {
+        assertThat(r.statusCode()).isEqualTo(200);
+        List<String> lines = r.body().lines().toList();
+        JsonObject last = new JsonObject(lines.get(lines.size() - 1));
+        assertThat(last.getBoolean("done")).isTrue();
+        return last;
+    }
+
+    private List<String> psNames() throws Exception {
+        return new JsonObject(sim.get("/api/ps").body()).getJsonArray("models").stream()
+                .map(o -> ((JsonObject) o).getString("name")).toList();
+    }
+
+    @Test
     void returnsDeterministicUnitEmbeddings() throws Exception {
         start(new SimConfigBuilder("gpu-g", List.of("nomic-embed-text")));
 
