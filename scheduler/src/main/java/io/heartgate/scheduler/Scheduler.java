@@ -18,6 +18,7 @@ import io.heartgate.scheduler.admin.AdminServer;
 import io.heartgate.scheduler.balancer.Balancer;
 import io.heartgate.scheduler.health.FlapDamping;
 import io.heartgate.scheduler.health.SlowStart;
+import io.heartgate.scheduler.status.Ramp;
 import java.util.concurrent.ThreadLocalRandom;
 import io.heartgate.scheduler.health.PassiveHealth;
 import io.heartgate.scheduler.status.EjectionView;
@@ -261,11 +262,18 @@ public final class Scheduler implements AutoCloseable {
             if (upstreamKey != null) {
                 log.info("Nodes get the key of {} as Authorization: Bearer", config.security().upstreamApiKey());
             }
-            RouteSelector selector = new RouteSelector(balancer);
+            Ramp ramp = Ramp.NONE;
             if (!config.resilience().slowStart().isZero()) {
-                SlowStart ramp = new SlowStart(clock, config.resilience().slowStart());
-                table.addListener(ramp);
-                selector = new RouteSelector(balancer, ramp, () -> ThreadLocalRandom.current().nextDouble());
+                SlowStart slowStart = new SlowStart(clock, config.resilience().slowStart());
+                table.addListener(slowStart);
+                ramp = slowStart;
+            }
+            RouteSelector selector = new RouteSelector(balancer, ramp, () -> ThreadLocalRandom.current().nextDouble(),
+                    config.warmFirst(), clock);
+            if (config.warmFirst().enabled()) {
+                log.info("Warm first: requests go to nodes holding their model in memory, unless those have more "
+                        + "than {} requests more in flight than the least busy other (--warm-max-load)",
+                        config.warmFirst().maxLoad());
             }
             ProxyServer proxyServer = ProxyServer.start(config.proxy(), table::snapshot, selector,
                     health, routing, counters, requestMetrics, System::nanoTime, draining,

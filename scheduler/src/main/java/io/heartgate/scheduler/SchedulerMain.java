@@ -8,6 +8,7 @@ import io.heartgate.scheduler.config.ResilienceConfig;
 import io.heartgate.scheduler.config.SecurityConfig;
 import io.heartgate.scheduler.demo.Demo;
 import io.heartgate.scheduler.proxy.ProxyConfig;
+import io.heartgate.scheduler.proxy.policy.WarmFirst;
 import io.heartgate.scheduler.proxy.Transport;
 import io.heartgate.scheduler.trust.ApiKeys;
 import io.heartgate.scheduler.trust.UpstreamAllowList;
@@ -164,6 +165,16 @@ public final class SchedulerMain implements Callable<Integer> {
                     + "(default: weighted)")
     String strategy;
 
+    @Option(names = "--warm-first", arity = "0..1", fallbackValue = "true", defaultValue = "${env:SCHEDULER_WARM_FIRST:-true}",
+            description = "send a request to the nodes holding its model in memory when any does, with every "
+                    + "strategy; --warm-first=false turns it off [env SCHEDULER_WARM_FIRST] (default: true)")
+    boolean warmFirst;
+
+    @Option(names = "--warm-max-load", defaultValue = "${env:SCHEDULER_WARM_MAX_LOAD:-4}",
+            description = "warm first gives way when every warm node has more than N requests in flight more than "
+                    + "the least busy cold one [env SCHEDULER_WARM_MAX_LOAD] (default: 4)")
+    int warmMaxLoad;
+
     @Option(names = "--missed-heartbeats", defaultValue = "${env:SCHEDULER_MISSED_HEARTBEATS:-3}",
             description = "a node expires after N of its own intervals without a heartbeat "
                     + "[env SCHEDULER_MISSED_HEARTBEATS] (default: 3)")
@@ -296,7 +307,7 @@ public final class SchedulerMain implements Callable<Integer> {
         }
         return new SchedulerConfig(kafka, embeddedKafkaPort, embeddedKafkaHost, dataDir, topic, topicPartitions, bind,
                 adminPort, Strategy.parse(strategy), missedHeartbeats, proxy, demo, lookBack,
-                security, new ResilienceConfig(flapLimit, flapWindow, slowStart));
+                security, new ResilienceConfig(flapLimit, flapWindow, slowStart), new WarmFirst(warmFirst, warmMaxLoad));
     }
 
     @Override

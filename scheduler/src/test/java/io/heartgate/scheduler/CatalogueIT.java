@@ -33,28 +33,21 @@ import org.junit.jupiter.api.io.TempDir;
 @ExtendWith(KafkaExtension.class)
 class CatalogueIT {
 
-    private static final Path AGENT_JAR = Path.of("..", "heartbeat-agent", "target", "heartbeat-agent.jar");
-
     @TempDir
     Path dir;
 
     private Cluster cluster;
-    private final Map<String, Process> agents = new HashMap<>();
+    private AgentProcesses agents;
 
     @BeforeEach
     void setUp(TestKafka kafka) throws Exception {
-        Assumptions.assumeTrue(Files.exists(AGENT_JAR), "the packaged agent (mvn verify builds it before the scheduler)");
+        Assumptions.assumeTrue(AgentProcesses.packaged(), "the packaged agent (mvn verify builds it before the scheduler)");
         cluster = new Cluster(kafka.bootstrapServers());
+        agents = new AgentProcesses(kafka.bootstrapServers(), cluster.topic, dir);
         Map<String, List<String>> fleet = Map.of("gpu-a", List.of("llama3:8b", "qwen2.5:7b"),
                 "gpu-b", List.of("llama3:8b", "mistral:7b"), "gpu-c", List.of("phi3:mini"));
         for (Map.Entry<String, List<String>> e : fleet.entrySet()) {
-            Cluster.SimNode sim = cluster.sim(e.getKey(), e.getValue(), c -> c);
-            List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
-                    .toString(), "-Xmx96m", "-XX:+UseSerialGC", "-jar", AGENT_JAR.toString(), "--kafka",
-                    kafka.bootstrapServers(), "--topic", cluster.topic, "--node-id", e.getKey(), "--url", sim.url(),
-                    "--backend", "ollama", "--interval", "500ms", "--nvidia-smi", "/nonexistent/nvidia-smi"));
-            agents.put(e.getKey(), new ProcessBuilder(command).redirectErrorStream(true)
-                    .redirectOutput(dir.resolve(e.getKey() + ".log").toFile()).start());
+            agents.start(e.getKey(), cluster.sim(e.getKey(), e.getValue(), c -> c).url());
         }
         cluster.startScheduler(c -> { });
         await().atMost(Duration.ofSeconds(30)).until(() -> cluster.scheduler.table().snapshot().routable().size() == 3);
@@ -62,9 +55,8 @@ class CatalogueIT {
 
     @AfterEach
     void tearDown() throws Exception {
-        for (Process p : agents.values()) {
-            p.destroyForcibly();
-            p.waitFor(10, TimeUnit.SECONDS);
+        if (agents != null) {
+            agents.close();
         }
         if (cluster != null) {
             cluster.close();
@@ -104,8 +96,7 @@ class CatalogueIT {
         assertThat(llama.getBoolean("digestsDiffer")).as("the same weights on both").isFalse();
 
         long stop = System.nanoTime();
-        Process c = agents.get("gpu-c");
-        new ProcessBuilder("kill", "-TERM", String.valueOf(c.pid())).start().waitFor(5, TimeUnit.SECONDS); // a tombstone
+        agents.terminate("gpu-c"); // a tombstone
         await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(20))
                 .until(() -> !names(get("/v1/models").getJsonArray("data"), "id").contains("phi3:mini"));
         long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - stop);

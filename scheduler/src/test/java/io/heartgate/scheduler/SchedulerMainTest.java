@@ -2,6 +2,7 @@ package io.heartgate.scheduler;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.heartgate.scheduler.config.SchedulerConfig;
 import io.heartgate.scheduler.trust.ApiKeys;
 import io.heartgate.testkit.CommandLineRun;
 import java.nio.file.Files;
@@ -21,7 +22,22 @@ class SchedulerMainTest {
         assertThat(run.status()).isZero();
         assertThat(run.out()).contains("--transport", "SCHEDULER_TRANSPORT", "--keepalive-timeout",
                 "SCHEDULER_KEEPALIVE_TIMEOUT", "io_uring", "epoll", "nio",
-                "--port", "SCHEDULER_PORT", "--api-keys", "SCHEDULER_API_KEYS", "--upstream-api-key", "--strategy", "SCHEDULER_STRATEGY", "--retries", "SCHEDULER_RETRIES");
+                "--port", "SCHEDULER_PORT", "--api-keys", "SCHEDULER_API_KEYS", "--upstream-api-key", "--strategy", "SCHEDULER_STRATEGY", "--retries", "SCHEDULER_RETRIES",
+                "--warm-first", "SCHEDULER_WARM_FIRST", "--warm-max-load", "SCHEDULER_WARM_MAX_LOAD");
+    }
+
+    @Test
+    void warmFirstIsOnByDefaultAndTurnsOffWithFalse() {
+        assertThat(configOf().warmFirst()).isEqualTo(new io.heartgate.scheduler.proxy.policy.WarmFirst(true, 4));
+        assertThat(configOf("--warm-first=false").warmFirst().enabled()).isFalse();
+        assertThat(configOf("--warm-first").warmFirst().enabled()).isTrue();
+        assertThat(configOf("--warm-max-load", "0").warmFirst().maxLoad()).isZero();
+    }
+
+    private static SchedulerConfig configOf(String... args) {
+        picocli.CommandLine cmd = SchedulerMain.commandLine();
+        cmd.parseArgs(args);
+        return ((SchedulerMain) cmd.getCommand()).config();
     }
 
     @ParameterizedTest(name = "{0}")
@@ -42,6 +58,8 @@ class SchedulerMainTest {
         "--flap-window 0s | --flap-window: must be 1s to 24h",
         "--flap-limit -1 | --flap-limit: must be 0 (off) to 1000",
         "--slow-start 25h | --slow-start: must be 0 (off) to 24h",
+        "--warm-max-load -1 | --warm-max-load: must be 0 to 1000000, was -1",
+        "--warm-first=maybe | --warm-first",
         "--heartbeat-keys /nonexistent/keys | --heartbeat-keys: ",
         "--kafka-config /nonexistent/kafka.properties | --kafka-config: cannot read",
     })

@@ -3,6 +3,7 @@ package io.heartgate.scheduler.config;
 import io.heartgate.protocol.InvalidSettingException;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.proxy.ProxyConfig;
+import io.heartgate.scheduler.proxy.policy.WarmFirst;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
@@ -26,12 +27,13 @@ import java.util.Objects;
  * @param lookBack how far back discovery reads at start
  * @param security keys, tokens and certificates; {@link SecurityConfig#NONE} for none
  * @param resilience flap damping and the like
+ * @param warmFirst whether and how far requests prefer nodes holding their model in memory
  */
 public record SchedulerConfig(String kafka, int embeddedKafkaPort, String embeddedKafkaHost, Path dataDir,
                               String topic, int topicPartitions, String bind, int adminPort,
                               Strategy strategy, int missedHeartbeats, ProxyConfig proxy, int demoNodes,
                               Duration lookBack, SecurityConfig security,
-                              ResilienceConfig resilience) {
+                              ResilienceConfig resilience, WarmFirst warmFirst) {
 
     /** Validates every field; a bad value throws {@link InvalidSettingException} naming its component. */
     public SchedulerConfig {
@@ -63,6 +65,7 @@ public record SchedulerConfig(String kafka, int embeddedKafkaPort, String embedd
         }
         Objects.requireNonNull(security, "security");
         Objects.requireNonNull(resilience, "resilience");
+        Objects.requireNonNull(warmFirst, "warmFirst");
     }
 
     private static void port(String setting, int value) {

@@ -106,6 +106,9 @@ final class Exchange implements Timeouts.Watched {
             return true;
         }
         phase = phase.to(Phase.RELAYING);
+        if (code < 300) {
+            relay.answeredWell(attempts.node(), facts);
+        }
         client.head(response, answeredBy);
         watch.relaying();
         return true;

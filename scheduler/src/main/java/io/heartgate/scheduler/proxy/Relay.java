@@ -213,6 +213,11 @@ final class Relay {
         return firstByteTimeoutMs;
     }
 
+    /** Notes that {@code node} answered a request for {@code facts} with a success head: warm-first's evidence. */
+    void answeredWell(Node node, RequestFacts facts) {
+        selector.answered(node, facts);
+    }
+
     /** Notes that {@code node} sent a response head or chunk just now: the stall rule's evidence. */
     void answeredBy(Node node) {
         node.inFlight().answered(timeouts.nowMs());

@@ -1,10 +1,14 @@
 package io.heartgate.scheduler.table;
 
+import java.util.HashMap;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 
 /**
  * Counts this scheduler's requests in flight to one node, and notes when the node last sent this
- * scheduler a byte of a response (the stall rule's evidence that a node is busy, not hung). The count lives in a slot of a shared
+ * scheduler a byte of a response (the stall rule's evidence that a node is busy, not hung) and which
+ * models it answered for lately (warm-first's evidence that a model is in memory before a heartbeat
+ * says so). The count lives in a slot of a shared
  * {@link AtomicIntegerArray} chunk that the table assigns per node id and never reuses, so every
  * snapshot of a node shares one count, a request released after its node left cannot disturb
  * another node, and balancers can scan thousands of counts in contiguous memory. Thread-safe.
@@ -15,6 +19,13 @@ public final class InFlight {
     private final int index;
     /** Coarse (sweep-period) ms of the proxy's nanosecond ticker; written only when it changes. */
     private volatile long lastAnswerMs = Long.MIN_VALUE;
+    /** Model to the wall-clock ms it was last answered for; copied on write, which is rare. */
+    private volatile Map<String, Long> servedAtMs = Map.of();
+
+    /** The most models remembered as answered; a heartbeat lists at most 64 loaded. */
+    static final int MAX_SERVED = 64;
+    /** How often, at most, the time a model was answered for is written again. */
+    private static final long SERVED_GRANULARITY_MS = 250;
 
     /** Creates a counter over {@code chunk[index]}. */
     public InFlight(AtomicIntegerArray chunk, int index) {
@@ -65,5 +76,30 @@ public final class InFlight {
     /** Returns when the node last sent a byte of a response, or {@link Long#MIN_VALUE} if never. */
     public long lastAnswerMs() {
         return lastAnswerMs;
+    }
+
+    /**
+     * Notes that the node answered a request for {@code normalizedModel} at {@code nowMs} (wall clock);
+     * a plain read when it did so within the last 250 ms. Keeps the {@value #MAX_SERVED} most recent.
+     */
+    public void served(String normalizedModel, long nowMs) {
+        Long last = servedAtMs.get(normalizedModel);
+        if (last != null && last > nowMs - SERVED_GRANULARITY_MS) {
+            return;
+        }
+        synchronized (this) {
+            Map<String, Long> next = new HashMap<>(servedAtMs);
+            next.put(normalizedModel, nowMs);
+            while (next.size() > MAX_SERVED) {
+                next.values().remove(next.values().stream().min(Long::compare).orElseThrow());
+            }
+            servedAtMs = Map.copyOf(next);
+        }
+    }
+
+    /** Returns when the node last answered for {@code normalizedModel} (wall-clock ms), or {@link Long#MIN_VALUE}. */
+    public long servedAtMs(String normalizedModel) {
+        Long at = servedAtMs.get(normalizedModel);
+        return at == null ? Long.MIN_VALUE : at;
     }
 }

@@ -1,6 +1,7 @@
 package io.heartgate.scheduler.config;
 
 import io.heartgate.scheduler.balancer.Strategy;
+import io.heartgate.scheduler.proxy.policy.WarmFirst;
 import java.time.Duration;
 import java.util.function.Consumer;
 
@@ -15,6 +16,7 @@ public final class SchedulerConfigBuilder {
     private final ProxyConfigBuilder proxy = new ProxyConfigBuilder();
     private SecurityConfig security = SecurityConfig.NONE;
     private ResilienceConfig resilience = ResilienceConfig.DEFAULTS;
+    private WarmFirst warmFirst = new WarmFirst(true, 4);
 
     public SchedulerConfigBuilder(String kafka, String topic) {
         this.kafka = kafka;
@@ -47,6 +49,12 @@ public final class SchedulerConfigBuilder {
         return this;
     }
 
+    /** Sets warm-first; on with a cap of 4 by default, as the command line has it. */
+    public SchedulerConfigBuilder warmFirst(WarmFirst w) {
+        this.warmFirst = w;
+        return this;
+    }
+
     public SchedulerConfigBuilder resilience(ResilienceConfig r) {
         this.resilience = r;
         return this;
@@ -54,6 +62,6 @@ public final class SchedulerConfigBuilder {
 
     public SchedulerConfig build() {
         return new SchedulerConfig(kafka, 0, "127.0.0.1", null, topic, 1, "127.0.0.1", 0, strategy, missedHeartbeats,
-                proxy.build(), demoNodes, Duration.ofMinutes(3), security, resilience);
+                proxy.build(), demoNodes, Duration.ofMinutes(3), security, resilience, warmFirst);
     }
 }

@@ -9,6 +9,7 @@ import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.proxy.policy.RequestFacts;
 import io.heartgate.scheduler.proxy.policy.Route;
 import io.heartgate.scheduler.proxy.policy.RouteSelector;
+import io.heartgate.scheduler.proxy.policy.WarmFirst;
 import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.table.InFlight;
 import io.heartgate.scheduler.table.Node;
@@ -88,7 +89,7 @@ class SlowStartTest {
         clock.set(t0.plusMillis(16_667)); // 0.1 + 0.9 x 1/6 = 0.25
         assertThat(ramp.share("new")).isCloseTo(0.25, within(1e-4));
         Random draws = new Random(42);
-        RouteSelector selector = new RouteSelector(strategy.create(new Random(7), 0), ramp, draws::nextDouble);
+        RouteSelector selector = new RouteSelector(strategy.create(new Random(7), 0), ramp, draws::nextDouble, WarmFirst.OFF, java.time.Clock.systemUTC());
         int toNew = 0;
         for (int i = 0; i < 8000; i++) {
             Route r = selector.select(table, RequestFacts.NONE, List.of(), EjectionView.NONE);
@@ -114,7 +115,7 @@ class SlowStartTest {
     @Test
     void withEveryCandidateDrawnOutTheyAllStay() {
         TableSnapshot table = publish(node("new", NodeState.UP, clock.instant()));
-        RouteSelector selector = new RouteSelector(Strategy.ROUND_ROBIN.create(), ramp, () -> 0.99);
+        RouteSelector selector = new RouteSelector(Strategy.ROUND_ROBIN.create(), ramp, () -> 0.99, WarmFirst.OFF, java.time.Clock.systemUTC());
         assertThat(((Route.To) selector.select(table, RequestFacts.NONE, List.of(), EjectionView.NONE)).node().id())
                 .isEqualTo("new");
     }

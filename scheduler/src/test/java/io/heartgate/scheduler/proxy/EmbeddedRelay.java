@@ -205,7 +205,7 @@ final class EmbeddedRelay {
                 Heartbeat hb = n.heartbeat();
                 next.add(new Node(Heartbeat.builder(hb.nodeId(), hb.url()).instance(hb.instance()).seq(hb.seq() + 1)
                         .state(state).intervalMs(hb.intervalMs()).models(hb.models()).build(), n.lastSeen(), n.models(),
-                        n.inFlight()));
+                        n.loaded(), n.inFlight()));
             }
         }
         nodes.clear();

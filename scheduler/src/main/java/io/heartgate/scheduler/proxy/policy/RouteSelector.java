@@ -5,6 +5,7 @@ import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.status.Ramp;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TableSnapshot;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.DoubleSupplier;
@@ -19,7 +20,7 @@ import java.util.function.DoubleSupplier;
  * back-off ends. Refusals: {@code no_upstream} when no node is routable at all, {@code
  * model_not_found} when none serves the model, {@code upstream_unreachable} when every candidate
  * was tried. With slow start, a node warming up stays a candidate only with the probability of its
- * share. Pure apart from the balancer's own rotation state and the random draws; allocates nothing
+ * share; with {@link WarmFirst}, the nodes holding the model in memory are preferred. Pure apart from the balancer's own rotation state and the random draws; allocates nothing
  * in the common case of a first attempt with no node ejected and none ramping.
  */
 public final class RouteSelector {
@@ -27,22 +28,38 @@ public final class RouteSelector {
     private final Balancer balancer;
     private final Ramp ramp;
     private final DoubleSupplier random;
+    private final WarmFirst warmFirst;
+    private final Clock clock;
 
-    /** Creates a selector picking with {@code balancer}, without slow start. */
+    /** Creates a selector picking with {@code balancer}, without slow start or warm-first. */
     public RouteSelector(Balancer balancer) {
-        this(balancer, Ramp.NONE, () -> 0.0);
+        this(balancer, Ramp.NONE, () -> 0.0, WarmFirst.OFF, Clock.systemUTC());
     }
 
     /**
      * Creates a selector picking with {@code balancer} whose ramping nodes ({@code ramp}) each stay a
      * candidate with the probability of their share, drawn from {@code random} (uniform in [0, 1)), so
      * that every strategy gives them that fraction of what it would; when every candidate is drawn
-     * out, all stay.
+     * out, all stay. {@code warmFirst} then narrows what is left to the nodes with the model in memory;
+     * {@code clock} (the table's) times the answers it counts as evidence.
      */
-    public RouteSelector(Balancer balancer, Ramp ramp, DoubleSupplier random) {
+    public RouteSelector(Balancer balancer, Ramp ramp, DoubleSupplier random, WarmFirst warmFirst, Clock clock) {
         this.balancer = balancer;
         this.ramp = ramp;
         this.random = random;
+        this.warmFirst = warmFirst;
+        this.clock = clock;
+    }
+
+    /**
+     * Notes that {@code node} answered a request with a success head: with warm-first, the node then
+     * counts as holding the request's model in memory at once, before its next heartbeat says so.
+     */
+    public void answered(Node node, RequestFacts facts) {
+        String model = facts.model();
+        if (warmFirst.enabled() && model != null && !node.holdsInMemory(model)) {
+            node.inFlight().served(model, clock.millis());
+        }
     }
 
     /**
@@ -60,14 +77,14 @@ public final class RouteSelector {
         }
         boolean anyEjected = health.anyEjected();
         if (tried.isEmpty() && !anyEjected) {
-            return new Route.To(balancer.pick(candidates).orElseThrow(), false);
+            return new Route.To(pick(candidates, facts), false);
         }
         List<Node> fresh = untried(candidates, tried);
         if (fresh.isEmpty()) {
             return Route.Refused.UNREACHABLE;
         }
         if (!anyEjected) {
-            return new Route.To(balancer.pick(fresh).orElseThrow(), false);
+            return new Route.To(pick(fresh, facts), false);
         }
         List<Node> healthy = new ArrayList<>(fresh.size());
         for (Node n : fresh) {
@@ -76,7 +93,11 @@ public final class RouteSelector {
             }
         }
         boolean panic = healthy.isEmpty();
-        return new Route.To(balancer.pick(panic ? fresh : healthy).orElseThrow(), panic);
+        return new Route.To(pick(panic ? fresh : healthy, facts), panic);
+    }
+
+    private Node pick(List<Node> candidates, RequestFacts facts) {
+        return balancer.pick(warmFirst.prefer(candidates, facts.model())).orElseThrow();
     }
 
     /**

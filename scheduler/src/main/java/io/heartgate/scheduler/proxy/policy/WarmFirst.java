@@ -1,0 +1,133 @@
+package io.heartgate.scheduler.proxy.policy;
+
+import io.heartgate.protocol.InvalidSettingException;
+import io.heartgate.scheduler.table.Node;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Warm first: narrows the candidates for a request naming a model to the nodes that have it in memory,
+ * because such a node answers in milliseconds where one that must load the model first takes seconds
+ * to minutes (Ollama loads on demand and evicts). The strategy then chooses among what is left.
+ *
+ * <p>A node is warm for a model when its latest heartbeat lists the model loaded ({@link
+ * Node#holdsInMemory}), or when it answered a request for the model on this scheduler after that
+ * heartbeat's probe could have seen it: heartbeats lag by up to one interval, and a node that just
+ * answered has just loaded. Every candidate stays when none is warm, or when even the least busy warm
+ * candidate has more than {@code maxLoad} requests more in flight than the least busy cold one, so
+ * that one warm node never takes the whole fleet's traffic. Among cold candidates, those whose
+ * reported free GPU memory holds the model (by the size the node reports) are preferred, when some
+ * are and some are not. Pure; allocates only when it narrows the list.
+ *
+ * @param enabled whether to narrow at all ({@code --warm-first})
+ * @param maxLoad how many more requests in flight a warm node may have than the least busy cold one
+ *     ({@code --warm-max-load})
+ */
+public record WarmFirst(boolean enabled, int maxLoad) {
+
+    /** Leaves the candidates as they are. */
+    public static final WarmFirst OFF = new WarmFirst(false, 0);
+
+    private static final long MIB = 1024L * 1024;
+
+    /** Checks the range of {@code maxLoad}. */
+    public WarmFirst {
+        if (maxLoad < 0 || maxLoad > 1_000_000) {
+            throw new InvalidSettingException("warmMaxLoad", "must be 0 to 1000000, was " + maxLoad);
+        }
+    }
+
+    /**
+     * Returns the candidates to pick among for {@code normalizedModel}: {@code candidates} itself or a
+     * subset of it, never empty when it is not.
+     */
+    public List<Node> prefer(List<Node> candidates, String normalizedModel) {
+        if (!enabled || normalizedModel == null || candidates.size() < 2) {
+            return candidates;
+        }
+        int warm = 0;
+        int leastBusyWarm = Integer.MAX_VALUE;
+        int leastBusyCold = Integer.MAX_VALUE;
+        for (int i = 0; i < candidates.size(); i++) {
+            Node n = candidates.get(i);
+            int busy = busy(n);
+            if (isWarm(n, normalizedModel)) {
+                warm++;
+                leastBusyWarm = Math.min(leastBusyWarm, busy);
+            } else {
+                leastBusyCold = Math.min(leastBusyCold, busy);
+            }
+        }
+        if (warm == candidates.size()) {
+            return candidates;
+        }
+        if (warm == 0) {
+            return withRoom(candidates, normalizedModel);
+        }
+        if ((long) leastBusyWarm > (long) leastBusyCold + maxLoad) {
+            return candidates;
+        }
+        List<Node> out = new ArrayList<>(warm);
+        for (int i = 0; i < candidates.size(); i++) {
+            Node n = candidates.get(i);
+            if (isWarm(n, normalizedModel)) {
+                out.add(n);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Says whether {@code node} has {@code normalizedModel} in memory as far as this scheduler knows:
+     * its heartbeat says so, or it answered for the model later than one interval before that
+     * heartbeat was seen.
+     */
+    public static boolean isWarm(Node node, String normalizedModel) {
+        if (node.holdsInMemory(normalizedModel)) {
+            return true;
+        }
+        long served = node.inFlight().servedAtMs(normalizedModel);
+        return served != Long.MIN_VALUE
+                && served + node.heartbeat().intervalMs() >= node.lastSeen().toEpochMilli();
+    }
+
+    /**
+     * Returns how busy a node is in requests: the larger of this scheduler's count in flight and the
+     * node's reported one, plus the requests it reports queued.
+     */
+    static int busy(Node node) {
+        Integer reported = node.heartbeat().load().inFlight();
+        Integer queued = node.heartbeat().load().queued();
+        return Math.max(node.inFlight().get(), reported == null ? 0 : reported) + (queued == null ? 0 : queued);
+    }
+
+    /** Returns the cold candidates with room for the model, when only some have it; else all of them. */
+    private static List<Node> withRoom(List<Node> candidates, String normalizedModel) {
+        int roomy = 0;
+        for (int i = 0; i < candidates.size(); i++) {
+            if (hasRoom(candidates.get(i), normalizedModel)) {
+                roomy++;
+            }
+        }
+        if (roomy == 0 || roomy == candidates.size()) {
+            return candidates;
+        }
+        List<Node> out = new ArrayList<>(roomy);
+        for (int i = 0; i < candidates.size(); i++) {
+            if (hasRoom(candidates.get(i), normalizedModel)) {
+                out.add(candidates.get(i));
+            }
+        }
+        return out;
+    }
+
+    /** Says whether the node reports free GPU memory at least the size it reports for the model. */
+    static boolean hasRoom(Node node, String normalizedModel) {
+        long freeMiB = node.freeGpuMemoryMiB();
+        if (freeMiB < 0) {
+            return false;
+        }
+        long size = node.modelSizeBytes(normalizedModel);
+        return size >= 0 && freeMiB * MIB >= size;
+    }
+}
