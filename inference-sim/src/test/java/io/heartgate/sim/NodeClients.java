@@ -33,8 +33,10 @@ public final class NodeClients {
                 "node and npm are not on the PATH: skipping the official-client test (CI installs them)");
         Files.writeString(dir.resolve("package.json"), "{\"private\": true, \"type\": \"module\"}",
                 StandardCharsets.UTF_8);
-        try (InputStream script = NodeClients.class.getResourceAsStream("/node/clients.mjs")) {
-            Files.copy(script, dir.resolve("clients.mjs"));
+        for (String name : List.of("clients.mjs", "catalogue.mjs")) {
+            try (InputStream script = NodeClients.class.getResourceAsStream("/node/" + name)) {
+                Files.copy(script, dir.resolve(name));
+            }
         }
         Run install = run(dir, 300, "npm", "install", "--no-audit", "--no-fund", "--loglevel=error",
                 "openai@" + OPENAI_VERSION, "ollama@" + OLLAMA_VERSION);
@@ -51,6 +53,14 @@ public final class NodeClients {
     /** As {@link #chat(Path, String, String)}, each client sending {@code apiKey} as its users would. */
     public static Run chat(Path dir, String baseUrl, String model, String apiKey) throws Exception {
         return run(dir, 60, "node", "clients.mjs", baseUrl, model, apiKey);
+    }
+
+    /**
+     * Lists the models from {@code baseUrl} through each client, three times: prints a MODELS, TAGS and
+     * PS line per time, then RETRIEVE for {@code model}.
+     */
+    public static Run catalogue(Path dir, String baseUrl, String model) throws Exception {
+        return run(dir, 60, "node", "catalogue.mjs", baseUrl, model);
     }
 
     private static boolean onPath(String command) {

@@ -3,6 +3,7 @@ package io.heartgate.scheduler;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.heartgate.sim.NodeClients;
 import io.heartgate.testkit.KafkaExtension;
 import io.heartgate.testkit.TestKafka;
 import io.vertx.core.json.JsonArray;
@@ -82,6 +83,7 @@ class CatalogueIT {
             assertThat(names(get("/api/tags").getJsonArray("models"), "name")).isEqualTo(all);
             assertThat(names(get("/api/ps").getJsonArray("models"), "name")).isEqualTo(all); // the sim holds all loaded
         }
+        assertOfficialClientsSeeTheUnion(all);
         JsonObject phi = get("/api/tags").getJsonArray("models").stream().map(o -> (JsonObject) o)
                 .filter(m -> m.getString("name").equals("phi3:mini")).findFirst().orElseThrow();
         assertThat(phi.getString("digest")).isNotBlank();
@@ -104,5 +106,28 @@ class CatalogueIT {
         assertThat(tookMs).as("ms from the agent's stop to the model's removal").isLessThanOrEqualTo(1000);
         assertThat(names(get("/api/tags").getJsonArray("models"), "name"))
                 .containsExactlyInAnyOrder("llama3:8b", "qwen2.5:7b", "mistral:7b");
+    }
+
+    /** The official openai and ollama npm clients, unchanged, list exactly the union on every call. */
+    private void assertOfficialClientsSeeTheUnion(Set<String> all) throws Exception {
+        Path clients = Files.createDirectories(dir.resolve("clients"));
+        NodeClients.install(clients);
+        NodeClients.Run run = NodeClients.catalogue(clients, "http://127.0.0.1:" + cluster.scheduler.proxyPort(),
+                "phi3:mini");
+        assertThat(run.status()).as(run.output()).isZero();
+        Map<String, List<Set<String>>> seen = new HashMap<>();
+        for (String line : run.output().lines().toList()) {
+            int space = line.indexOf(' ');
+            if (space > 0 && List.of("MODELS", "TAGS", "PS").contains(line.substring(0, space))) {
+                Set<String> names = new JsonArray(line.substring(space + 1)).stream().map(String.class::cast)
+                        .collect(Collectors.toSet());
+                seen.computeIfAbsent(line.substring(0, space), k -> new ArrayList<>()).add(names);
+            }
+        }
+        for (String call : List.of("MODELS", "TAGS", "PS")) {
+            assertThat(seen.get(call)).as(call + " in " + run.output()).hasSize(3).allSatisfy(names ->
+                    assertThat(names).isEqualTo(all));
+        }
+        assertThat(run.output()).contains("RETRIEVE \"phi3:mini\"");
     }
 }

@@ -1,0 +1,52 @@
+package io.heartgate.loadgen;
+
+import com.fasterxml.jackson.annotation.JsonIgnore;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+
+/**
+ * Records what happened to one request. Times are milliseconds counted from the request's scheduled
+ * start, so a generator that fell behind shows as latency rather than hiding it.
+ *
+ * @param conversation the conversation's index in the plan
+ * @param turn the turn, from 1
+ * @param model the model asked
+ * @param key the key's label, or null when no key was sent
+ * @param scheduledMs the scheduled start, from the run's start
+ * @param outcome how it ended
+ * @param status the HTTP status, or 0 when none arrived
+ * @param ttftMs time to the first chunk with generated text, or -1 when none came
+ * @param totalMs time to the end of the stream (or to the failure), or -1 when not sent
+ * @param tokens chunks with generated text received
+ * @param loadNanos Ollama's {@code load_duration}, or -1 when the answer had none
+ * @param promptTokens the prompt length the server reported, or -1 when it reported none
+ * @param promptChars characters in the messages sent
+ * @param error the server's or the client's message for a failure, or null
+ */
+@JsonPropertyOrder({"conversation", "turn", "model", "key", "scheduledMs", "kind", "status", "ttftMs", "totalMs",
+    "tokens", "loadNanos", "promptTokens", "promptChars", "error"})
+public record Sample(int conversation, int turn, String model, String key, double scheduledMs,
+                     @JsonIgnore Outcome outcome, int status, double ttftMs, double totalMs, int tokens,
+                     long loadNanos, int promptTokens, int promptChars, String error) {
+
+    /** Returns the kind a report counts this under, such as {@code ok} or {@code http_503}. */
+    @JsonProperty("kind")
+    public String kind() {
+        return outcome.kind(status);
+    }
+
+    /** Says whether the request ended well. */
+    public boolean ok() {
+        return outcome == Outcome.OK;
+    }
+
+    /** Says whether the request was sent at all. */
+    public boolean sent() {
+        return outcome != Outcome.DROPPED;
+    }
+
+    /** Says whether the server had to load the model first: Ollama reported a positive {@code load_duration}. */
+    public boolean waitedOnLoad() {
+        return loadNanos > 0;
+    }
+}

@@ -1,0 +1,201 @@
+package io.heartgate.loadgen;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import java.util.function.Function;
+import org.junit.jupiter.api.Test;
+
+class RunnerTest {
+
+    private final ManualClockwork clock = new ManualClockwork();
+    private final ObjectMapper json = new ObjectMapper();
+
+    private static LoadConfig config(double rate, Duration duration, int turns, Duration think, int maxInFlight,
+                                     Duration timeout, List<String> keys) {
+        return new LoadConfig(URI.create("http://127.0.0.1:9/"), Api.OLLAMA, rate, duration, Arrivals.UNIFORM, 1,
+                timeout, maxInFlight, Mix.parse("m1"), turns, think, keys, 16, 3, "t");
+    }
+
+    private static LoadConfig simple(double rate) {
+        return config(rate, Duration.ofSeconds(1), 1, Duration.ZERO, 100, Duration.ofSeconds(5), List.of());
+    }
+
+    private Runner.Result run(LoadConfig c, ScriptedTransport t) throws InterruptedException {
+        return new Runner(c, t, clock).run(Plan.of(c));
+    }
+
+    @Test
+    void sendsOnScheduleAndMeasuresFromTheScheduledStart() throws InterruptedException {
+        ScriptedTransport t = new ScriptedTransport(clock, r -> ScriptedTransport.ollama(100, 3, 300, 0));
+
+        Runner.Result r = run(simple(10), t);
+
+        assertThat(r.scheduled()).isEqualTo(10);
+        assertThat(r.samples()).extracting(Sample::scheduledMs)
+                .containsExactly(0.0, 100.0, 200.0, 300.0, 400.0, 500.0, 600.0, 700.0, 800.0, 900.0);
+        assertThat(r.samples()).allSatisfy(s -> {
+            assertThat(s.outcome()).isEqualTo(Outcome.OK);
+            assertThat(s.ttftMs()).isEqualTo(100.0);
+            assertThat(s.totalMs()).isEqualTo(300.0);
+            assertThat(s.tokens()).isEqualTo(3);
+            assertThat(s.loadNanos()).isZero();
+            assertThat(s.waitedOnLoad()).isFalse();
+            assertThat(s.promptTokens()).isEqualTo(9);
+            assertThat(s.key()).isNull();
+        });
+        assertThat(r.elapsedNanos()).isEqualTo(1_200_000_000L);
+        assertThat(t.sent).allSatisfy(o -> {
+            assertThat(o.uri()).isEqualTo(URI.create("http://127.0.0.1:9/api/chat"));
+            assertThat(o.bearer()).isNull();
+        });
+    }
+
+    @Test
+    void countsTheGeneratorsOwnDelayAsLatency() throws InterruptedException {
+        ScriptedTransport t = new ScriptedTransport(clock, r -> ScriptedTransport.ollama(100, 1, 200, 0));
+        t.stallNextSend(250_000_000); // the first send blocks the dispatcher for 250 ms
+
+        Runner.Result r = run(simple(10), t);
+
+        // Requests 2 and 3, due at 100 and 200 ms, left at 250 ms and were answered 100 ms later: that is
+        // 250 and 150 ms after they were due. Request 4 left on time again.
+        assertThat(r.samples()).extracting(Sample::scheduledMs).startsWith(0.0, 100.0, 200.0, 300.0);
+        assertThat(r.samples()).extracting(Sample::ttftMs).startsWith(350.0, 250.0, 150.0, 100.0);
+    }
+
+    @Test
+    void dropsArrivalsBeyondTheInFlightLimitInsteadOfQueueing() throws InterruptedException {
+        ScriptedTransport t = new ScriptedTransport(clock, r -> ScriptedTransport.ollama(100, 1, 1000, 0));
+
+        Runner.Result r = run(config(10, Duration.ofSeconds(1), 1, Duration.ZERO, 2, Duration.ofSeconds(5), List.of()), t);
+
+        assertThat(t.sent).hasSize(2);
+        assertThat(r.samples()).extracting(Sample::outcome).containsExactly(Outcome.OK, Outcome.OK, Outcome.DROPPED,
+                Outcome.DROPPED, Outcome.DROPPED, Outcome.DROPPED, Outcome.DROPPED, Outcome.DROPPED, Outcome.DROPPED,
+                Outcome.DROPPED);
+        Report report = Report.of(simple(10), r);
+        assertThat(report.counts()).isEqualTo(new Report.Counts(10, 2, 2, 0, 0, 8, 0, java.util.Map.of()));
+    }
+
+    @Test
+    void timesOutRequestsFromTheirScheduledStartAndCancelsThem() throws InterruptedException {
+        ScriptedTransport t = new ScriptedTransport(clock, r -> List.of(new ScriptedTransport.Step(0, l -> l.headers(200))));
+
+        Runner.Result r = run(config(2, Duration.ofSeconds(1), 1, Duration.ZERO, 100, Duration.ofMillis(500), List.of()), t);
+
+        assertThat(r.samples()).extracting(Sample::outcome).containsExactly(Outcome.TIMEOUT, Outcome.TIMEOUT);
+        assertThat(r.samples()).extracting(Sample::totalMs).containsExactly(500.0, 500.0);
+        assertThat(r.samples()).extracting(Sample::ttftMs).containsExactly(-1.0, -1.0);
+        assertThat(t.cancelled).isEqualTo(2);
+        assertThat(r.elapsedNanos()).isEqualTo(1_000_000_000L);
+    }
+
+    @Test
+    void sendsTheNextTurnAThinkTimeAfterTheAnswerWithTheHistory() throws Exception {
+        ScriptedTransport t = new ScriptedTransport(clock, r -> ScriptedTransport.ollama(100, 2, 300, 0));
+
+        // 2 requests/s in turns of 2: one conversation a second, so one in a 1 s window.
+        Runner.Result r = run(config(2, Duration.ofSeconds(1), 2, Duration.ofMillis(50), 100, Duration.ofSeconds(5),
+                List.of()), t);
+
+        assertThat(r.samples()).extracting(Sample::turn).containsExactly(1, 2);
+        Sample second = r.samples().get(1);
+        assertThat(second.scheduledMs()).isEqualTo(350.0);
+        assertThat(second.ttftMs()).isEqualTo(100.0);
+        assertThat(second.promptChars()).isGreaterThan(r.samples().get(0).promptChars());
+        JsonNode first = json.readTree(t.sent.get(0).body());
+        JsonNode next = json.readTree(t.sent.get(1).body());
+        assertThat(first.path("messages")).hasSize(1);
+        assertThat(next.path("messages")).hasSize(3);
+        assertThat(next.path("messages").get(0)).isEqualTo(first.path("messages").get(0));
+        assertThat(next.path("messages").get(1).path("role").asText()).isEqualTo("assistant");
+        assertThat(next.path("messages").get(1).path("content").asText()).isEqualTo(" w0 w1");
+        assertThat(next.path("messages").get(2).path("role").asText()).isEqualTo("user");
+        assertThat(next.path("model").asText()).isEqualTo("m1");
+        assertThat(next.path("stream").asBoolean()).isTrue();
+        assertThat(next.path("options").path("num_predict").asInt()).isEqualTo(16);
+    }
+
+    @Test
+    void endsAConversationAtItsFirstFailureAndCountsTheRestSkipped() throws InterruptedException {
+        ScriptedTransport t = new ScriptedTransport(clock, r -> List.of(new ScriptedTransport.Step(0, l -> l.headers(503)),
+                new ScriptedTransport.Step(1, l -> l.line("{\"error\":\"server busy\"}")),
+                new ScriptedTransport.Step(1, Transport.Listener::complete)));
+
+        LoadConfig c = config(3, Duration.ofSeconds(1), 3, Duration.ZERO, 100, Duration.ofSeconds(5), List.of());
+        Report report = Report.of(c, run(c, t));
+
+        assertThat(report.counts()).isEqualTo(new Report.Counts(3, 1, 0, 1, 0, 0, 2, java.util.Map.of("http_503", 1L)));
+        assertThat(report.statuses()).containsExactly(java.util.Map.entry("503", 1L));
+        assertThat(report.requests().get(0).error()).isEqualTo("server busy");
+    }
+
+    @Test
+    void sortsFailuresByKind() throws InterruptedException {
+        Function<Transport.Outgoing, List<ScriptedTransport.Step>> script = new Function<>() {
+            int n;
+
+            @Override
+            public List<ScriptedTransport.Step> apply(Transport.Outgoing o) {
+                return switch (n++) {
+                    case 0 -> List.of(new ScriptedTransport.Step(5, l -> l.failed(new ConnectException("refused"))));
+                    case 1 -> List.of(new ScriptedTransport.Step(0, l -> l.headers(200)),
+                            new ScriptedTransport.Step(5, l -> l.line("{\"message\":{\"content\":\"a\"},\"done\":false}")),
+                            new ScriptedTransport.Step(9, Transport.Listener::complete));
+                    case 2 -> List.of(new ScriptedTransport.Step(0, l -> l.headers(200)),
+                            new ScriptedTransport.Step(9, l -> l.failed(new IOException("connection reset"))));
+                    default -> List.of(new ScriptedTransport.Step(0, l -> l.headers(200)),
+                            new ScriptedTransport.Step(5, l -> l.line("{\"error\":\"out of memory\"}")),
+                            new ScriptedTransport.Step(9, Transport.Listener::complete));
+                };
+            }
+        };
+        LoadConfig c = simple(4);
+        Report report = Report.of(c, run(c, new ScriptedTransport(clock, script)));
+
+        assertThat(report.counts().failedByKind()).containsExactly(java.util.Map.entry("connect", 1L),
+                java.util.Map.entry("cut", 2L), java.util.Map.entry("stream_error", 1L));
+        assertThat(report.requests()).extracting(Sample::error).containsExactly("ConnectException: refused", null,
+                "IOException: connection reset", "out of memory");
+        assertThat(report.requests().get(1).ttftMs()).isEqualTo(5.0);
+    }
+
+    @Test
+    void countsAnAnswerWhoseConnectionBrokeAfterTheEndMarkerAsOk() throws InterruptedException {
+        ScriptedTransport t = new ScriptedTransport(clock, r -> List.of(new ScriptedTransport.Step(0, l -> l.headers(200)),
+                new ScriptedTransport.Step(5, l -> l.line("{\"message\":{\"content\":\"a\"},\"done\":true}")),
+                new ScriptedTransport.Step(7, l -> l.failed(new IOException("reset after the last chunk")))));
+
+        Runner.Result r = run(simple(1), t);
+
+        assertThat(r.samples()).singleElement().satisfies(s -> {
+            assertThat(s.outcome()).isEqualTo(Outcome.OK);
+            assertThat(s.error()).isNull();
+            assertThat(s.totalMs()).isEqualTo(7.0);
+        });
+    }
+
+    @Test
+    void sendsEachConversationsKeyRoundRobinAndReportsOnlyLabels() throws Exception {
+        ScriptedTransport t = new ScriptedTransport(clock, r -> ScriptedTransport.ollama(10, 1, 20, 5_000_000));
+        LoadConfig c = config(3, Duration.ofSeconds(1), 1, Duration.ZERO, 100, Duration.ofSeconds(5),
+                List.of("sk-first-secret", "sk-second-secret"));
+
+        Report report = Report.of(c, run(c, t));
+
+        assertThat(t.sent).extracting(Transport.Outgoing::bearer)
+                .containsExactly("sk-first-secret", "sk-second-secret", "sk-first-secret");
+        assertThat(report.keys()).containsOnlyKeys("sk-fir…", "sk-sec…");
+        assertThat(report.keys().get("sk-fir…").count()).isEqualTo(2);
+        assertThat(report.keys().get("sk-sec…").count()).isEqualTo(1);
+        assertThat(report.waitedOnLoad()).isEqualTo(3);
+        assertThat(json.writeValueAsString(report)).doesNotContain("secret");
+    }
+}
