@@ -32,6 +32,7 @@ public final class HttpTransport implements Transport {
         Lines lines = new Lines(listener);
         CompletableFuture<HttpResponse<Void>> future = client.sendAsync(b.build(), info -> {
             listener.headers(info.statusCode());
+            info.headers().firstValue("x-upstream-node").ifPresent(listener::upstream);
             // A null separator splits at \n, \r\n and \r alike, which NDJSON and SSE both need.
             return HttpResponse.BodySubscribers.fromLineSubscriber(lines, s -> null, StandardCharsets.UTF_8, null);
         });

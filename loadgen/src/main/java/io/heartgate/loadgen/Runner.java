@@ -177,6 +177,7 @@ public final class Runner {
         volatile Transport.Call call;
         private boolean ended;
         private int status;
+        private String node;
         private long firstNanos = -1;
         private int tokens;
         private boolean done;
@@ -196,6 +197,11 @@ public final class Runner {
         @Override
         public synchronized void headers(int code) {
             status = code;
+        }
+
+        @Override
+        public synchronized void upstream(String node) {
+            this.node = node;
         }
 
         @Override
@@ -280,7 +286,7 @@ public final class Runner {
             return new Sample(dialogue.plan.index(), turn, dialogue.plan.model(), keyLabel,
                     Percentiles.round((scheduled - start) / 1e6), outcome, status, ttft,
                     totalMs < 0 ? totalMs : Percentiles.round(totalMs), tokens, loadNanos, promptTokens, promptChars,
-                    outcome == Outcome.OK ? null : error);
+                    node, outcome == Outcome.OK ? null : error);
         }
     }
 }

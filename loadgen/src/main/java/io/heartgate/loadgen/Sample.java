@@ -21,13 +21,14 @@ import com.fasterxml.jackson.annotation.JsonPropertyOrder;
  * @param loadNanos Ollama's {@code load_duration}, or -1 when the answer had none
  * @param promptTokens the prompt length the server reported, or -1 when it reported none
  * @param promptChars characters in the messages sent
+ * @param node the node that answered (a proxy's {@code X-Upstream-Node}), or null
  * @param error the server's or the client's message for a failure, or null
  */
 @JsonPropertyOrder({"conversation", "turn", "model", "key", "scheduledMs", "kind", "status", "ttftMs", "totalMs",
     "tokens", "loadNanos", "promptTokens", "promptChars", "error"})
 public record Sample(int conversation, int turn, String model, String key, double scheduledMs,
                      @JsonIgnore Outcome outcome, int status, double ttftMs, double totalMs, int tokens,
-                     long loadNanos, int promptTokens, int promptChars, String error) {
+                     long loadNanos, int promptTokens, int promptChars, String node, String error) {
 
     /** Returns the kind a report counts this under, such as {@code ok} or {@code http_503}. */
     @JsonProperty("kind")

@@ -29,6 +29,13 @@ public interface Transport {
         /** Reports the response status. */
         void headers(int status);
 
+        /**
+         * Reports the node that answered, from a proxy's {@code X-Upstream-Node} header; called right
+         * after {@link #headers} when the response has one.
+         */
+        default void upstream(String node) {
+        }
+
         /** Reports one line of the body, without its line break. */
         void line(String line);
 

@@ -14,25 +14,37 @@ final class Attempts {
     private final List<String> tried = new ArrayList<>(3);
     private Node node;
     private Node held;
+    private String loading;
     private Target target;
     private String lastFailure;
 
-    /** Starts an attempt on the route's node: counts it in flight there. */
-    void begin(Route.To route, Targets targets) {
+    /**
+     * Starts an attempt on the route's node: counts it in flight there and, when {@code loading} is
+     * not {@code null}, as a request waiting for the node to load that model.
+     */
+    void begin(Route.To route, Targets targets, String loading) {
         Node n = route.node();
         tried.add(n.id());
         n.inFlight().increment();
+        if (loading != null) {
+            n.inFlight().loading(loading, 1);
+        }
         node = n;
         held = n;
+        this.loading = loading;
         target = targets.of(n.url());
     }
 
-    /** Gives back the in-flight count taken for the current attempt; idempotent. */
+    /** Gives back the counts taken for the current attempt; idempotent. */
     void release() {
         Node n = held;
         if (n != null) {
             held = null;
             n.inFlight().decrement();
+            if (loading != null) {
+                n.inFlight().loading(loading, -1);
+                loading = null;
+            }
         }
     }
 

@@ -54,7 +54,7 @@ final class Exchange implements Timeouts.Watched {
     /** Sends an attempt to the node of {@code route}: the routing stage's first choice, or a retry's. */
     void start(Route.To route) {
         pinned |= route.pinned();
-        relay.begin(attempts, route);
+        relay.begin(attempts, route, facts);
         open(true);
     }
 

@@ -173,12 +173,15 @@ final class Relay {
         return RouteSelector.untriedLeft(table.get(), facts, tried);
     }
 
-    /** Starts an attempt of {@code attempts} on the node of {@code route}, counting a panic-mode route. */
-    void begin(Attempts attempts, Route.To route) {
+    /**
+     * Starts an attempt of {@code attempts} for {@code facts} on the node of {@code route}, counting a
+     * panic-mode route, and, with warm-first, the model the node has to load for it.
+     */
+    void begin(Attempts attempts, Route.To route, RequestFacts facts) {
         if (route.panic()) {
             counters.add(ProxyCounters.Counter.PANIC_ROUTES);
         }
-        attempts.begin(route, targets);
+        attempts.begin(route, targets, selector.loadingFor(route.node(), facts));
     }
 
     UpstreamPool pool() {

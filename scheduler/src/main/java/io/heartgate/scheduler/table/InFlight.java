@@ -2,6 +2,7 @@ package io.heartgate.scheduler.table;
 
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 
 /**
@@ -21,6 +22,8 @@ public final class InFlight {
     private volatile long lastAnswerMs = Long.MIN_VALUE;
     /** Model to the wall-clock ms it was last answered for; copied on write, which is rare. */
     private volatile Map<String, Long> servedAtMs = Map.of();
+    /** Model to this scheduler's requests in flight that the node must load it for; created on first use. */
+    private volatile ConcurrentHashMap<String, Integer> loading;
 
     /** The most models remembered as answered; a heartbeat lists at most 64 loaded. */
     static final int MAX_SERVED = 64;
@@ -95,6 +98,50 @@ public final class InFlight {
             }
             servedAtMs = Map.copyOf(next);
         }
+    }
+
+    /**
+     * Counts {@code delta} (+1 or -1) requests in flight that were sent while the node did not hold
+     * {@code normalizedModel} in memory: it is loading the model for them, so more requests for it
+     * are better queued behind that load than starting another elsewhere.
+     */
+    public void loading(String normalizedModel, int delta) {
+        ConcurrentHashMap<String, Integer> map = loading;
+        if (map == null) {
+            synchronized (this) {
+                map = loading;
+                if (map == null) {
+                    map = new ConcurrentHashMap<>();
+                    loading = map;
+                }
+            }
+        }
+        map.compute(normalizedModel, (m, n) -> {
+            int next = (n == null ? 0 : n) + delta;
+            return next > 0 ? next : null;
+        });
+    }
+
+    /** Returns when the node last answered for any model (wall-clock ms), or {@link Long#MIN_VALUE}. */
+    public long lastServedAtMs() {
+        long last = Long.MIN_VALUE;
+        for (long at : servedAtMs.values()) {
+            last = Math.max(last, at);
+        }
+        return last;
+    }
+
+    /** Says whether any request in flight waits for the node to load a model. */
+    public boolean loadingAny() {
+        ConcurrentHashMap<String, Integer> map = loading;
+        return map != null && !map.isEmpty();
+    }
+
+    /** Returns the requests in flight the node is loading {@code normalizedModel} for. */
+    public int loading(String normalizedModel) {
+        ConcurrentHashMap<String, Integer> map = loading;
+        Integer n = map == null ? null : map.get(normalizedModel);
+        return n == null ? 0 : n;
     }
 
     /** Returns when the node last answered for {@code normalizedModel} (wall-clock ms), or {@link Long#MIN_VALUE}. */

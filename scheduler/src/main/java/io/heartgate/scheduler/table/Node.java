@@ -72,6 +72,11 @@ public record Node(Heartbeat heartbeat, Instant lastSeen, Set<String> models, Se
         return !LOADS_ON_DEMAND.equals(heartbeat.backend()) && serves(normalizedModel);
     }
 
+    /** Says whether the node loads models on demand (Ollama) and its heartbeat lists none in memory. */
+    public boolean holdsNothing() {
+        return loaded.isEmpty() && LOADS_ON_DEMAND.equals(heartbeat.backend());
+    }
+
     /**
      * Returns the free GPU memory the heartbeat reports, in MiB, summed over the GPUs that report
      * both figures; -1 when none does.

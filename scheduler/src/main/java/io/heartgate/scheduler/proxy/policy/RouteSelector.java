@@ -52,6 +52,17 @@ public final class RouteSelector {
     }
 
     /**
+     * Returns the model {@code node} has to load for a request of {@code facts}, as far as warm-first
+     * tracks it: the request's model when warm-first is on and the node's heartbeat does not show the
+     * model in memory; else {@code null}. Such requests count toward the node being warm for the model
+     * while they are in flight, so that the requests after them queue behind one load.
+     */
+    public String loadingFor(Node node, RequestFacts facts) {
+        String model = facts.model();
+        return warmFirst.enabled() && model != null && !node.holdsInMemory(model) ? model : null;
+    }
+
+    /**
      * Notes that {@code node} answered a request with a success head: with warm-first, the node then
      * counts as holding the request's model in memory at once, before its next heartbeat says so.
      */

@@ -11,13 +11,18 @@ import java.util.List;
  * to minutes (Ollama loads on demand and evicts). The strategy then chooses among what is left.
  *
  * <p>A node is warm for a model when its latest heartbeat lists the model loaded ({@link
- * Node#holdsInMemory}), or when it answered a request for the model on this scheduler after that
- * heartbeat's probe could have seen it: heartbeats lag by up to one interval, and a node that just
- * answered has just loaded. Every candidate stays when none is warm, or when even the least busy warm
- * candidate has more than {@code maxLoad} requests more in flight than the least busy cold one, so
- * that one warm node never takes the whole fleet's traffic. Among cold candidates, those whose
- * reported free GPU memory holds the model (by the size the node reports) are preferred, when some
- * are and some are not. Pure; allocates only when it narrows the list.
+ * Node#holdsInMemory}), when requests this scheduler sent it for the model while it was cold are still
+ * in flight (it is loading the model: the next requests had better queue behind that one load than
+ * start another on a second node), or when it answered a request for the model on this scheduler
+ * after that heartbeat's probe could have seen it: heartbeats lag by up to one interval, and a node
+ * that just answered has just loaded. Every candidate stays when none is warm, or when even the least
+ * busy warm candidate has more than {@code maxLoad} requests more in flight than the least busy cold
+ * one, so that one warm node never takes the whole fleet's traffic. Among cold candidates, those with
+ * free memory for the model are preferred, when some have and some have not: by the free GPU memory
+ * and the model size the node reports, or, for a node that reports no GPU figures, by its saying it
+ * holds no model at all (and this scheduler sent it none to load), so that a load does not evict a
+ * model another request needs. Pure but for reading the nodes' shared counters; allocates only when
+ * it narrows the list.
  *
  * @param enabled whether to narrow at all ({@code --warm-first})
  * @param maxLoad how many more requests in flight a warm node may have than the least busy cold one
@@ -78,17 +83,21 @@ public record WarmFirst(boolean enabled, int maxLoad) {
     }
 
     /**
-     * Says whether {@code node} has {@code normalizedModel} in memory as far as this scheduler knows:
-     * its heartbeat says so, or it answered for the model later than one interval before that
-     * heartbeat was seen.
+     * Says whether {@code node} has {@code normalizedModel} in memory, or soon will, as far as this
+     * scheduler knows: its heartbeat says so, requests this scheduler sent for the model while the
+     * node was cold are still in flight (it is loading the model for them), or it answered for the
+     * model later than one interval before that heartbeat was seen.
      */
     public static boolean isWarm(Node node, String normalizedModel) {
-        if (node.holdsInMemory(normalizedModel)) {
+        if (node.holdsInMemory(normalizedModel) || node.inFlight().loading(normalizedModel) > 0) {
             return true;
         }
-        long served = node.inFlight().servedAtMs(normalizedModel);
-        return served != Long.MIN_VALUE
-                && served + node.heartbeat().intervalMs() >= node.lastSeen().toEpochMilli();
+        return newerThanHeartbeat(node, node.inFlight().servedAtMs(normalizedModel));
+    }
+
+    /** Says whether an answer at {@code servedMs} may postdate what the node's latest heartbeat shows. */
+    private static boolean newerThanHeartbeat(Node node, long servedMs) {
+        return servedMs != Long.MIN_VALUE && servedMs + node.heartbeat().intervalMs() >= node.lastSeen().toEpochMilli();
     }
 
     /**
@@ -121,11 +130,16 @@ public record WarmFirst(boolean enabled, int maxLoad) {
         return out;
     }
 
-    /** Says whether the node reports free GPU memory at least the size it reports for the model. */
+    /**
+     * Says whether the node has memory free for the model: reported free GPU memory at least the size
+     * it reports for the model, or, without GPU figures, no model in memory, none being loaded and
+     * none answered for since its heartbeat.
+     */
     static boolean hasRoom(Node node, String normalizedModel) {
         long freeMiB = node.freeGpuMemoryMiB();
         if (freeMiB < 0) {
-            return false;
+            return node.holdsNothing() && !node.inFlight().loadingAny()
+                    && !newerThanHeartbeat(node, node.inFlight().lastServedAtMs());
         }
         long size = node.modelSizeBytes(normalizedModel);
         return size >= 0 && freeMiB * MIB >= size;

@@ -105,7 +105,7 @@ class WarmFirstTest {
     @Test
     void withNoNodeWarmTheStrategyChoosesAsItWouldWithoutWarmFirst() {
         Node a = node(ollama("gpu-a", "qwen2.5:7b"));
-        Node b = node(ollama("gpu-b"));
+        Node b = node(ollama("gpu-b", "qwen2.5:7b"));
         Node c = node(ollama("gpu-c", "qwen2.5:7b"));
 
         assertThat(picks(ON, 7, a, b, c)).isEqualTo(picks(WarmFirst.OFF, 7, a, b, c))
@@ -178,13 +178,48 @@ class WarmFirstTest {
                 .gpus(List.of(new Gpu("NVIDIA L4", 0.5, 20_000L, 23_034L)))); // 3 GiB free
         Node roomy = node(ollama("gpu-b").modelInfo(List.of(size))
                 .gpus(List.of(new Gpu("NVIDIA L4", 0.1, 2_000L, 23_034L), new Gpu("NVIDIA L4", null, null, null))));
-        Node silent = node(ollama("gpu-c"));
+        Node silent = node(ollama("gpu-c", "qwen2.5:7b"));
 
         assertThat(ids(ON.prefer(List.of(small, roomy, silent), LLAMA))).containsExactly("gpu-b");
         assertThat(ids(ON.prefer(List.of(small, silent), LLAMA))).as("none has room: all stay")
                 .containsExactly("gpu-a", "gpu-c");
         assertThat(roomy.freeGpuMemoryMiB()).isEqualTo(21_034L);
         assertThat(silent.freeGpuMemoryMiB()).isEqualTo(-1L);
+    }
+
+    @Test
+    void withoutGpuFiguresANodeHoldingNoModelHasRoomUntilItIsSentOneToLoad() {
+        Node busyWithQwen = node(ollama("gpu-a", "qwen2.5:7b"));
+        Node empty = node(ollama("gpu-b"));
+        Node alsoEmpty = node(ollama("gpu-c"));
+
+        assertThat(ids(ON.prefer(List.of(busyWithQwen, empty, alsoEmpty), LLAMA))).containsExactly("gpu-b", "gpu-c");
+        empty.inFlight().loading(ModelNames.normalize("mistral:7b"), 1);
+        assertThat(ids(ON.prefer(List.of(busyWithQwen, empty, alsoEmpty), LLAMA))).containsExactly("gpu-c");
+        alsoEmpty.inFlight().served(ModelNames.normalize("phi3:mini"), NOW.toEpochMilli());
+        assertThat(ids(ON.prefer(List.of(busyWithQwen, empty, alsoEmpty), LLAMA))).as("none has room any more")
+                .containsExactly("gpu-a", "gpu-b", "gpu-c");
+    }
+
+    @Test
+    void aNodeLoadingTheModelForRequestsInFlightIsWarmForItUntilTheyEnd() {
+        Node a = node(ollama("gpu-a", "qwen2.5:7b"));
+        Node b = node(ollama("gpu-b", "qwen2.5:7b"));
+        RouteSelector selector = new RouteSelector(Strategy.ROUND_ROBIN.create(() -> 0L, 0), Ramp.NONE, () -> 0.0,
+                ON, Clock.fixed(NOW, ZoneOffset.UTC));
+        assertThat(selector.loadingFor(b, RequestFacts.ofModel(LLAMA))).isEqualTo(LLAMA);
+        assertThat(selector.loadingFor(b, RequestFacts.ofModel(ModelNames.normalize("qwen2.5:7b")))).isNull();
+
+        b.inFlight().loading(LLAMA, 1);
+        b.inFlight().loading(LLAMA, 1);
+        assertThat(ids(ON.prefer(List.of(a, b), LLAMA))).containsExactly("gpu-b");
+        b.inFlight().loading(LLAMA, -1);
+        assertThat(ids(ON.prefer(List.of(a, b), LLAMA))).containsExactly("gpu-b");
+        b.inFlight().loading(LLAMA, -1);
+        assertThat(ids(ON.prefer(List.of(a, b), LLAMA))).containsExactly("gpu-a", "gpu-b");
+        assertThat(b.inFlight().loadingAny()).isFalse();
+        assertThat(new RouteSelector(Strategy.ROUND_ROBIN.create(), Ramp.NONE, () -> 0.0, WarmFirst.OFF,
+                Clock.fixed(NOW, ZoneOffset.UTC)).loadingFor(b, RequestFacts.ofModel(LLAMA))).isNull();
     }
 
     @Test
