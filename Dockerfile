@@ -1,4 +1,4 @@
-# Builds all three jars with Maven, then runs them on a JRE as a non-root user.
+# Builds the jars with Maven, then runs the scheduler, agent and simulator on a JRE as a non-root user.
 # The same image runs the scheduler (default), an agent or a simulator (see docker-compose-env.yml).
 FROM maven:3.9-eclipse-temurin-17 AS build
 WORKDIR /src
@@ -6,6 +6,7 @@ COPY pom.xml .
 COPY heartbeat-protocol heartbeat-protocol
 COPY embedded-kafka embedded-kafka
 COPY inference-sim inference-sim
+COPY loadgen loadgen
 COPY heartbeat-agent heartbeat-agent
 COPY scheduler scheduler
 RUN mvn -B -q -DskipTests package

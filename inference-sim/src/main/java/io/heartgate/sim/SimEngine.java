@@ -151,19 +151,18 @@ final class SimEngine {
         if (g.phase != Phase.NEW) {
             throw new IllegalStateException("generation " + g.number + " is already " + g.phase);
         }
+        // The queue holds what waits for a slot; a request at its head with a slot free waits only
+        // for its model to load, and is not refused for that.
+        boolean slotFree = waiting.isEmpty() && running < config.maxConcurrency();
+        if (!slotFree && waiting.size() >= config.maxQueue()) {
+            g.phase = Phase.DONE;
+            stats.rejectedBusy.increment();
+            return Admission.BUSY;
+        }
         g.phase = Phase.WAITING;
         waiting.addLast(g);
         dispatch();
-        if (g.phase == Phase.RUNNING) {
-            return Admission.RUNNING;
-        }
-        if (waiting.size() <= config.maxQueue()) {
-            return Admission.WAITING;
-        }
-        waiting.removeLast(); // g: dispatch only ever takes from the front
-        g.phase = Phase.DONE;
-        stats.rejectedBusy.increment();
-        return Admission.BUSY;
+        return g.phase == Phase.RUNNING ? Admission.RUNNING : Admission.WAITING;
     }
 
     /**

@@ -360,6 +360,35 @@ class SimEngineTest {
     }
 
     @Test
+    void aRequestWithASlotFreeWaitsForItsLoadEvenWithNoQueue() {
+        SimEngine engine = loadingEngine(1, 100, 4, 0);
+
+        assertThat(engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("a")))).isEqualTo(Admission.WAITING);
+        assertThat(engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("b")))).isEqualTo(Admission.BUSY);
+        timers.advanceMs(1_000);
+
+        assertThat(log).containsExactly("110 a [[gpu-t]]", "120 a [ the]", "120 a finish stop");
+        assertThat(stats.modelLoads.sum()).isEqualTo(1);
+        assertThat(engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("c")))).isEqualTo(Admission.RUNNING);
+    }
+
+    @Test
+    void aCancelWhileItsModelLoadsFreesTheQueueAndTheLoadStillCompletes() {
+        SimEngine engine = loadingEngine(1, 100, 4, 64);
+        Generation a = engine.open("m", Integer.MAX_VALUE, new Recorder("a"));
+        engine.admit(a);
+        timers.advanceMs(50);
+
+        engine.cancel(a);
+        assertThat(engine.waiting()).isZero();
+        timers.advanceMs(100);
+
+        assertThat(engine.loadedModels()).containsExactly("m");
+        assertThat(log).isEmpty();
+        assertThat(engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("b")))).isEqualTo(Admission.RUNNING);
+    }
+
+    @Test
     void aCancelledHeadLetsTheNextRequestStart() {
         SimEngine engine = loadingEngine(1, 100, 4, 64);
         engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("m1")));

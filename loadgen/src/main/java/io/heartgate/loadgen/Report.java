@@ -25,7 +25,7 @@ import java.util.stream.Collectors;
  * @param elapsedMs from the start to the last answer or the final deadline
  * @param achievedRate requests sent per second of the arrival window
  * @param goodput requests that ended well per second elapsed
- * @param ttftMs time to first token of the requests that ended well
+ * @param ttftMs time to first token of the requests that ended well with some content
  * @param totalMs total time of the requests that ended well
  * @param waitedOnLoad requests whose answer reported a positive Ollama {@code load_duration}
  * @param statuses how many answers had each HTTP status
@@ -90,7 +90,7 @@ public record Report(String label, Map<String, Object> config, Counts counts, do
         Keys.labels(config.keys()).forEach(label -> keys.put(label, null));
         return new Report(config.label(), echo(config), counts, Percentiles.round(result.elapsedNanos() / 1e6),
                 round2(sent.size() / window), round2(elapsed > 0 ? ok.size() / elapsed : 0),
-                Percentiles.of(ok.stream().mapToDouble(Sample::ttftMs).toArray()),
+                Percentiles.of(ok.stream().mapToDouble(Sample::ttftMs).filter(t -> t >= 0).toArray()),
                 Percentiles.of(ok.stream().mapToDouble(Sample::totalMs).toArray()),
                 sent.stream().filter(Sample::waitedOnLoad).count(), statuses,
                 breakdown(all, Sample::model, new LinkedHashMap<>(config.mix().shares())),
@@ -109,7 +109,8 @@ public record Report(String label, Map<String, Object> config, Counts counts, do
 
     private static Breakdown summary(List<Sample> group) {
         List<Sample> sent = group.stream().filter(Sample::sent).toList();
-        Percentiles ttft = Percentiles.of(sent.stream().filter(Sample::ok).mapToDouble(Sample::ttftMs).toArray());
+        Percentiles ttft = Percentiles.of(sent.stream().filter(Sample::ok).mapToDouble(Sample::ttftMs)
+                .filter(t -> t >= 0).toArray());
         return new Breakdown(sent.size(), ttft.count(), group.size() - sent.size(), ttft.p50(), ttft.p99());
     }
 

@@ -46,8 +46,14 @@ public record Sample(int conversation, int turn, String model, String key, doubl
         return outcome != Outcome.DROPPED;
     }
 
-    /** Says whether the server had to load the model first: Ollama reported a positive {@code load_duration}. */
+    /**
+     * Says whether the server had to load the model first: Ollama reported a {@code load_duration} of
+     * {@value #LOAD_WAIT_MS} ms or more (a real Ollama reports a few ms even with the model in memory).
+     */
     public boolean waitedOnLoad() {
-        return loadNanos > 0;
+        return loadNanos >= LOAD_WAIT_MS * 1_000_000L;
     }
+
+    /** The shortest {@code load_duration} that counts as a wait for a load. */
+    public static final long LOAD_WAIT_MS = 50;
 }

@@ -184,7 +184,7 @@ class RunnerTest {
 
     @Test
     void sendsEachConversationsKeyRoundRobinAndReportsOnlyLabels() throws Exception {
-        ScriptedTransport t = new ScriptedTransport(clock, r -> ScriptedTransport.ollama(10, 1, 20, 5_000_000));
+        ScriptedTransport t = new ScriptedTransport(clock, r -> ScriptedTransport.ollama(10, 1, 20, 1_500_000_000L));
         LoadConfig c = config(3, Duration.ofSeconds(1), 1, Duration.ZERO, 100, Duration.ofSeconds(5),
                 List.of("sk-first-secret", "sk-second-secret"));
 

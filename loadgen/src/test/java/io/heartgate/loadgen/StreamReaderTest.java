@@ -27,6 +27,8 @@ class StreamReaderTest {
         assertThat(last.done()).isTrue();
         assertThat(last.hasContent()).isFalse();
         assertThat(last.loadNanos()).isEqualTo(33_804_417L);
+        assertThat(new Sample(0, 1, "m", null, 0, Outcome.OK, 200, 1, 2, 1, last.loadNanos(), -1, 1, null, null)
+                .waitedOnLoad()).as("a real warm Ollama still reports 34 ms").isFalse();
         assertThat(last.promptTokens()).isEqualTo(33);
     }
 

@@ -71,6 +71,20 @@ class ComposeFileTest {
     }
 
     @Test
+    void theImageCopiesEveryModuleTheBuildLists() throws Exception {
+        String pom = Files.readString(ROOT.resolve("pom.xml"));
+        String defaultModules = pom.substring(pom.indexOf("<modules>"), pom.indexOf("</modules>"));
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("<module>([^<]+)</module>").matcher(defaultModules);
+        String dockerfile = Files.readString(ROOT.resolve("Dockerfile"));
+        int modules = 0;
+        while (m.find()) {
+            modules++;
+            assertThat(dockerfile).as("the Maven stage needs every module").contains("COPY " + m.group(1) + " " + m.group(1));
+        }
+        assertThat(modules).isGreaterThanOrEqualTo(6);
+    }
+
+    @Test
     void theDemoProfileAddsSimsWithAgentsOnTheSameTopic() throws Exception {
         JsonNode services = compose().path("services");
         for (int i = 1; i <= 3; i++) {

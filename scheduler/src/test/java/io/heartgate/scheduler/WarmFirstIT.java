@@ -7,13 +7,20 @@ import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.testkit.KafkaExtension;
 import io.heartgate.testkit.TestKafka;
 import io.vertx.core.json.JsonObject;
+import io.heartgate.scheduler.table.ModelNames;
+import io.heartgate.scheduler.table.Node;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -23,8 +30,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Warm first through a real broker, real agents and simulated Ollama nodes that each hold one model in
- * memory and take 300 ms to load another: under round robin, once a node has answered the first
- * request for a model, every later request for it goes to that node, and no node loads a model twice.
+ * memory and take 300 ms to load another: under round robin, requests for a model that arrive while a
+ * node loads it queue there, each cold model goes to a node holding none, once a node has answered the
+ * first request for a model every later request for it goes to that node, and no model loads twice.
  */
 @ExtendWith(KafkaExtension.class)
 class WarmFirstIT {
@@ -67,13 +75,46 @@ class WarmFirstIT {
         return r.headers().firstValue("x-upstream-node").orElseThrow();
     }
 
+    private CompletableFuture<HttpResponse<String>> chatAsync(String model) {
+        return cluster.http.sendAsync(HttpRequest.newBuilder(cluster.proxy("/api/chat"))
+                .timeout(Duration.ofSeconds(30)).header("content-type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"" + model
+                        + "\",\"stream\":false,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}")).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    private int loading(String model) {
+        int n = 0;
+        for (Node node : cluster.scheduler.table().snapshot().nodes()) {
+            n += node.inFlight().loading(ModelNames.normalize(model));
+        }
+        return n;
+    }
+
     @Test
     void afterTheFirstRequestForAModelItsRequestsGoToTheNodeThatLoadedIt() throws Exception {
+        // Requests arriving while a node loads the model queue behind that one load: 5 is within the
+        // cap of 4 more in flight than the idle cold nodes.
+        List<CompletableFuture<HttpResponse<String>>> burst = new ArrayList<>();
+        burst.add(chatAsync("llama3:8b"));
+        await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(5)).until(() -> loading("llama3:8b") == 1);
+        for (int i = 0; i < 4; i++) {
+            burst.add(chatAsync("llama3:8b"));
+        }
+        Set<String> burstNodes = new HashSet<>();
+        for (CompletableFuture<HttpResponse<String>> f : burst) {
+            HttpResponse<String> r = f.get(30, TimeUnit.SECONDS);
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+            burstNodes.add(r.headers().firstValue("x-upstream-node").orElseThrow());
+        }
+        assertThat(burstNodes).as("five concurrent requests for a cold model, one node").hasSize(1);
+
         Map<String, String> loadedBy = new HashMap<>();
-        for (String model : MODELS) {
+        loadedBy.put("llama3:8b", burstNodes.iterator().next());
+        for (String model : MODELS.subList(1, MODELS.size())) {
             loadedBy.put(model, chat(model));
         }
-        assertThat(new HashSet<>(loadedBy.values())).as("round robin over three cold nodes").hasSize(3);
+        assertThat(new HashSet<>(loadedBy.values())).as("each cold model to a node holding none").hasSize(3);
 
         for (int round = 0; round < 4; round++) {
             for (String model : MODELS) { // twice in a row: round robin alone would move each second one on
@@ -88,7 +129,8 @@ class WarmFirstIT {
             loads += stats.getLong("modelLoads");
             assertThat(stats.getJsonArray("loaded").getList()).hasSize(1);
         }
-        assertThat(loads).as("one load per model, in 27 requests").isEqualTo(3);
+        assertThat(loads).as("one load per model, in 31 requests").isEqualTo(3);
+        assertThat(MODELS).allSatisfy(m -> assertThat(loading(m)).as("requests counted as loading, all ended").isZero());
         // By now the heartbeats say so too: the table, not only this scheduler's answers, shows each model warm.
         await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
             for (String model : MODELS) {

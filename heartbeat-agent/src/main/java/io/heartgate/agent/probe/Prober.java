@@ -26,7 +26,10 @@ public final class Prober {
     private Backend detected;
     private List<String> lastModels = List.of();
     private List<ModelInfo> lastModelInfo = List.of();
-    /** What {@code /api/ps} said at the last probe that read it; loading changes it, so it is never kept when unread. */
+    /**
+     * What {@code /api/ps} said at the last probe that read it. Kept when a read fails, as the models
+     * are: a scheduler taking "nothing loaded" at face value would move a hot model's traffic away.
+     */
     private List<LoadedModel> loaded = List.of();
 
     /** Creates a prober; {@code nodeId} only labels log lines. */
@@ -58,13 +61,13 @@ public final class Prober {
             }
             return ProbeResult.down(backend, lastModels, unhealthy);
         }
-        loaded = List.of();
         List<String> models = models(backend);
         if (models != null) {
             lastModels = models;
         }
         if (backend != Backend.OLLAMA) {
             lastModelInfo = List.of();
+            loaded = List.of();
         }
         return new ProbeResult(true, backend, lastModels, load(backend), "ok", lastModelInfo, loaded);
     }

@@ -48,6 +48,21 @@ class ProberTest {
     }
 
     @Test
+    void aFailedPsReadKeepsTheLoadedModelsLastRead() {
+        Prober prober = new Prober(Backend.AUTO, ollama(), "n");
+        prober.probe();
+        server.route("/api/ps", 500, "{\"error\":\"busy\"}");
+
+        ProbeResult r = prober.probe();
+
+        assertThat(r.healthy()).isTrue();
+        assertThat(r.loaded()).extracting(io.heartgate.protocol.LoadedModel::name)
+                .containsExactly("granite3.3:2b", "smollm2:1.7b");
+        server.route("/api/ps", 200, "{\"models\":[]}");
+        assertThat(prober.probe().loaded()).as("a read that says none").isEmpty();
+    }
+
+    @Test
     void aBackendOtherThanOllamaReportsNamesOnly() {
         ProbeResult r = new Prober(Backend.AUTO, vllm(), "n").probe();
         assertThat(r.modelInfo()).isEmpty();

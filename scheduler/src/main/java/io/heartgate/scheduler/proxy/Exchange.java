@@ -54,8 +54,17 @@ final class Exchange implements Timeouts.Watched {
     /** Sends an attempt to the node of {@code route}: the routing stage's first choice, or a retry's. */
     void start(Route.To route) {
         pinned |= route.pinned();
-        relay.begin(attempts, route, facts);
+        relay.begin(attempts, route, loadsModel() ? facts : RequestFacts.NONE);
         open(true);
+    }
+
+    /**
+     * Says whether answering this request makes its node load the model, so that warm first may count
+     * it as evidence: not a model-management call, nor Ollama's {@code /api/show}, which read a model
+     * from disk without loading it.
+     */
+    private boolean loadsModel() {
+        return facts.model() != null && !pinned && !RequestFactsReader.namesModelByName(req.uri());
     }
 
     private void open(boolean pooledOk) {
@@ -106,7 +115,7 @@ final class Exchange implements Timeouts.Watched {
             return true;
         }
         phase = phase.to(Phase.RELAYING);
-        if (code < 300) {
+        if (code < 300 && loadsModel()) {
             relay.answeredWell(attempts.node(), facts);
         }
         client.head(response, answeredBy);

@@ -3,8 +3,10 @@ package io.heartgate.scheduler.table;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Holds one immutable view of the alive-node table, built once per change and read by the request
@@ -24,6 +26,7 @@ public final class TableSnapshot {
     private final List<Node> routable;
     private final List<Node> routableForAnyModel;
     private final Map<String, List<Node>> routableByModel;
+    private final Set<String> heldEverywhere;
 
     /** Builds a snapshot of {@code nodes}, which must be sorted by node id. */
     public TableSnapshot(long version, List<Node> nodes) {
@@ -33,6 +36,7 @@ public final class TableSnapshot {
         List<Node> up = new ArrayList<>();
         List<Node> any = new ArrayList<>();
         Map<String, List<Node>> byModel = new HashMap<>();
+        Set<String> coldSomewhere = new HashSet<>();
         for (Node n : nodes) {
             ids.put(n.id(), n);
             if (!n.routable()) {
@@ -44,8 +48,21 @@ public final class TableSnapshot {
             }
             for (String m : n.models()) {
                 byModel.computeIfAbsent(m, k -> new ArrayList<>()).add(n);
+                if (!n.holdsInMemory(m)) {
+                    coldSomewhere.add(m);
+                }
             }
         }
+        for (Node n : any) {
+            for (String m : byModel.keySet()) {
+                if (!n.holdsInMemory(m)) {
+                    coldSomewhere.add(m);
+                }
+            }
+        }
+        Set<String> held = new HashSet<>(byModel.keySet());
+        held.removeAll(coldSomewhere);
+        this.heldEverywhere = Set.copyOf(held);
         // Nodes that serve any model are candidates for every model; merge keeping node-id order.
         Map<String, List<Node>> frozen = new HashMap<>(byModel.size() * 2);
         byModel.forEach((model, list) -> frozen.put(model, any.isEmpty()
@@ -88,6 +105,14 @@ public final class TableSnapshot {
     /** Returns the routable nodes, in node-id order. */
     public List<Node> routable() {
         return routable;
+    }
+
+    /**
+     * Says whether every routable node serving {@code normalizedModel} holds it in memory by its
+     * heartbeat ({@link Node#holdsInMemory}); false for a model only nodes serving any model serve.
+     */
+    public boolean heldEverywhere(String normalizedModel) {
+        return heldEverywhere.contains(normalizedModel);
     }
 
     /**

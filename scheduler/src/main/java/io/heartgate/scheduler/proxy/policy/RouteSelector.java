@@ -8,6 +8,7 @@ import io.heartgate.scheduler.table.TableSnapshot;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.DoubleSupplier;
 
 /**
@@ -20,8 +21,10 @@ import java.util.function.DoubleSupplier;
  * back-off ends. Refusals: {@code no_upstream} when no node is routable at all, {@code
  * model_not_found} when none serves the model, {@code upstream_unreachable} when every candidate
  * was tried. With slow start, a node warming up stays a candidate only with the probability of its
- * share; with {@link WarmFirst}, the nodes holding the model in memory are preferred. Pure apart from the balancer's own rotation state and the random draws; allocates nothing
- * in the common case of a first attempt with no node ejected and none ramping.
+ * share; with {@link WarmFirst}, the nodes holding the model in memory are preferred. Pure apart
+ * from the balancer's own rotation state, the random draws and warm first's last list per model;
+ * allocates nothing in the common case of a first attempt with no node ejected and none ramping,
+ * warm first's narrowed list being reused while it holds the same nodes.
  */
 public final class RouteSelector {
 
@@ -30,6 +33,9 @@ public final class RouteSelector {
     private final DoubleSupplier random;
     private final WarmFirst warmFirst;
     private final Clock clock;
+    /** The last list warm first narrowed to, per model. */
+    private final ConcurrentHashMap<String, List<Node>> narrowed = new ConcurrentHashMap<>();
+    private static final int MAX_NARROWED = 4096;
 
     /** Creates a selector picking with {@code balancer}, without slow start or warm-first. */
     public RouteSelector(Balancer balancer) {
@@ -88,14 +94,14 @@ public final class RouteSelector {
         }
         boolean anyEjected = health.anyEjected();
         if (tried.isEmpty() && !anyEjected) {
-            return new Route.To(pick(candidates, facts), false);
+            return new Route.To(pick(candidates, facts, snapshot), false);
         }
         List<Node> fresh = untried(candidates, tried);
         if (fresh.isEmpty()) {
             return Route.Refused.UNREACHABLE;
         }
         if (!anyEjected) {
-            return new Route.To(pick(fresh, facts), false);
+            return new Route.To(pick(fresh, facts, snapshot), false);
         }
         List<Node> healthy = new ArrayList<>(fresh.size());
         for (Node n : fresh) {
@@ -104,11 +110,30 @@ public final class RouteSelector {
             }
         }
         boolean panic = healthy.isEmpty();
-        return new Route.To(pick(panic ? fresh : healthy, facts), panic);
+        return new Route.To(pick(panic ? fresh : healthy, facts, snapshot), panic);
     }
 
-    private Node pick(List<Node> candidates, RequestFacts facts) {
-        return balancer.pick(warmFirst.prefer(candidates, facts.model())).orElseThrow();
+    /**
+     * Picks among {@code candidates} as warm first narrows them. When every node serving the model
+     * holds it by its heartbeat (servers that never unload it, or an Ollama fleet that loaded it
+     * everywhere), nothing can narrow and nothing is scanned. A narrowed list is reused while it has
+     * the same nodes, so that balancers keeping state per candidate list (weighted,
+     * least-connections) see one list, not a new one per request.
+     */
+    private Node pick(List<Node> candidates, RequestFacts facts, TableSnapshot snapshot) {
+        String model = facts.model();
+        if (!warmFirst.enabled() || model == null || snapshot.heldEverywhere(model)) {
+            return balancer.pick(candidates).orElseThrow();
+        }
+        List<Node> previous = narrowed.get(model);
+        List<Node> kept = warmFirst.prefer(candidates, model, previous);
+        if (kept != candidates && kept != previous) {
+            if (narrowed.size() >= MAX_NARROWED) {
+                narrowed.clear();
+            }
+            narrowed.put(model, kept);
+        }
+        return balancer.pick(kept).orElseThrow();
     }
 
     /**

@@ -15,7 +15,8 @@ import java.util.List;
  * in flight (it is loading the model: the next requests had better queue behind that one load than
  * start another on a second node), or when it answered a request for the model on this scheduler
  * after that heartbeat's probe could have seen it: heartbeats lag by up to one interval, and a node
- * that just answered has just loaded. Every candidate stays when none is warm, or when even the least
+ * that just answered has just loaded (two intervals: an agent whose probe ran late sends the previous
+ * one again). Every candidate stays when none is warm, or when even the least
  * busy warm candidate has more than {@code maxLoad} requests more in flight than the least busy cold
  * one, so that one warm node never takes the whole fleet's traffic. Among cold candidates, those with
  * free memory for the model are preferred, when some have and some have not: by the free GPU memory
@@ -47,46 +48,89 @@ public record WarmFirst(boolean enabled, int maxLoad) {
      * subset of it, never empty when it is not.
      */
     public List<Node> prefer(List<Node> candidates, String normalizedModel) {
+        return prefer(candidates, normalizedModel, null);
+    }
+
+    /**
+     * As {@link #prefer(List, String)}, returning {@code previous} itself when the subset has exactly
+     * its nodes, in order, so that a caller keeping it allocates nothing while the subset stays.
+     */
+    public List<Node> prefer(List<Node> candidates, String normalizedModel, List<Node> previous) {
         if (!enabled || normalizedModel == null || candidates.size() < 2) {
             return candidates;
         }
         int warm = 0;
-        int leastBusyWarm = Integer.MAX_VALUE;
-        int leastBusyCold = Integer.MAX_VALUE;
         for (int i = 0; i < candidates.size(); i++) {
-            Node n = candidates.get(i);
-            int busy = busy(n);
-            if (isWarm(n, normalizedModel)) {
+            if (isWarm(candidates.get(i), normalizedModel)) {
                 warm++;
-                leastBusyWarm = Math.min(leastBusyWarm, busy);
-            } else {
-                leastBusyCold = Math.min(leastBusyCold, busy);
             }
         }
         if (warm == candidates.size()) {
             return candidates;
         }
         if (warm == 0) {
-            return withRoom(candidates, normalizedModel);
+            int roomy = 0;
+            for (int i = 0; i < candidates.size(); i++) {
+                if (hasRoom(candidates.get(i), normalizedModel)) {
+                    roomy++;
+                }
+            }
+            return roomy == 0 || roomy == candidates.size() ? candidates
+                    : subset(candidates, normalizedModel, false, roomy, previous);
+        }
+        int leastBusyWarm = Integer.MAX_VALUE;
+        int leastBusyCold = Integer.MAX_VALUE;
+        for (int i = 0; i < candidates.size(); i++) {
+            Node n = candidates.get(i);
+            if (isWarm(n, normalizedModel)) {
+                leastBusyWarm = Math.min(leastBusyWarm, busy(n));
+            } else {
+                leastBusyCold = Math.min(leastBusyCold, busy(n));
+            }
         }
         if ((long) leastBusyWarm > (long) leastBusyCold + maxLoad) {
             return candidates;
         }
-        List<Node> out = new ArrayList<>(warm);
+        return subset(candidates, normalizedModel, true, warm, previous);
+    }
+
+    /**
+     * Returns the {@code size} candidates that are warm ({@code warmOnes}) or have room for the model:
+     * {@code previous} when it holds just those, else a new list.
+     */
+    private static List<Node> subset(List<Node> candidates, String model, boolean warmOnes, int size,
+                                     List<Node> previous) {
+        if (previous != null && previous.size() == size) {
+            int j = 0;
+            for (int i = 0; i < candidates.size() && j <= size; i++) {
+                Node n = candidates.get(i);
+                if (warmOnes ? isWarm(n, model) : hasRoom(n, model)) {
+                    if (j == size || previous.get(j) != n) {
+                        j = -1;
+                        break;
+                    }
+                    j++;
+                }
+            }
+            if (j == size) {
+                return previous;
+            }
+        }
+        List<Node> out = new ArrayList<>(size);
         for (int i = 0; i < candidates.size(); i++) {
             Node n = candidates.get(i);
-            if (isWarm(n, normalizedModel)) {
+            if (warmOnes ? isWarm(n, model) : hasRoom(n, model)) {
                 out.add(n);
             }
         }
-        return out;
+        return List.copyOf(out);
     }
 
     /**
      * Says whether {@code node} has {@code normalizedModel} in memory, or soon will, as far as this
      * scheduler knows: its heartbeat says so, requests this scheduler sent for the model while the
      * node was cold are still in flight (it is loading the model for them), or it answered for the
-     * model later than one interval before that heartbeat was seen.
+     * model less than two intervals before that heartbeat was seen.
      */
     public static boolean isWarm(Node node, String normalizedModel) {
         if (node.holdsInMemory(normalizedModel) || node.inFlight().loading(normalizedModel) > 0) {
@@ -95,9 +139,14 @@ public record WarmFirst(boolean enabled, int maxLoad) {
         return newerThanHeartbeat(node, node.inFlight().servedAtMs(normalizedModel));
     }
 
-    /** Says whether an answer at {@code servedMs} may postdate what the node's latest heartbeat shows. */
+    /**
+     * Says whether an answer at {@code servedMs} may postdate what the node's latest heartbeat shows:
+     * heartbeats are probed up to an interval before they are sent, and an agent whose probe ran late
+     * sends the one before again, so only a heartbeat seen two intervals after the answer surely saw it.
+     */
     private static boolean newerThanHeartbeat(Node node, long servedMs) {
-        return servedMs != Long.MIN_VALUE && servedMs + node.heartbeat().intervalMs() >= node.lastSeen().toEpochMilli();
+        return servedMs != Long.MIN_VALUE
+                && servedMs + 2L * node.heartbeat().intervalMs() >= node.lastSeen().toEpochMilli();
     }
 
     /**
@@ -110,36 +159,18 @@ public record WarmFirst(boolean enabled, int maxLoad) {
         return Math.max(node.inFlight().get(), reported == null ? 0 : reported) + (queued == null ? 0 : queued);
     }
 
-    /** Returns the cold candidates with room for the model, when only some have it; else all of them. */
-    private static List<Node> withRoom(List<Node> candidates, String normalizedModel) {
-        int roomy = 0;
-        for (int i = 0; i < candidates.size(); i++) {
-            if (hasRoom(candidates.get(i), normalizedModel)) {
-                roomy++;
-            }
-        }
-        if (roomy == 0 || roomy == candidates.size()) {
-            return candidates;
-        }
-        List<Node> out = new ArrayList<>(roomy);
-        for (int i = 0; i < candidates.size(); i++) {
-            if (hasRoom(candidates.get(i), normalizedModel)) {
-                out.add(candidates.get(i));
-            }
-        }
-        return out;
-    }
-
     /**
      * Says whether the node has memory free for the model: reported free GPU memory at least the size
      * it reports for the model, or, without GPU figures, no model in memory, none being loaded and
      * none answered for since its heartbeat.
      */
     static boolean hasRoom(Node node, String normalizedModel) {
+        if (node.inFlight().loadingAny()) {
+            return false; // its free memory is being filled for this scheduler's requests already
+        }
         long freeMiB = node.freeGpuMemoryMiB();
         if (freeMiB < 0) {
-            return node.holdsNothing() && !node.inFlight().loadingAny()
-                    && !newerThanHeartbeat(node, node.inFlight().lastServedAtMs());
+            return node.holdsNothing() && !newerThanHeartbeat(node, node.inFlight().lastServedAtMs());
         }
         long size = node.modelSizeBytes(normalizedModel);
         return size >= 0 && freeMiB * MIB >= size;

@@ -138,7 +138,7 @@ class WarmFirstTest {
     }
 
     @Test
-    void aNodeThatJustAnsweredForTheModelIsWarmUntilAHeartbeatAnIntervalLaterSaysOtherwise() {
+    void aNodeThatJustAnsweredForTheModelIsWarmUntilAHeartbeatTwoIntervalsLaterSaysOtherwise() {
         Node a = node(ollama("gpu-a"));
         Node b = node(ollama("gpu-b"));
         RouteSelector selector = new RouteSelector(Strategy.ROUND_ROBIN.create(() -> 0L, 0), Ramp.NONE, () -> 0.0,
@@ -149,11 +149,39 @@ class WarmFirstTest {
         assertThat(ids(ON.prefer(List.of(a, b), LLAMA))).containsExactly("gpu-b");
         Node probedBeforeTheAnswer = Node.of(b.heartbeat(), NOW.plusMillis(900), b.inFlight());
         assertThat(ids(ON.prefer(List.of(a, probedBeforeTheAnswer), LLAMA))).containsExactly("gpu-b");
-        Node probedAfter = Node.of(b.heartbeat(), NOW.plusMillis(1_400), b.inFlight());
+        Node maybeResent = Node.of(b.heartbeat(), NOW.plusMillis(2_300), b.inFlight());
+        assertThat(ids(ON.prefer(List.of(a, maybeResent), LLAMA))).as("a late probe's heartbeat sent again")
+                .containsExactly("gpu-b");
+        Node probedAfter = Node.of(b.heartbeat(), NOW.plusMillis(2_301), b.inFlight());
         assertThat(ids(ON.prefer(List.of(a, probedAfter), LLAMA))).as("its heartbeat decides again")
                 .containsExactly("gpu-a", "gpu-b");
-        Node reportsIt = Node.of(ollama("gpu-b", "llama3:8b").build(), NOW.plusMillis(1_400), b.inFlight());
+        Node reportsIt = Node.of(ollama("gpu-b", "llama3:8b").build(), NOW.plusMillis(2_301), b.inFlight());
         assertThat(ids(ON.prefer(List.of(a, reportsIt), LLAMA))).containsExactly("gpu-b");
+    }
+
+    @Test
+    void theNarrowedListIsReusedWhileItHoldsTheSameNodes() {
+        Node a = node(ollama("gpu-a", "qwen2.5:7b"));
+        Node b = node(ollama("gpu-b", "llama3:8b"));
+        Node c = node(ollama("gpu-c", "llama3:8b"));
+        List<Node> all = List.of(a, b, c);
+
+        List<Node> first = ON.prefer(all, LLAMA, null);
+        assertThat(ids(first)).containsExactly("gpu-b", "gpu-c");
+        assertThat(ON.prefer(all, LLAMA, first)).isSameAs(first);
+        assertThat(ON.prefer(all, LLAMA, List.of(b))).containsExactly(b, c);
+        a.inFlight().loading(LLAMA, 1);
+        assertThat(ON.prefer(all, LLAMA, first)).isSameAs(all).as("all warm now");
+    }
+
+    @Test
+    void aSnapshotKnowsTheModelsEveryServingNodeHolds() {
+        TableSnapshot t = new TableSnapshot(1, List.of(node(ollama("gpu-a", "llama3:8b")),
+                node(ollama("gpu-b", "llama3:8b", "qwen2.5:7b"))));
+
+        assertThat(t.heldEverywhere(LLAMA)).isTrue();
+        assertThat(t.heldEverywhere(ModelNames.normalize("qwen2.5:7b"))).isFalse();
+        assertThat(t.heldEverywhere(ModelNames.normalize("phi3:mini"))).isFalse();
     }
 
     @Test
