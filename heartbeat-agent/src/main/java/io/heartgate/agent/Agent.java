@@ -170,6 +170,7 @@ public final class Agent {
                 .gpus(gpus.current())
                 .modelInfo(config.models() != null ? List.of() : r.modelInfo())
                 .loaded(stale || !r.healthy() ? List.of() : r.loaded())
+                .capacity(config.capacity() != null ? config.capacity() : r.capacity())
                 .build();
     }
 

@@ -28,11 +28,22 @@ import java.util.Objects;
  * @param once print one heartbeat and exit
  * @param kafkaClient the operator's Kafka client properties (TLS, SASL); {@link KafkaSettings#NONE} for none
  * @param signingKeys the keys heartbeats are signed with (the first one signs), or {@code null} to send unsigned
+ * @param capacity requests the server generates at once, stated by the operator ({@code --capacity}), or
+ *     {@code null} to report what the server says (TGI, llama.cpp) or nothing
  */
 public record AgentConfig(String kafka, String topic, String nodeId, String url, String probeUrl, Backend backend,
                           int weight, List<String> models, Duration interval, Duration probeTimeout,
                           Duration gpuInterval, String nvidiaSmi, boolean drain, boolean once,
-                          KafkaSettings kafkaClient, HeartbeatKeys signingKeys) {
+                          KafkaSettings kafkaClient, HeartbeatKeys signingKeys, Integer capacity) {
+
+    /** An agent that reports the capacity its server states, if any. */
+    public AgentConfig(String kafka, String topic, String nodeId, String url, String probeUrl, Backend backend,
+                       int weight, List<String> models, Duration interval, Duration probeTimeout,
+                       Duration gpuInterval, String nvidiaSmi, boolean drain, boolean once,
+                       KafkaSettings kafkaClient, HeartbeatKeys signingKeys) {
+        this(kafka, topic, nodeId, url, probeUrl, backend, weight, models, interval, probeTimeout, gpuInterval, nvidiaSmi,
+                drain, once, kafkaClient, signingKeys, null);
+    }
 
     /** An agent on an open broker that sends unsigned heartbeats. */
     public AgentConfig(String kafka, String topic, String nodeId, String url, String probeUrl, Backend backend,
@@ -91,6 +102,9 @@ public record AgentConfig(String kafka, String topic, String nodeId, String url,
         if (kafkaClient == null) {
             kafkaClient = KafkaSettings.NONE;
         }
+        HeartbeatRules.checkCapacity(capacity).ifPresent(r -> {
+            throw new InvalidSettingException("capacity", r.detail());
+        });
     }
 
     /** Returns the probe timeout in force: the configured one, but never longer than the interval. */

@@ -72,6 +72,12 @@ public final class AgentMain implements Callable<Integer> {
             description = "relative capacity, 1 to 1000 [env NODE_WEIGHT] (default: 1)")
     int weight;
 
+    @Option(names = "--capacity", defaultValue = "${env:NODE_CAPACITY:-0}",
+            description = "requests the server generates at once (vLLM --max-num-seqs, OLLAMA_NUM_PARALLEL); "
+                    + "0 = what the server reports (TGI max_concurrent_requests, llama.cpp slots), else unknown "
+                    + "[env NODE_CAPACITY] (default: 0)")
+    int capacity;
+
     @Option(names = "--models", defaultValue = "${env:NODE_MODELS}", split = ",",
             description = "advertise these models instead of the probed ones [env NODE_MODELS]")
     List<String> models;
@@ -136,7 +142,7 @@ public final class AgentMain implements Callable<Integer> {
         KafkaSettings kafkaClient = KafkaSettings.load(kafkaConfig, System.getenv(), ProducerConfig.configNames());
         HeartbeatKeys signing = heartbeatKeys == null ? null : HeartbeatKeys.load(heartbeatKeys);
         return new AgentConfig(kafka, topic, id, url, probeUrl, Backend.parse(backend), weight, advertised, interval,
-                probeTimeout, gpuInterval, nvidiaSmi, drain, once, kafkaClient, signing);
+                probeTimeout, gpuInterval, nvidiaSmi, drain, once, kafkaClient, signing, capacity == 0 ? null : capacity);
     }
 
     @Override

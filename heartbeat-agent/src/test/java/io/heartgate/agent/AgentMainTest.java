@@ -17,7 +17,7 @@ class AgentMainTest {
         assertThat(run.out()).contains(
                 "--kafka", "KAFKA_BOOTSTRAP_SERVERS", "--topic", "HEARTBEAT_TOPIC", "--node-id", "NODE_ID",
                 "--url", "NODE_URL", "--probe-url", "NODE_PROBE_URL", "--backend", "NODE_BACKEND",
-                "--weight", "NODE_WEIGHT", "--models", "NODE_MODELS", "--interval", "HEARTBEAT_INTERVAL",
+                "--weight", "NODE_WEIGHT", "--capacity", "NODE_CAPACITY", "--models", "NODE_MODELS", "--interval", "HEARTBEAT_INTERVAL",
                 "--drain", "--once");
     }
 
@@ -26,6 +26,7 @@ class AgentMainTest {
         "--kafka k:9092 --url http://h:1 --interval 50ms | --interval: must be 100ms to 60s",
         "--kafka k:9092 --url http://h:1 --interval 2 | '2' is not a duration",
         "--kafka k:9092 --url http://h:1 --weight 0 | --weight: must be 1 to 1000",
+        "--kafka k:9092 --url http://h:1 --capacity -1 | --capacity: must be 1 to 100000, was -1",
         "--kafka k:9092 --url http://h:1 --weight many | --weight",
         "--kafka k:9092 --url http://h:1 --backend triton | 'triton' is not a backend",
         "--kafka k:9092 --url /relative | --url: must be absolute",

@@ -82,6 +82,19 @@ class AgentTest {
         assertThat(first.models()).containsExactly("TinyLlama/TinyLlama-1.1B-Chat-v1.0");
         assertThat(first.load()).isEqualTo(new Load(3, 1, 0.5));
         assertThat(first.gpus()).containsExactly(new Gpu("NVIDIA H200", 0.0, 0L, 143771L));
+        assertThat(first.capacity()).as("vLLM does not say; no --capacity").isNull();
+    }
+
+    @Test
+    void reportsTheOperatorsCapacityWhenGiven() {
+        AgentConfig c = config(null, false);
+        AgentConfig withCapacity = new AgentConfig(c.kafka(), c.topic(), c.nodeId(), c.url(), c.probeUrl(), c.backend(),
+                c.weight(), c.models(), c.interval(), c.probeTimeout(), c.gpuInterval(), c.nvidiaSmi(), false, false,
+                c.kafkaClient(), null, 16);
+        Agent agent = agent(withCapacity);
+        agent.probeNow();
+
+        assertThat(agent.compose().capacity()).isEqualTo(16);
     }
 
     @Test

@@ -28,6 +28,8 @@ import java.util.Objects;
  * @param gpus GPU figures; empty when unknown
  * @param modelInfo what the node says of each model it serves (Ollama's {@code /api/tags}); empty when it says nothing
  * @param loaded the models it holds in memory now (Ollama's {@code /api/ps}); empty when unknown or none
+ * @param capacity how many requests the server generates at once (its slots), 1 to 100000, or
+ *     {@code null} when unknown
  */
 public record Heartbeat(
         String nodeId,
@@ -43,7 +45,8 @@ public record Heartbeat(
         Load load,
         List<Gpu> gpus,
         List<ModelInfo> modelInfo,
-        List<LoadedModel> loaded) {
+        List<LoadedModel> loaded,
+        Integer capacity) {
 
     /** The version this code writes. */
     public static final int VERSION = 1;
@@ -59,9 +62,10 @@ public record Heartbeat(
                 .ifPresent(rejection -> {
                     throw new IllegalArgumentException(rejection.toString());
                 });
-        HeartbeatRules.checkCatalogue(modelInfo, loaded).ifPresent(rejection -> {
-            throw new IllegalArgumentException(rejection.toString());
-        });
+        HeartbeatRules.checkCatalogue(modelInfo, loaded).or(() -> HeartbeatRules.checkCapacity(capacity))
+                .ifPresent(rejection -> {
+                    throw new IllegalArgumentException(rejection.toString());
+                });
     }
 
     /** Returns a builder for a heartbeat with the two fields that have no default. */
@@ -83,7 +87,8 @@ public record Heartbeat(
                 .load(load)
                 .gpus(gpus)
                 .modelInfo(modelInfo)
-                .loaded(loaded);
+                .loaded(loaded)
+                .capacity(capacity);
     }
 
     /** Returns whether the node serves the given model; a node that lists no model serves any. */
@@ -107,6 +112,7 @@ public record Heartbeat(
         private List<Gpu> gpus = List.of();
         private List<ModelInfo> modelInfo = List.of();
         private List<LoadedModel> loaded = List.of();
+        private Integer capacity;
 
         private Builder(String nodeId, String url) {
             this.nodeId = nodeId;
@@ -173,10 +179,15 @@ public record Heartbeat(
             return this;
         }
 
+        public Builder capacity(Integer value) {
+            this.capacity = value;
+            return this;
+        }
+
         /** Builds the heartbeat; throws {@link IllegalArgumentException} naming the broken rule. */
         public Heartbeat build() {
             return new Heartbeat(nodeId, instance, seq, url, state, weight, intervalMs, sentAt, backend,
-                    models, load, gpus, modelInfo, loaded);
+                    models, load, gpus, modelInfo, loaded, capacity);
         }
     }
 }

@@ -152,6 +152,9 @@ public final class HeartbeatCodec {
             g.writeStringField("state", hb.state().name());
             g.writeNumberField("weight", hb.weight());
             g.writeNumberField("intervalMs", hb.intervalMs());
+            if (hb.capacity() != null) {
+                g.writeNumberField("capacity", hb.capacity());
+            }
             if (hb.sentAt() != null) {
                 g.writeStringField("sentAt", hb.sentAt().toString());
             }
@@ -229,6 +232,7 @@ public final class HeartbeatCodec {
         }
         int intervalMs = intValue(intervalNode, "intervalMs");
         Integer weight = optionalInt(root, "weight", "weight");
+        Integer capacity = optionalInt(root, "capacity", "capacity");
         String instance = optionalText(root, "instance", "instance");
         Long seq = optionalLong(root, "seq", "seq");
         Instant sentAt = parseInstant(optionalText(root, "sentAt", "sentAt"));
@@ -240,9 +244,10 @@ public final class HeartbeatCodec {
         List<LoadedModel> loaded = CatalogueFields.readLoaded(present(root, "loaded"));
         HeartbeatRules.check(nodeId, instance, seq, url, state, weight == null ? 1 : weight, intervalMs,
                 backend, models, load, gpus).or(() -> HeartbeatRules.checkCatalogue(modelInfo, loaded))
+                .or(() -> HeartbeatRules.checkCapacity(capacity))
                 .ifPresent(Reject::raise);
         return new Heartbeat(nodeId, instance, seq, url, state, weight == null ? 1 : weight, intervalMs,
-                sentAt, backend, models, load, gpus, modelInfo, loaded);
+                sentAt, backend, models, load, gpus, modelInfo, loaded, capacity);
     }
 
     private static NodeState parseState(String text) {

@@ -176,6 +176,17 @@ public final class HeartbeatRules {
     /** Most families a model's details may name. */
     public static final int MAX_FAMILIES = 8;
 
+    /** The largest capacity a heartbeat may state. */
+    public static final int MAX_CAPACITY = 100_000;
+
+    /** Checks the optional {@code capacity}: absent, or 1 to {@value #MAX_CAPACITY} requests at once. */
+    public static Optional<Rejection> checkCapacity(Integer capacity) {
+        if (capacity != null && (capacity < 1 || capacity > MAX_CAPACITY)) {
+            return reject(Rule.OUT_OF_RANGE, "capacity", "must be 1 to " + MAX_CAPACITY + ", was " + capacity);
+        }
+        return Optional.empty();
+    }
+
     /**
      * Checks the catalogue fields: at most {@link #MAX_MODELS} described and {@link #MAX_LOADED}
      * loaded models, each named like a model, texts short, sizes not negative.

@@ -198,6 +198,24 @@ class HeartbeatCodecTest {
     }
 
     @Test
+    void carriesAnOptionalCapacityAndRejectsOneOutOfRange() {
+        Heartbeat withCapacity = Heartbeat.builder("gpu-c", "http://gpu-c:8000").capacity(128).build();
+        String json = new String(codec.encode(withCapacity), StandardCharsets.UTF_8);
+
+        assertThat(json).contains("\"capacity\":128");
+        assertThat(beat(codec.decode(codec.encode(withCapacity))).capacity()).isEqualTo(128);
+        assertThat(new String(codec.encode(Heartbeat.builder("gpu-c", "http://gpu-c:8000").build()),
+                StandardCharsets.UTF_8)).doesNotContain("capacity");
+        String base = "{\"v\":1,\"nodeId\":\"gpu-a\",\"url\":\"http://h:1\",\"state\":\"UP\",\"intervalMs\":1000,";
+        assertThat(beat(codec.decode(utf8(base + "\"models\":[]}"))).capacity()).isNull();
+        Rejection zero = rejection(codec.decode(utf8(base + "\"capacity\":0}")));
+        assertThat(zero.rule()).isEqualTo(Rule.OUT_OF_RANGE);
+        assertThat(zero.field()).isEqualTo("capacity");
+        assertThat(rejection(codec.decode(utf8(base + "\"capacity\":\"four\"}"))).rule()).isEqualTo(Rule.WRONG_TYPE);
+        assertThat(rejection(codec.decode(utf8(base + "\"capacity\":100001}"))).rule()).isEqualTo(Rule.OUT_OF_RANGE);
+    }
+
+    @Test
     void rejectsCatalogueFieldsThatBreakTheirLimits() {
         String base = "{\"v\":1,\"nodeId\":\"gpu-a\",\"url\":\"http://h:1\",\"state\":\"UP\",\"intervalMs\":1000,";
         assertThat(rejection(codec.decode(utf8(base + "\"modelInfo\":[{\"size\":1}]}"))).field())

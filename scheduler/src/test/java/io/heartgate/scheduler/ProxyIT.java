@@ -186,7 +186,7 @@ class ProxyIT {
     @Test
     void ejectsANodeWhoseAdvertisedUrlIsUnreachableWhileItsAgentSeesItHealthy(TestKafka kafka) throws Exception {
         Cluster.SimNode good = cluster.sim("gpu-good", c -> c);
-        cluster.heartbeat("gpu-good", good.url(), b -> b);
+        cluster.heartbeat("gpu-good", good.url(), b -> b.capacity(8));
         Cluster.SimNode hidden = cluster.sim("gpu-hidden", c -> c);
         int closedPort;
         try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
@@ -209,6 +209,8 @@ class ProxyIT {
             assertThat(hiddenNode.getBoolean("ejected")).isTrue();
             assertThat(hiddenNode.getString("notRoutableReason")).contains("consecutive connect failures");
             assertThat(cluster.simStats("gpu-hidden").getJsonObject("requests").getMap()).isEmpty();
+            assertThat(node(cluster.admin("/admin/nodes"), "gpu-good").getInteger("capacity")).isEqualTo(8);
+            assertThat(hiddenNode.getValue("capacity")).as("an Ollama server does not say").isNull();
         } finally {
             agent.close();
         }

@@ -113,6 +113,25 @@ public final class Payloads {
         return List.copyOf(names);
     }
 
+    /**
+     * Returns the requests a TGI server generates at once, its {@code /info} {@code
+     * max_concurrent_requests}, or {@code null} when absent or out of the heartbeat's range.
+     */
+    public static Integer tgiCapacity(String json) {
+        JsonNode n = read(json).path("max_concurrent_requests");
+        return n.canConvertToInt() && n.isIntegralNumber() ? inRange(n.intValue()) : null;
+    }
+
+    /** Returns the slot count of a llama.cpp {@code /slots} answer, or {@code null} when it is not a list of slots. */
+    public static Integer llamaCppSlotCount(String json) {
+        JsonNode slots = read(json);
+        return slots.isArray() ? inRange(slots.size()) : null;
+    }
+
+    private static Integer inRange(int capacity) {
+        return HeartbeatRules.checkCapacity(capacity).isEmpty() ? capacity : null;
+    }
+
     /** Returns whether an Ollama {@code /api/version} answer looks like Ollama's. */
     public static boolean isOllamaVersion(String json) {
         return read(json).path("version").isTextual();

@@ -15,9 +15,10 @@ import java.util.List;
  * @param detail why the server is unhealthy, or {@code "ok"}
  * @param modelInfo what the server says of each model (Ollama's {@code /api/tags}); empty when it says nothing
  * @param loaded the models it holds in memory now (Ollama's {@code /api/ps}); empty when unknown
+ * @param capacity requests the server says it generates at once, or {@code null} when it does not say
  */
 public record ProbeResult(boolean healthy, Backend backend, List<String> models, Load load, String detail,
-                          List<ModelInfo> modelInfo, List<LoadedModel> loaded) {
+                          List<ModelInfo> modelInfo, List<LoadedModel> loaded, Integer capacity) {
 
     /** Copies the lists. */
     public ProbeResult {
@@ -28,7 +29,7 @@ public record ProbeResult(boolean healthy, Backend backend, List<String> models,
 
     /** A result with names only, as every backend but Ollama gives. */
     public ProbeResult(boolean healthy, Backend backend, List<String> models, Load load, String detail) {
-        this(healthy, backend, models, load, detail, List.of(), List.of());
+        this(healthy, backend, models, load, detail, List.of(), List.of(), null);
     }
 
     /** Returns a result for a server that failed its health check. */

@@ -31,6 +31,8 @@ public final class Prober {
      * are: a scheduler taking "nothing loaded" at face value would move a hot model's traffic away.
      */
     private List<LoadedModel> loaded = List.of();
+    /** What the server said of its capacity at the last probe that read it (TGI, llama.cpp). */
+    private Integer capacity;
 
     /** Creates a prober; {@code nodeId} only labels log lines. */
     public Prober(Backend configured, HttpGetter http, String nodeId) {
@@ -69,7 +71,8 @@ public final class Prober {
             lastModelInfo = List.of();
             loaded = List.of();
         }
-        return new ProbeResult(true, backend, lastModels, load(backend), "ok", lastModelInfo, loaded);
+        Load load = load(backend);
+        return new ProbeResult(true, backend, lastModels, load, "ok", lastModelInfo, loaded, capacity);
     }
 
     /** Returns the backend detected, or {@code null} before detection. */
@@ -146,7 +149,11 @@ public final class Prober {
             }
             case TGI -> {
                 HttpGetter.Response info = quietly("/info");
-                return info != null && info.ok() ? Payloads.tgiModels(info.body()) : null;
+                if (info == null || !info.ok()) {
+                    return null;
+                }
+                capacity = Payloads.tgiCapacity(info.body());
+                return Payloads.tgiModels(info.body());
             }
             default -> {
                 HttpGetter.Response r = quietly("/v1/models");
@@ -166,11 +173,14 @@ public final class Prober {
                 return r != null && r.ok() ? Payloads.tgiLoad(r.body()) : Load.UNKNOWN;
             }
             case LLAMACPP -> {
+                HttpGetter.Response slots = quietly("/slots");
+                if (slots != null && slots.ok()) {
+                    capacity = Payloads.llamaCppSlotCount(slots.body());
+                }
                 HttpGetter.Response r = quietly("/metrics");
                 if (r != null && r.ok() && r.body().contains("llamacpp:")) {
                     return Payloads.llamaCppLoad(r.body());
                 }
-                HttpGetter.Response slots = quietly("/slots");
                 return slots != null && slots.ok() ? Payloads.llamaCppSlotsLoad(slots.body()) : Load.UNKNOWN;
             }
             default -> {

@@ -48,6 +48,15 @@ class ProberTest {
     }
 
     @Test
+    void readsLlamaCppsCapacityFromItsSlots() {
+        ProbeResult r = new Prober(Backend.AUTO, llamaCpp().route("/slots", 200, Samples.read("llamacpp-slots.json")), "n")
+                .probe();
+
+        assertThat(r.capacity()).isEqualTo(2);
+        assertThat(new Prober(Backend.AUTO, ollama(), "o").probe().capacity()).as("Ollama does not say").isNull();
+    }
+
+    @Test
     void aFailedPsReadKeepsTheLoadedModelsLastRead() {
         Prober prober = new Prober(Backend.AUTO, ollama(), "n");
         prober.probe();
@@ -75,6 +84,7 @@ class ProberTest {
 
         assertThat(r.backend()).isEqualTo(Backend.VLLM);
         assertThat(r.models()).containsExactly("TinyLlama/TinyLlama-1.1B-Chat-v1.0");
+        assertThat(r.capacity()).as("vLLM's metrics do not say").isNull();
         assertThat(r.load()).isEqualTo(new Load(0, 0, 0.0));
     }
 
@@ -84,6 +94,7 @@ class ProberTest {
 
         assertThat(r.backend()).isEqualTo(Backend.TGI);
         assertThat(r.models()).containsExactly("mistralai/Mistral-7B-Instruct-v0.1");
+        assertThat(r.capacity()).as("max_concurrent_requests of /info").isEqualTo(128);
         assertThat(r.load()).isEqualTo(new Load(0, 0, null));
     }
 
@@ -92,6 +103,7 @@ class ProberTest {
         ProbeResult r = new Prober(Backend.AUTO, llamaCpp(), "n").probe();
 
         assertThat(r.backend()).isEqualTo(Backend.LLAMACPP);
+        assertThat(r.capacity()).as("its slots").isNull(); // this fake server has no /slots
         assertThat(r.load()).isEqualTo(new Load(0, 0, null));
     }
 

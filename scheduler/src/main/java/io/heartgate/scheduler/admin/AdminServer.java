@@ -242,6 +242,7 @@ public final class AdminServer extends VerticleBase {
                     .put("url", n.url())
                     .put("state", n.state().name())
                     .put("weight", n.weight())
+                    .put("capacity", hb.capacity())
                     .put("models", new JsonArray(hb.models()))
                     .put("loaded", new JsonArray(hb.loaded().stream().map(io.heartgate.protocol.LoadedModel::name).toList()))
                     .put("routable", n.routable() && !health.isEjected(n.id()))
