@@ -88,6 +88,7 @@ public final class Runner {
             late = new ArrayList<>(open);
         }
         late.forEach(Exchange::timeout);
+        awaitRecorded();
         long elapsed = Math.min(clock.nanos(), hardEnd) - start;
         List<Sample> out = new ArrayList<>(samples);
         out.sort(Comparator.comparingDouble(Sample::scheduledMs)
@@ -118,6 +119,20 @@ public final class Runner {
         String body = config.api().body(json, d.plan.model(), messages, config.maxTokens());
         x.call = transport.send(new Transport.Outgoing(target, body, key, config.timeout()), x);
         clock.schedule(scheduled + config.timeout().toNanos(), x::timeout);
+    }
+
+    /**
+     * Waits, at most a second, for exchanges that other threads were ending at the deadline to record
+     * their samples: an exchange leaves {@code open} only after its sample is added.
+     */
+    private void awaitRecorded() {
+        long giveUp = System.nanoTime() + 1_000_000_000L;
+        while (!open.isEmpty() && System.nanoTime() < giveUp) {
+            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+        }
+        if (!open.isEmpty()) {
+            log.warn("{} requests were still being recorded at the end; they count as skipped", open.size());
+        }
     }
 
     private void conversationOver() {
