@@ -75,6 +75,11 @@ final class Attempts {
         return node;
     }
 
+    /** Returns the model the current attempt's node was cold for when it was sent (warm first), or {@code null}. */
+    String loading() {
+        return loading;
+    }
+
     /** Returns the current attempt's node, parsed. */
     Target target() {
         return target;

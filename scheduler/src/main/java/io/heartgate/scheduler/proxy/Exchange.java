@@ -201,6 +201,11 @@ final class Exchange implements Timeouts.Watched {
     }
 
     @Override
+    public boolean waitsForLoad() {
+        return attempts.loading() != null;
+    }
+
+    @Override
     public boolean nodeLost(boolean onlyWithAlternative) {
         if (!phase.beforeHead()
                 || onlyWithAlternative && !relay.healthyUntriedLeft(facts, attempts.tried())) {

@@ -89,9 +89,10 @@ final class Relay {
      * has waited that whole time for its first token, and another node serving that request's model
      * answered in that time or has nothing in flight (it is not slow too: a model slow everywhere is
      * no stall), is ejected as stalled; {@link #rescueLost} then moves what waits on it. A node that
-     * answered anything in that window is busy (its own queue), not stalled; and a non-streaming
-     * request is no evidence, since its answer comes whole, after however long its generation takes.
-     * Called by the loop's sweep.
+     * answered anything in that window is busy (its own queue), not stalled; a non-streaming request
+     * is no evidence, since its answer comes whole, after however long its generation takes; nor is a
+     * request sent while its node had to load its model (warm first tracks that), since loading a
+     * large model takes longer than the stall timeout. Called by the loop's sweep.
      */
     void checkStalls() {
         long now = timeouts.nowMs();
@@ -106,7 +107,8 @@ final class Relay {
         for (Timeouts.Watched w : stuck) {
             String id = w.awaitedNode();
             Node n = id == null ? null : snapshot.node(id);
-            if (n == null || n.inFlight().lastAnswerMs() >= since || routing.isEjected(id) || !w.streams()) {
+            if (n == null || n.inFlight().lastAnswerMs() >= since || routing.isEjected(id) || !w.streams()
+                    || w.waitsForLoad()) {
                 continue;
             }
             Node peer = unstuckPeer(snapshot, id, w.model(), since);

@@ -43,6 +43,14 @@ final class Timeouts {
         boolean streams();
 
         /**
+         * Returns whether the owner's latest attempt went to a node that had to load its model first
+         * (as warm first tracks it), so that its silence is the load, not a stall.
+         */
+        default boolean waitsForLoad() {
+            return false;
+        }
+
+        /**
          * The table stopped routing that node: the owner moves its request elsewhere and returns
          * {@code true}; with {@code onlyWithAlternative} (the node is only held out, not gone or DOWN)
          * it stays, returning {@code false}, when nowhere better is left for it.

@@ -90,21 +90,38 @@ final class EmbeddedRelay {
 
     /** With the given first-byte and stall timeouts (0: the stall rule off). */
     static EmbeddedRelay withStallRule(long firstByteMs, long stallMs, String... nodeIds) {
-        return new EmbeddedRelay(firstByteMs, stallMs, List.of(), Stages.Access.OPEN, nodeIds);
+        return new EmbeddedRelay(firstByteMs, stallMs, List.of(), Stages.Access.OPEN, false, nodeIds);
+    }
+
+    /**
+     * As {@link #withStallRule}, the nodes being Ollama servers with no model in memory, and warm
+     * first on (a cap of 4), so that requests count as waiting for their node to load the model.
+     */
+    static EmbeddedRelay coldOllamaWithStallRule(long firstByteMs, long stallMs, String... nodeIds) {
+        return new EmbeddedRelay(firstByteMs, stallMs, List.of(), Stages.Access.OPEN, true, nodeIds);
     }
 
     private EmbeddedRelay(long firstByteMs, long stallMs, List<Stage> extraStages, Stages.Access access,
                           String... nodeIds) {
+        this(firstByteMs, stallMs, extraStages, access, false, nodeIds);
+    }
+
+    private EmbeddedRelay(long firstByteMs, long stallMs, List<Stage> extraStages, Stages.Access access,
+                          boolean coldOllama, String... nodeIds) {
         timeouts = new Timeouts(nanos::get, firstByteMs, IDLE_MS);
         for (String id : nodeIds) {
             Heartbeat hb = Heartbeat.builder(id, "http://127.0.0.1:" + (9000 + nodes.size())).instance("i1").seq(1L)
-                    .state(NodeState.UP).intervalMs(1000).models(List.of("llama3:8b")).build();
+                    .state(NodeState.UP).intervalMs(1000).models(List.of("llama3:8b"))
+                    .backend(coldOllama ? "ollama" : null).build();
             nodes.add(Node.of(hb, clock.instant(), new InFlight()));
             accept.put(id, Accept.AT_ONCE);
         }
         table = new TableSnapshot(1, nodes);
         pool = new UpstreamPool(this::open, timeouts::nowMs, draining);
-        RouteSelector selector = new RouteSelector(Strategy.ROUND_ROBIN.create(() -> 0L, 0));
+        RouteSelector selector = coldOllama
+                ? new RouteSelector(Strategy.ROUND_ROBIN.create(() -> 0L, 0), io.heartgate.scheduler.status.Ramp.NONE,
+                        () -> 0.0, new io.heartgate.scheduler.proxy.policy.WarmFirst(true, 4), clock)
+                : new RouteSelector(Strategy.ROUND_ROBIN.create(() -> 0L, 0));
         relay = new Relay(pool, timeouts, () -> table, selector, health, health, new RetryPolicy(2), new Targets(), counters,
                 new RequestMetrics(registry), nanos::get, firstByteMs, stallMs, new Rescues());
         List<Stage> stages = new ArrayList<>(extraStages);

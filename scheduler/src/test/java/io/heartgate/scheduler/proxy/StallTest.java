@@ -86,6 +86,25 @@ class StallTest {
     }
 
     @Test
+    void aNodeLoadingTheModelForTheStreamsWaitingOnItIsNotStalled() {
+        relay = EmbeddedRelay.coldOllamaWithStallRule(60_000, STALL_MS, "n1", "n2");
+        Sent first = send(); // both cold and empty: round robin takes n1, which must load the model
+        Sent second = send(); // n1 is warm for it now (loading): the next request queues there
+        assertThat(second.node()).isEqualTo(first.node());
+
+        while (nowMs < 3 * STALL_MS) { // n2 has nothing to do; n1 says nothing for 15 s
+            tick();
+        }
+
+        assertThat(ejected(first.node())).isFalse();
+        assertThat(relay.health.stallCount()).isZero();
+        answer(first.upstream());
+        answer(second.upstream());
+        assertThat(relay.nodes).allSatisfy(n -> assertThat(n.inFlight().loading("llama3:8b")).as("counts given back")
+                .isZero());
+    }
+
+    @Test
     void aSilentNodeIsEjectedWithinACheckOfTheTimeoutAndItsWaitingRequestsMove() {
         relay = EmbeddedRelay.withStallRule(60_000, STALL_MS, "n1", "n2");
         List<EmbeddedChannel> stuck = new ArrayList<>();
