@@ -47,8 +47,8 @@ public final class Keys {
     }
 
     /**
-     * Returns one label per key, in order: {@code sk-abc…} for {@code sk-abcdef123}; a key of six
-     * characters or fewer shows only its first half. Different keys with the same label get
+     * Returns one label per key, in order: {@code sk-abc…} for {@code sk-abcdef123}; a key shows at
+     * most its first six characters and never more than half of itself. Different keys with the same label get
      * {@code #2}, {@code #3} ... by first appearance, so a breakdown never merges two callers.
      */
     public static List<String> labels(List<String> keys) {
@@ -58,7 +58,7 @@ public final class Keys {
         for (String key : keys) {
             String label = byKey.get(key);
             if (label == null) {
-                String base = key.substring(0, key.length() > SHOWN ? SHOWN : key.length() / 2) + "…";
+                String base = key.substring(0, Math.min(SHOWN, key.length() / 2)) + "…";
                 int n = seen.merge(base, 1, Integer::sum);
                 label = n == 1 ? base : base + "#" + n;
                 byKey.put(key, label);
