@@ -241,11 +241,11 @@ final class SimEngine {
         loading = model;
         loadStartNanos = nanos.getAsLong();
         log.debug("Node {} loading model {} ({} ms)", config.name(), model, loadMs);
-        timers.schedule(loadMs, () -> loaded(model));
+        timers.schedule(loadMs, () -> loadDone(model));
         return false;
     }
 
-    private void loaded(String model) {
+    private void loadDone(String model) {
         long now = nanos.getAsLong();
         for (Generation g : waiting) {
             if (g.model.equals(model)) {

@@ -43,19 +43,13 @@ import io.vertx.micrometer.MicrometerMetricsOptions;
 import io.vertx.core.VertxOptions;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.Map;
-import java.util.Set;
 import io.heartgate.protocol.cli.KafkaSettings;
 import io.heartgate.protocol.signing.HeartbeatKeys;
 import io.heartgate.protocol.signing.HeartbeatVerifier;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.common.errors.AuthenticationException;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -167,25 +161,7 @@ public final class Scheduler implements AutoCloseable {
             if (!kafkaClient.isEmpty()) {
                 log.info("Kafka client properties: {}", kafkaClient.summary());
             }
-            Set<String> clientNames = new HashSet<>(ConsumerConfig.configNames());
-            clientNames.addAll(AdminClientConfig.configNames());
-            kafkaClient.unknown(clientNames).forEach(name ->
-                    log.warn("Kafka client property {} is not a consumer or admin setting; ignored", name));
-            Map<String, Object> adminProps = new HashMap<>(kafkaClient.propertiesFor(AdminClientConfig.configNames()));
-            adminProps.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-            adminProps.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30_000);
-            try (Admin kafkaAdmin = Admin.create(adminProps)) {
-                TopicSetup.ensure(kafkaAdmin, config.topic(), config.topicPartitions(), 30_000);
-            } catch (IllegalStateException e) {
-                if (!(e.getCause() instanceof AuthenticationException)) {
-                    throw e;
-                }
-                // Start anyway: discovery logs it once, /readyz says why, and discovery keeps trying
-                // (credentials are often fixed on the broker's side). The topic is then created by the
-                // agents' first records, or by an operator.
-                log.debug("Topic {} not checked: Kafka refuses the scheduler's credentials ({}); discovery says so",
-                        config.topic(), e.getCause().getMessage());
-            }
+            TopicSetup.ensure(bootstrap, kafkaClient, config.topic(), config.topicPartitions());
             NodeTable table = new NodeTable(clock, config.missedHeartbeats(), RENEWAL_PUBLISH_EVERY);
             DiscoveryStats stats = new DiscoveryStats();
             String clientId = "heartgate-scheduler-" + UUID.randomUUID().toString().substring(0, 8);
@@ -262,28 +238,11 @@ public final class Scheduler implements AutoCloseable {
             if (upstreamKey != null) {
                 log.info("Nodes get the key of {} as Authorization: Bearer", config.security().upstreamApiKey());
             }
-            Ramp ramp = Ramp.NONE;
-            if (!config.resilience().slowStart().isZero()) {
-                SlowStart slowStart = new SlowStart(clock, config.resilience().slowStart());
-                table.addListener(slowStart);
-                ramp = slowStart;
-            }
-            RouteSelector selector = new RouteSelector(balancer, ramp, () -> ThreadLocalRandom.current().nextDouble(),
-                    config.warmFirst(), clock);
-            if (config.warmFirst().enabled()) {
-                log.info("Warm first: requests go to nodes holding their model in memory, unless those have more "
-                        + "than {} requests more in flight than the least busy other (--warm-max-load)",
-                        config.warmFirst().maxLoad());
-            }
-            ProxyServer proxyServer = ProxyServer.start(config.proxy(), table::snapshot, selector,
+            ProxyServer proxyServer = ProxyServer.start(config.proxy(), table::snapshot,
+                    routeSelector(config, clock, table, balancer),
                     health, routing, counters, requestMetrics, System::nanoTime, draining,
                     new Stages.Access(apiKeys, upstreamKey, tls != null, config.proxy().allowModelManagement()), tls);
-            io.micrometer.core.instrument.Gauge.builder("heartgate_proxy_client_connections", proxyServer,
-                    ProxyServer::clientConnections).description("Client connections open now (--max-connections)")
-                    .strongReference(true).register(registry);
-            io.micrometer.core.instrument.Gauge.builder("heartgate_proxy_client_buffered_bytes", proxyServer,
-                    ProxyServer::bufferedForClients).description("Response bytes written for clients that their "
-                            + "sockets have not taken yet; bounded by back-pressure").strongReference(true).register(registry);
+            proxyServer.bindTo(registry);
             if (tls != null) {
                 reloader.watch(tls).onChange(renewed -> admin.updateTls(renewed).onFailure(e ->
                         log.warn("The admin port kept its old certificate: {}", e.toString())));
@@ -307,6 +266,22 @@ public final class Scheduler implements AutoCloseable {
             throw e instanceof IllegalStateException ise ? ise
                     : new IllegalStateException("scheduler failed to start: " + e.getMessage(), e);
         }
+    }
+
+    /** Builds the route selector: the strategy, with slow start and warm first as configured. */
+    private static RouteSelector routeSelector(SchedulerConfig config, Clock clock, NodeTable table, Balancer balancer) {
+        Ramp ramp = Ramp.NONE;
+        if (!config.resilience().slowStart().isZero()) {
+            SlowStart slowStart = new SlowStart(clock, config.resilience().slowStart());
+            table.addListener(slowStart);
+            ramp = slowStart;
+        }
+        if (config.warmFirst().enabled()) {
+            log.info("Warm first: requests go to nodes holding their model in memory, unless those have more "
+                    + "than {} requests more in flight than the least busy other (--warm-max-load)",
+                    config.warmFirst().maxLoad());
+        }
+        return new RouteSelector(balancer, ramp, () -> ThreadLocalRandom.current().nextDouble(), config.warmFirst(), clock);
     }
 
     private static boolean isLoopback(String bind) {

@@ -2,13 +2,10 @@ package io.heartgate.scheduler;
 
 import io.heartgate.protocol.InvalidSettingException;
 import io.heartgate.protocol.LogFormat;
-import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.config.SchedulerConfig;
-import io.heartgate.scheduler.config.ResilienceConfig;
 import io.heartgate.scheduler.config.SecurityConfig;
 import io.heartgate.scheduler.demo.Demo;
 import io.heartgate.scheduler.proxy.ProxyConfig;
-import io.heartgate.scheduler.proxy.policy.WarmFirst;
 import io.heartgate.scheduler.proxy.Transport;
 import io.heartgate.scheduler.trust.ApiKeys;
 import io.heartgate.scheduler.trust.UpstreamAllowList;
@@ -35,6 +32,7 @@ import org.slf4j.LoggerFactory;
 import io.heartgate.protocol.cli.Cli;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** Runs a scheduler replica from the command line. Every flag has an environment variable; flags win. */
@@ -160,20 +158,8 @@ public final class SchedulerMain implements Callable<Integer> {
             description = "admin/dashboard/metrics port, 0 = any free port [env SCHEDULER_ADMIN_PORT] (default: 8081)")
     int adminPort;
 
-    @Option(names = "--strategy", defaultValue = "${env:SCHEDULER_STRATEGY:-weighted}",
-            description = "random, round-robin, weighted, least-connections, least-loaded [env SCHEDULER_STRATEGY] "
-                    + "(default: weighted)")
-    String strategy;
-
-    @Option(names = "--warm-first", arity = "0..1", fallbackValue = "true", defaultValue = "${env:SCHEDULER_WARM_FIRST:-true}",
-            description = "send a request to the nodes holding its model in memory when any does, with every "
-                    + "strategy; --warm-first=false turns it off [env SCHEDULER_WARM_FIRST] (default: true)")
-    boolean warmFirst;
-
-    @Option(names = "--warm-max-load", defaultValue = "${env:SCHEDULER_WARM_MAX_LOAD:-4}",
-            description = "warm first gives way when every warm node has more than N requests in flight more than "
-                    + "the least busy cold one [env SCHEDULER_WARM_MAX_LOAD] (default: 4)")
-    int warmMaxLoad;
+    @Mixin
+    RoutingOptions routing;
 
     @Option(names = "--missed-heartbeats", defaultValue = "${env:SCHEDULER_MISSED_HEARTBEATS:-3}",
             description = "a node expires after N of its own intervals without a heartbeat "
@@ -192,23 +178,6 @@ public final class SchedulerMain implements Callable<Integer> {
             description = "how far back heartbeats are read at start; at least the longest expiry "
                     + "[env SCHEDULER_LOOK_BACK] (default: 3m)")
     Duration lookBack;
-
-    @Option(names = "--flap-limit", defaultValue = "${env:SCHEDULER_FLAP_LIMIT:-4}",
-            description = "a node that changes (UP/DOWN, joins/leaves) more than N times in --flap-window is held out "
-                    + "of routing, for a back-off that doubles while it keeps flapping; 0 = off "
-                    + "[env SCHEDULER_FLAP_LIMIT] (default: 4)")
-    int flapLimit;
-
-    @Option(names = "--flap-window", defaultValue = "${env:SCHEDULER_FLAP_WINDOW:-60s}",
-            description = "the window flaps are counted in, and the first hold; a held node is released once steady "
-                    + "for one window [env SCHEDULER_FLAP_WINDOW] (default: 60s)")
-    Duration flapWindow;
-
-    @Option(names = "--slow-start", defaultValue = "${env:SCHEDULER_SLOW_START:-0s}",
-            description = "a node that joins or returns gets a share of new requests that grows from a tenth to its "
-                    + "full share over this long, for servers that are slow until warm; 0s = off "
-                    + "[env SCHEDULER_SLOW_START] (default: 0s)")
-    Duration slowStart;
 
     @Option(names = "--transport", defaultValue = "${env:SCHEDULER_TRANSPORT:-auto}",
             description = "the proxy's I/O: auto (io_uring, else epoll, else nio), io_uring, epoll or nio "
@@ -306,8 +275,8 @@ public final class SchedulerMain implements Callable<Integer> {
             Reloading.load("TLS certificate", "tlsCert", List.of(tlsCert, tlsKey), ServerTls::parse);
         }
         return new SchedulerConfig(kafka, embeddedKafkaPort, embeddedKafkaHost, dataDir, topic, topicPartitions, bind,
-                adminPort, Strategy.parse(strategy), missedHeartbeats, proxy, demo, lookBack,
-                security, new ResilienceConfig(flapLimit, flapWindow, slowStart), new WarmFirst(warmFirst, warmMaxLoad));
+                adminPort, routing.strategy(), missedHeartbeats, proxy, demo, lookBack,
+                security, routing.resilience(), routing.warmFirst());
     }
 
     @Override

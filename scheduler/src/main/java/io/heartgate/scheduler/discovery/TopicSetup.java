@@ -1,16 +1,23 @@
 package io.heartgate.scheduler.discovery;
 
+import io.heartgate.protocol.cli.KafkaSettings;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.AuthenticationException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,6 +31,34 @@ public final class TopicSetup {
     private static final Logger log = LoggerFactory.getLogger(TopicSetup.class);
 
     private TopicSetup() {
+    }
+
+    /**
+     * Checks the operator's Kafka client properties (warning about any that neither the consumer nor
+     * an admin client takes), then {@link #ensure(Admin, String, int, long) ensures} the topic through
+     * an admin client of {@code bootstrap}. Kafka refusing the credentials is not fatal: discovery
+     * logs it once, {@code /readyz} says why, and discovery keeps trying (credentials are often fixed
+     * on the broker's side); the topic is then created by the agents' first records, or by an operator.
+     *
+     * @throws IllegalStateException when the topic cannot be checked or created for another reason
+     */
+    public static void ensure(String bootstrap, KafkaSettings kafkaClient, String topic, int partitions) {
+        Set<String> clientNames = new HashSet<>(ConsumerConfig.configNames());
+        clientNames.addAll(AdminClientConfig.configNames());
+        kafkaClient.unknown(clientNames).forEach(name ->
+                log.warn("Kafka client property {} is not a consumer or admin setting; ignored", name));
+        Map<String, Object> adminProps = new HashMap<>(kafkaClient.propertiesFor(AdminClientConfig.configNames()));
+        adminProps.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        adminProps.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30_000);
+        try (Admin kafkaAdmin = Admin.create(adminProps)) {
+            ensure(kafkaAdmin, topic, partitions, 30_000);
+        } catch (IllegalStateException e) {
+            if (!(e.getCause() instanceof AuthenticationException)) {
+                throw e;
+            }
+            log.debug("Topic {} not checked: Kafka refuses the scheduler's credentials ({}); discovery says so",
+                    topic, e.getCause().getMessage());
+        }
     }
 
     /** Returns the configuration a new heartbeat topic gets, each setting with its reason. */

@@ -38,6 +38,8 @@ final class Exchange implements Timeouts.Watched {
     private Boolean streams;
     /** Whether the request is for its first node only (a model-management call): never retried elsewhere. */
     private boolean pinned;
+    /** Whether answering makes the node load the request's model; worked out once, when first asked. */
+    private Boolean loadsModel;
 
     Exchange(Relay relay, ClientConnection conn, FullHttpRequest req, RequestFacts facts, boolean keepAlive,
              long startNanos) {
@@ -64,7 +66,10 @@ final class Exchange implements Timeouts.Watched {
      * from disk without loading it.
      */
     private boolean loadsModel() {
-        return facts.model() != null && !pinned && !RequestFactsReader.namesModelByName(req.uri());
+        if (loadsModel == null) {
+            loadsModel = facts.model() != null && !pinned && !RequestFactsReader.namesModelByName(req.uri());
+        }
+        return loadsModel;
     }
 
     private void open(boolean pooledOk) {

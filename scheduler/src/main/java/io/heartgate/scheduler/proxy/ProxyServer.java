@@ -9,6 +9,8 @@ import io.heartgate.scheduler.status.Draining;
 import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.table.TableSnapshot;
 import io.heartgate.scheduler.trust.ServerTls;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
@@ -221,6 +223,15 @@ public final class ProxyServer implements AutoCloseable {
             }
         }
         return sum;
+    }
+
+    /** Registers the gauges of the client side: connections open and bytes waiting for slow readers. */
+    public void bindTo(MeterRegistry registry) {
+        Gauge.builder("heartgate_proxy_client_connections", this, ProxyServer::clientConnections)
+                .description("Client connections open now (--max-connections)").strongReference(true).register(registry);
+        Gauge.builder("heartgate_proxy_client_buffered_bytes", this, ProxyServer::bufferedForClients)
+                .description("Response bytes written for clients that their sockets have not taken yet; bounded by "
+                        + "back-pressure").strongReference(true).register(registry);
     }
 
     /** Returns the client connections open now. */

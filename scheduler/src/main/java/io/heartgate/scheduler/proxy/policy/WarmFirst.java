@@ -60,9 +60,15 @@ public record WarmFirst(boolean enabled, int maxLoad) {
             return candidates;
         }
         int warm = 0;
+        int leastBusyWarm = Integer.MAX_VALUE;
+        int leastBusyCold = Integer.MAX_VALUE;
         for (int i = 0; i < candidates.size(); i++) {
-            if (isWarm(candidates.get(i), normalizedModel)) {
+            Node n = candidates.get(i);
+            if (isWarm(n, normalizedModel)) {
                 warm++;
+                leastBusyWarm = Math.min(leastBusyWarm, busy(n));
+            } else {
+                leastBusyCold = Math.min(leastBusyCold, busy(n));
             }
         }
         if (warm == candidates.size()) {
@@ -77,16 +83,6 @@ public record WarmFirst(boolean enabled, int maxLoad) {
             }
             return roomy == 0 || roomy == candidates.size() ? candidates
                     : subset(candidates, normalizedModel, false, roomy, previous);
-        }
-        int leastBusyWarm = Integer.MAX_VALUE;
-        int leastBusyCold = Integer.MAX_VALUE;
-        for (int i = 0; i < candidates.size(); i++) {
-            Node n = candidates.get(i);
-            if (isWarm(n, normalizedModel)) {
-                leastBusyWarm = Math.min(leastBusyWarm, busy(n));
-            } else {
-                leastBusyCold = Math.min(leastBusyCold, busy(n));
-            }
         }
         if ((long) leastBusyWarm > (long) leastBusyCold + maxLoad) {
             return candidates;

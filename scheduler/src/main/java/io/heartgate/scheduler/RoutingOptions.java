@@ -1,0 +1,62 @@
+package io.heartgate.scheduler;
+
+import io.heartgate.scheduler.balancer.Strategy;
+import io.heartgate.scheduler.config.ResilienceConfig;
+import io.heartgate.scheduler.proxy.policy.WarmFirst;
+import java.time.Duration;
+import picocli.CommandLine.Option;
+
+/**
+ * The scheduler's flags for how nodes are chosen: the strategy, warm first, and the damping that
+ * holds flapping or freshly joined nodes back. A picocli mixin of {@link SchedulerMain}; each getter
+ * validates (throwing {@link io.heartgate.protocol.InvalidSettingException} naming its setting).
+ */
+final class RoutingOptions {
+
+    @Option(names = "--strategy", defaultValue = "${env:SCHEDULER_STRATEGY:-weighted}",
+            description = "random, round-robin, weighted, least-connections, least-loaded [env SCHEDULER_STRATEGY] "
+                    + "(default: weighted)")
+    String strategy;
+
+    @Option(names = "--warm-first", arity = "0..1", fallbackValue = "true", defaultValue = "${env:SCHEDULER_WARM_FIRST:-true}",
+            description = "send a request to the nodes holding its model in memory when any does, with every "
+                    + "strategy; --warm-first=false turns it off [env SCHEDULER_WARM_FIRST] (default: true)")
+    boolean warmFirst;
+
+    @Option(names = "--warm-max-load", defaultValue = "${env:SCHEDULER_WARM_MAX_LOAD:-4}",
+            description = "warm first gives way when every warm node has more than N requests in flight more than "
+                    + "the least busy cold one [env SCHEDULER_WARM_MAX_LOAD] (default: 4)")
+    int warmMaxLoad;
+
+    @Option(names = "--flap-limit", defaultValue = "${env:SCHEDULER_FLAP_LIMIT:-4}",
+            description = "a node that changes (UP/DOWN, joins/leaves) more than N times in --flap-window is held out "
+                    + "of routing, for a back-off that doubles while it keeps flapping; 0 = off "
+                    + "[env SCHEDULER_FLAP_LIMIT] (default: 4)")
+    int flapLimit;
+
+    @Option(names = "--flap-window", defaultValue = "${env:SCHEDULER_FLAP_WINDOW:-60s}",
+            description = "the window flaps are counted in, and the first hold; a held node is released once steady "
+                    + "for one window [env SCHEDULER_FLAP_WINDOW] (default: 60s)")
+    Duration flapWindow;
+
+    @Option(names = "--slow-start", defaultValue = "${env:SCHEDULER_SLOW_START:-0s}",
+            description = "a node that joins or returns gets a share of new requests that grows from a tenth to its "
+                    + "full share over this long, for servers that are slow until warm; 0s = off "
+                    + "[env SCHEDULER_SLOW_START] (default: 0s)")
+    Duration slowStart;
+
+    /** Returns the strategy named by {@code --strategy}. */
+    Strategy strategy() {
+        return Strategy.parse(strategy);
+    }
+
+    /** Returns the flap-damping and slow-start settings. */
+    ResilienceConfig resilience() {
+        return new ResilienceConfig(flapLimit, flapWindow, slowStart);
+    }
+
+    /** Returns the warm-first settings. */
+    WarmFirst warmFirst() {
+        return new WarmFirst(warmFirst, warmMaxLoad);
+    }
+}
