@@ -161,6 +161,9 @@ public final class SchedulerMain implements Callable<Integer> {
     @Mixin
     RoutingOptions routing;
 
+    @Mixin
+    OverloadOptions overload;
+
     @Option(names = "--missed-heartbeats", defaultValue = "${env:SCHEDULER_MISSED_HEARTBEATS:-3}",
             description = "a node expires after N of its own intervals without a heartbeat "
                     + "[env SCHEDULER_MISSED_HEARTBEATS] (default: 3)")
@@ -248,7 +251,7 @@ public final class SchedulerMain implements Callable<Integer> {
         ProxyConfig proxy = new ProxyConfig(bind, port, maxBody, retries, connectTimeout, firstByteTimeout, idleTimeout,
                 drainTimeout, ejectAfter, ejectFor, Math.max(1, Runtime.getRuntime().availableProcessors()),
                 Transport.parse(transport), keepAliveTimeout, UpstreamAllowList.parse(allowUpstream), headerTimeout,
-                bodyTimeout, maxConnections, allowModelManagement, stallTimeout);
+                bodyTimeout, maxConnections, allowModelManagement, stallTimeout, overload.maxQueue, overload.queueTimeout);
         proxy.transport().resolve(); // an explicit choice the host lacks: one line and exit 2
         // Files read here too, so that a bad one is one line and exit 2 before anything starts.
         if (apiKeys != null) {

@@ -87,11 +87,11 @@ class SchedulerMainTest {
 
     @Test
     void aBadKeysFileIsOneLineNamingTheFlagAndTheLine(@TempDir Path dir) throws Exception {
-        Path keys = Files.writeString(dir.resolve("keys"), "team " + ApiKeys.hash("k") + " rpm=5\n");
+        Path keys = Files.writeString(dir.resolve("keys"), "team " + ApiKeys.hash("k") + " burst=5\n");
         CommandLineRun run = CommandLineRun.run(SchedulerMain.commandLine(), "--api-keys", keys.toString());
 
         assertThat(run.status()).isEqualTo(2);
-        assertThat(run.err()).startsWith("scheduler: --api-keys: line 1: key 'team': unknown attribute 'rpm=5'")
+        assertThat(run.err()).startsWith("scheduler: --api-keys: line 1: key 'team': unknown attribute 'burst=5'")
                 .doesNotContain("\n");
         CommandLineRun missing = CommandLineRun.run(SchedulerMain.commandLine(), "--upstream-api-key",
                 dir.resolve("absent").toString());

@@ -4,25 +4,34 @@ import io.heartgate.protocol.Load;
 import io.heartgate.scheduler.table.Node;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.random.RandomGenerator;
 
 /**
- * Power of two choices: draws two different candidates at random and picks the one with the lower
- * load score (the first drawn on ties). Comparing two random nodes instead of scanning all keeps a
- * pick constant-time and avoids the herd effect of every scheduler replica sending its next requests
- * to the same "least loaded" node between two heartbeats.
+ * Picks the node with the lowest load score. Up to {@value #SCAN_UP_TO} candidates, every one is
+ * compared, starting at a rotating offset so that ties go round in turn: with few nodes, two random
+ * choices often miss the one free node, and a scan of so few scores costs less than a wrong pick
+ * (time to first token on a node with a queue). Above that, power of two choices: two candidates
+ * drawn at random, the lower score wins, which keeps a pick constant-time over thousands of nodes and
+ * keeps scheduler replicas from herding onto one "least loaded" node between heartbeats.
  *
- * <p>{@code score = (max(localInFlight, reportedInFlight) + reportedQueued + 1) * (1 + kvCacheUsage) / weight}:
- * this scheduler's in-flight count reacts at once, the node's reported figures add what other
- * replicas and clients send it, and a nearly full KV cache doubles the score. Missing figures count
- * as zero.
+ * <p>{@code score = (load + 1) * (1 + kvCacheUsage) / (weight * capacity)}: {@code load} is this
+ * scheduler's requests in flight, which react at once, plus the work the node's heartbeat reported
+ * beyond them (other replicas' and clients': {@link Node#load()}); {@code capacity} is the node's slot
+ * count where it reports one, else 1, so a node with twice the slots takes twice the requests; a
+ * nearly full KV cache doubles the score. Missing figures count as zero.
  */
 final class LeastLoadedBalancer implements Balancer {
 
-    private final RandomGenerator random;
+    /** The most candidates compared one by one; more are sampled two at a time. */
+    static final int SCAN_UP_TO = 32;
 
-    LeastLoadedBalancer(RandomGenerator random) {
+    private final RandomGenerator random;
+    private final AtomicLong rotation;
+
+    LeastLoadedBalancer(RandomGenerator random, long start) {
         this.random = random;
+        this.rotation = new AtomicLong(start);
     }
 
     @Override
@@ -33,6 +42,20 @@ final class LeastLoadedBalancer implements Balancer {
         }
         if (n == 1) {
             return Optional.of(candidates.get(0));
+        }
+        if (n <= SCAN_UP_TO) {
+            int start = (int) Math.floorMod(rotation.getAndIncrement(), (long) n);
+            Node best = candidates.get(start);
+            double bestScore = score(best);
+            for (int k = 1; k < n; k++) {
+                Node c = candidates.get((start + k) % n);
+                double s = score(c);
+                if (s < bestScore) {
+                    best = c;
+                    bestScore = s;
+                }
+            }
+            return Optional.of(best);
         }
         int i = random.nextInt(n);
         int j = random.nextInt(n - 1);
@@ -47,10 +70,8 @@ final class LeastLoadedBalancer implements Balancer {
     /** Returns the load score of a node; lower is better. */
     static double score(Node node) {
         Load load = node.heartbeat().load();
-        int local = node.inFlight().get();
-        int reported = load.inFlight() == null ? 0 : load.inFlight();
-        int queued = load.queued() == null ? 0 : load.queued();
         double kv = load.kvCacheUsage() == null ? 0.0 : load.kvCacheUsage();
-        return (Math.max(local, reported) + queued + 1) * (1.0 + kv) / node.weight();
+        int slots = Math.max(1, node.capacity());
+        return (node.load() + 1) * (1.0 + kv) / ((double) node.weight() * slots);
     }
 }

@@ -15,7 +15,7 @@ public enum Strategy {
     WEIGHTED,
     /** Fewest of this scheduler's requests in flight, relative to weight; ties in rotation. */
     LEAST_CONNECTIONS,
-    /** Power of two choices over a score of in-flight, reported load and KV-cache use, relative to weight. */
+    /** Lowest score of in-flight and reported load against capacity, KV-cache use and weight: every candidate compared when few, two random ones when many. */
     LEAST_LOADED;
 
     /** Returns the command-line name, such as {@code least-connections}. */
@@ -54,7 +54,7 @@ public enum Strategy {
             case ROUND_ROBIN -> new RoundRobinBalancer(counterStart);
             case WEIGHTED -> new SmoothWeightedBalancer();
             case LEAST_CONNECTIONS -> new LeastConnectionsBalancer(counterStart);
-            case LEAST_LOADED -> new LeastLoadedBalancer(random);
+            case LEAST_LOADED -> new LeastLoadedBalancer(random, counterStart);
         };
     }
 }

@@ -12,20 +12,29 @@ import java.util.List;
 final class Attempts {
 
     private final List<String> tried = new ArrayList<>(3);
+    private final Runnable slotFreed;
     private Node node;
     private Node held;
     private String loading;
     private Target target;
     private String lastFailure;
 
+    /** @param slotFreed told whenever a slot on a node of known capacity is given back (the gateway queue) */
+    Attempts(Runnable slotFreed) {
+        this.slotFreed = slotFreed;
+    }
+
     /**
-     * Starts an attempt on the route's node: counts it in flight there and, when {@code loading} is
-     * not {@code null}, as a request waiting for the node to load that model.
+     * Starts an attempt on the route's node: counts it in flight there (or takes over the slot the
+     * route claimed) and, when {@code loading} is not {@code null}, as a request waiting for the node
+     * to load that model.
      */
     void begin(Route.To route, Targets targets, String loading) {
         Node n = route.node();
         tried.add(n.id());
-        n.inFlight().increment();
+        if (!route.held()) {
+            n.inFlight().increment();
+        }
         if (loading != null) {
             n.inFlight().loading(loading, 1);
         }
@@ -44,6 +53,9 @@ final class Attempts {
             if (loading != null) {
                 n.inFlight().loading(loading, -1);
                 loading = null;
+            }
+            if (n.capacity() > 0) {
+                slotFreed.run();
             }
         }
     }

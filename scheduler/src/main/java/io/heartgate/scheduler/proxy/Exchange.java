@@ -1,5 +1,7 @@
 package io.heartgate.scheduler.proxy;
 
+import io.heartgate.scheduler.admission.FairQueue;
+import io.heartgate.scheduler.admission.GatewayQueue;
 import io.heartgate.scheduler.proxy.ProxyCounters.Counter;
 import io.heartgate.scheduler.proxy.policy.ErrorType;
 import io.heartgate.scheduler.proxy.policy.RequestFacts;
@@ -29,7 +31,7 @@ final class Exchange implements Timeouts.Watched {
     private final ClientSide client;
     private final UpstreamSide upstream;
     private final Timeouts.Watch watch;
-    private final Attempts attempts = new Attempts();
+    private final Attempts attempts;
     private final long startNanos;
     private Phase phase = Phase.ROUTING;
     private boolean resent;
@@ -40,6 +42,8 @@ final class Exchange implements Timeouts.Watched {
     private boolean pinned;
     /** Whether answering makes the node load the request's model; worked out once, when first asked. */
     private Boolean loadsModel;
+    /** The retry's place in the gateway queue while every other node is full, else {@code null}. */
+    private FairQueue.Ticket<GatewayQueue.Waiter> queued;
 
     Exchange(Relay relay, ClientConnection conn, FullHttpRequest req, RequestFacts facts, boolean keepAlive,
              long startNanos) {
@@ -50,6 +54,7 @@ final class Exchange implements Timeouts.Watched {
         this.client = new ClientSide(conn, req, keepAlive, relay.counters());
         this.upstream = new UpstreamSide(relay.pool(), this);
         this.watch = relay.timeouts().watch(this);
+        this.attempts = new Attempts(relay.queue()::slotFreed);
         this.startNanos = startNanos;
     }
 
@@ -230,6 +235,10 @@ final class Exchange implements Timeouts.Watched {
 
     /** The client hung up: stop the node's work at once. Never the node's failure. */
     void clientGone() {
+        if (queued != null) {
+            relay.queue().cancel(queued);
+            queued = null;
+        }
         if (phase != Phase.DONE) {
             failed(Failure.CLIENT_GONE, null);
         }
@@ -281,9 +290,77 @@ final class Exchange implements Timeouts.Watched {
         Route r = relay.reroute(facts, attempts.tried());
         if (r instanceof Route.To next) {
             start(next);
+        } else if (r == Route.Refused.FULL) {
+            waitForSlot();
         } else {
             ErrorType error = ((Route.Refused) r).error();
             fail(error, Failures.message(error, facts, attempts, relay.firstByteTimeoutMs()));
+        }
+    }
+
+    /** Every other node for the model is at capacity: the retry waits in the gateway queue, as a first attempt would. */
+    private void waitForSlot() {
+        GatewayQueue queue = relay.queue();
+        FairQueue.Ticket<GatewayQueue.Waiter> t = queue.enqueue(new Retry(), facts.caller() != null ? facts.caller()
+                : conn.remoteIp(), facts.priority());
+        if (t == null) {
+            failOverloaded("every other node serving the model is at capacity and the gateway queue is full (after "
+                    + attempts.lastFailure() + ")", queue.retryAfterSeconds());
+        } else if (t.queued()) {
+            queued = t;
+        }
+    }
+
+    private void failOverloaded(String message, int retryAfterSeconds) {
+        relay.counters().error(ErrorType.OVERLOADED);
+        finish(ErrorType.OVERLOADED.status());
+        conn.exchangeDone(this, client.answer(Answer.error(ErrorType.OVERLOADED, message)
+                .withHeader("Retry-After", Integer.toString(retryAfterSeconds))), client.closesAfter());
+    }
+
+    /** This exchange's retry, waiting in the gateway queue; outcomes hop to its event loop. */
+    private final class Retry implements GatewayQueue.Waiter {
+        @Override
+        public RequestFacts facts() {
+            return facts;
+        }
+
+        @Override
+        public java.util.List<String> tried() {
+            return attempts.tried();
+        }
+
+        @Override
+        public void routed(Route.To route) {
+            conn.channel().eventLoop().execute(() -> {
+                queued = null;
+                if (phase != Phase.ROUTING) { // the client hung up as it left the queue
+                    route.unclaim();
+                    relay.queue().slotFreed();
+                    return;
+                }
+                start(route);
+            });
+        }
+
+        @Override
+        public void refused(Route.Refused refusal) {
+            conn.channel().eventLoop().execute(() -> {
+                queued = null;
+                if (phase == Phase.ROUTING) {
+                    fail(refusal.error(), Failures.message(refusal.error(), facts, attempts, relay.firstByteTimeoutMs()));
+                }
+            });
+        }
+
+        @Override
+        public void timedOut(String message, int retryAfterSeconds) {
+            conn.channel().eventLoop().execute(() -> {
+                queued = null;
+                if (phase == Phase.ROUTING) {
+                    failOverloaded(message, retryAfterSeconds);
+                }
+            });
         }
     }
 

@@ -33,13 +33,16 @@ import java.time.Duration;
  *     off, they are refused with 405
  * @param stallTimeout how long a node may answer nothing while a request waits on it and another node
  *     serving that model answers, before it is ejected as stalled ({@code --stall-timeout}); zero turns the rule off
+ * @param maxQueue requests that may wait per model in the gateway queue while every node for it is at
+ *     capacity ({@code --max-queue}); 0 answers 503 at once
+ * @param queueTimeout the longest a request waits in the gateway queue ({@code --queue-timeout})
  */
 public record ProxyConfig(String bind, int port, long maxBodyBytes, int retries, Duration connectTimeout,
                           Duration firstByteTimeout, Duration idleTimeout, Duration drainTimeout, int ejectAfter,
                           Duration ejectFor, int eventLoops, Transport transport,
                           Duration keepAliveTimeout, UpstreamAllowList allowUpstream, Duration headerTimeout,
                           Duration bodyTimeout, int maxConnections, boolean allowModelManagement,
-                          Duration stallTimeout) {
+                          Duration stallTimeout, int maxQueue, Duration queueTimeout) {
 
     /** Checks ranges; a bad value throws {@link InvalidSettingException} naming its component. */
     public ProxyConfig {
@@ -80,6 +83,10 @@ public record ProxyConfig(String bind, int port, long maxBodyBytes, int retries,
         if (stallTimeout.toMillis() > 0 && stallTimeout.toMillis() < 1000) {
             throw new InvalidSettingException("stallTimeout", "must be 0 (off) or at least 1s");
         }
+        if (maxQueue < 0 || maxQueue > 1_000_000) {
+            throw new InvalidSettingException("maxQueue", "must be 0 to 1000000, was " + maxQueue);
+        }
+        positive("queueTimeout", queueTimeout);
         if (allowUpstream == null) {
             throw new InvalidSettingException("allowUpstream", "must be set (UpstreamAllowList.ALLOW_ALL for none)");
         }

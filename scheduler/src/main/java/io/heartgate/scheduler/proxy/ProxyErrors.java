@@ -23,6 +23,7 @@ final class ProxyErrors {
                 Unpooled.wrappedBuffer(answer.body()));
         r.headers().set(HttpHeaderNames.CONTENT_TYPE, answer.contentType())
                 .setInt(HttpHeaderNames.CONTENT_LENGTH, answer.body().length);
+        answer.headers().forEach((name, value) -> r.headers().set(name, value));
         if (close) {
             r.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
         }

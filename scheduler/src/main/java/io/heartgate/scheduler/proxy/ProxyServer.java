@@ -4,6 +4,7 @@ import io.heartgate.scheduler.health.PassiveHealth;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy;
 import io.heartgate.scheduler.proxy.policy.RouteSelector;
 import io.heartgate.scheduler.proxy.stage.Stage;
+import io.heartgate.scheduler.admission.GatewayQueue;
 import io.heartgate.scheduler.proxy.stage.Stages;
 import io.heartgate.scheduler.status.Draining;
 import io.heartgate.scheduler.status.EjectionView;
@@ -129,7 +130,9 @@ public final class ProxyServer implements AutoCloseable {
         try {
             ChannelGroup upstreams = new DefaultChannelGroup("heartgate-proxy-upstreams", GlobalEventExecutor.INSTANCE);
             AllowedAddresses allowed = new AllowedAddresses(resolver, config.allowUpstream());
-            List<Stage> stages = Stages.standard(table, selector, routing, access);
+            GatewayQueue queue = new GatewayQueue(config.maxQueue(), config.queueTimeout(), nanoTicker,
+                    w -> selector.select(table.get(), w.facts(), w.tried(), routing), metrics.registry());
+            List<Stage> stages = Stages.standard(table, selector, routing, access, queue);
             RequestFactsReader facts = new RequestFactsReader(Stages.fieldsRead(stages));
             RetryPolicy retry = new RetryPolicy(config.retries());
             Targets targets = new Targets();
@@ -142,7 +145,7 @@ public final class ProxyServer implements AutoCloseable {
                 UpstreamPool pool = new UpstreamPool(new UpstreamConnector(loop, transport.socketChannel(), allowed, tls,
                         upstreams, config.connectTimeout()), timeouts::nowMs, draining);
                 loops.put(loop, new Relay(pool, timeouts, table, selector, health, routing, retry, targets, counters, metrics,
-                        nanoTicker, config.firstByteTimeout().toMillis(), config.stallTimeout().toMillis(), rescues));
+                        nanoTicker, config.firstByteTimeout().toMillis(), config.stallTimeout().toMillis(), rescues, queue));
                 Relay relay = loops.get(loop);
                 loop.scheduleAtFixedRate(() -> {
                     try {
@@ -150,6 +153,7 @@ public final class ProxyServer implements AutoCloseable {
                         relay.checkStalls();
                         relay.rescueLost();
                         pool.purge();
+                        queue.sweep();
                     } catch (Throwable t) { // a periodic task that throws is never run again
                         log.error("Proxy sweep failed", t);
                     }

@@ -1,6 +1,7 @@
 package io.heartgate.scheduler.proxy;
 
 import io.heartgate.protocol.NodeState;
+import io.heartgate.scheduler.admission.GatewayQueue;
 import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.table.Node;
 import java.util.Map;
@@ -37,6 +38,7 @@ final class Relay {
     private static final long STALL_CHECK_MS = 1000;
 
     private final Rescues rescues;
+    private final GatewayQueue queue;
     private final long stallTimeoutMs;
     private final List<Timeouts.Watched> stuck = new java.util.ArrayList<>();
     private long nextStallCheckMs;
@@ -45,8 +47,9 @@ final class Relay {
 
     Relay(UpstreamPool pool, Timeouts timeouts, Supplier<TableSnapshot> table, RouteSelector selector,
           PassiveHealth health, EjectionView routing, RetryPolicy retry, Targets targets, ProxyCounters counters, RequestMetrics metrics,
-          LongSupplier nanoTicker, long firstByteTimeoutMs, long stallTimeoutMs, Rescues rescues) {
+          LongSupplier nanoTicker, long firstByteTimeoutMs, long stallTimeoutMs, Rescues rescues, GatewayQueue queue) {
         this.rescues = rescues;
+        this.queue = queue;
         this.stallTimeoutMs = stallTimeoutMs;
         this.pool = pool;
         this.timeouts = timeouts;
@@ -184,6 +187,11 @@ final class Relay {
             counters.add(ProxyCounters.Counter.PANIC_ROUTES);
         }
         attempts.begin(route, targets, selector.loadingFor(route.node(), facts));
+    }
+
+    /** Returns the gateway queue, shared by every loop. */
+    GatewayQueue queue() {
+        return queue;
     }
 
     UpstreamPool pool() {

@@ -113,6 +113,11 @@ public final class RequestMetrics implements TrafficView {
         }
     }
 
+    /** Returns the registry the proxy's other meters (the gateway queue's) go to. */
+    MeterRegistry registry() {
+        return registry;
+    }
+
     @Override
     public long requests(String nodeId) {
         NodeMeters c = byNode.get(nodeId);

@@ -27,6 +27,7 @@ final class StagedCall implements Call {
     private Route.To route;
     private int next;
     private boolean ended;
+    private Runnable cancelHook;
 
     StagedCall(ClientConnection conn, List<Stage> stages, FullHttpRequest request, RequestFacts facts, long startNanos) {
         this.conn = conn;
@@ -108,11 +109,26 @@ final class StagedCall implements Call {
         return ended;
     }
 
+    @Override
+    public void later(Runnable task) {
+        conn.channel().eventLoop().execute(task);
+    }
+
+    @Override
+    public void onCancel(Runnable hook) {
+        cancelHook = hook;
+    }
+
     /** The client went away while a stage still held the request. */
     void cancel() {
         if (!ended) {
             ended = true;
             request.release();
+            Runnable hook = cancelHook;
+            cancelHook = null;
+            if (hook != null) {
+                hook.run();
+            }
         }
     }
 }

@@ -22,6 +22,8 @@ public final class InFlight {
     private volatile long lastAnswerMs = Long.MIN_VALUE;
     /** Model to the wall-clock ms it was last answered for; copied on write, which is rare. */
     private volatile Map<String, Long> servedAtMs = Map.of();
+    /** The most requests in flight since {@link #takePeak()} last ran; written only when exceeded. */
+    private volatile int peak;
     /** Model to this scheduler's requests in flight that the node must load it for; created on first use. */
     private volatile ConcurrentHashMap<String, Integer> loading;
 
@@ -48,7 +50,41 @@ public final class InFlight {
 
     /** Counts one more request. */
     public void increment() {
-        chunk.incrementAndGet(index);
+        notePeak(chunk.incrementAndGet(index));
+    }
+
+    /**
+     * Counts one more request if fewer than {@code limit} are in flight, atomically: a node's slots are
+     * never overbooked by two event loops taking the last one at once. Returns whether it counted.
+     */
+    public boolean tryIncrement(int limit) {
+        while (true) {
+            int c = chunk.get(index);
+            if (c >= limit) {
+                return false;
+            }
+            if (chunk.compareAndSet(index, c, c + 1)) {
+                notePeak(c + 1);
+                return true;
+            }
+        }
+    }
+
+    private void notePeak(int count) {
+        if (count > peak) {
+            peak = count; // racy max: a lost update under-reports by one at most, and only until the next
+        }
+    }
+
+    /**
+     * Returns the most requests in flight since the last call, and starts the next period from the
+     * count now: the table reads it per heartbeat, so that what a node reports beyond this
+     * scheduler's own peak is known to come from elsewhere.
+     */
+    public int takePeak() {
+        int p = Math.max(peak, get());
+        peak = get();
+        return p;
     }
 
     /** Counts one request less; never goes below zero. */

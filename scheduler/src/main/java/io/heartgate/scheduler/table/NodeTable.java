@@ -146,7 +146,8 @@ public final class NodeTable {
             return Outcome.EXPIRED_ON_ARRIVAL;
         }
         if (entry == null) {
-            entries.put(id, new Entry(Node.of(hb, seen, inFlightSlots.forNode(id))));
+            InFlight inFlight = inFlightSlots.forNode(id);
+            entries.put(id, new Entry(Node.of(hb, seen, inFlight, Node.othersOf(hb.load(), inFlight.takePeak()))));
             structuralChange = true;
             log.info("Node {} joined at {} ({}, weight {}, models {})", id, hb.url(), hb.state(), hb.weight(),
                     hb.models().isEmpty() ? "any" : hb.models());
@@ -168,8 +169,9 @@ public final class NodeTable {
         } else {
             renewalChange = true;
         }
+        InFlight inFlight = entry.node.inFlight();
         entry.node = Node.of(hb, seen.isBefore(entry.node.lastSeen()) ? entry.node.lastSeen() : seen,
-                entry.node.inFlight());
+                inFlight, Node.othersOf(hb.load(), inFlight.takePeak()));
         return Outcome.RENEWED;
     }
 

@@ -20,7 +20,7 @@ import java.util.regex.Pattern;
 
 /**
  * The callers allowed on the proxy port ({@code --api-keys FILE}): one key per line,
- * {@code NAME SHA256_HEX [models=MODEL,MODEL...]}, the hash being SHA-256 of the key's UTF-8 bytes in
+ * {@code NAME SHA256_HEX [models=MODEL,MODEL...] [priority=N] [rpm=N] [tpm=N]}, the hash being SHA-256 of the key's UTF-8 bytes in
  * lower-case hex, {@code #} starting a comment. Only hashes are stored, so the file gives no key away.
  * Attributes are {@code key=value}; an unknown one is an error rather than ignored, since a limit
  * silently dropped is worse than a scheduler that does not start.
@@ -33,7 +33,11 @@ import java.util.regex.Pattern;
 public final class ApiKeys {
 
     /** The attributes a key's line may carry. */
-    static final Set<String> ATTRIBUTES = Set.of("models");
+    static final Set<String> ATTRIBUTES = Set.of("models", "priority", "rpm", "tpm");
+    /** The largest priority class, either way; 0 is everyone's default. */
+    static final int MAX_PRIORITY = 1000;
+    /** The largest requests- or tokens-per-minute limit. */
+    static final long MAX_PER_MINUTE = 1_000_000_000L;
 
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]{1,64}");
     private static final Pattern HASH = Pattern.compile("[0-9a-f]{64}");
@@ -44,8 +48,23 @@ public final class ApiKeys {
      *
      * @param name the caller's name, used in logs and metric labels (never the key)
      * @param models the normalised models the key may use; empty for any
+     * @param priority its class in the gateway queue ({@code priority=N}, -1000 to 1000): a higher
+     *     class is always served first; 0 by default
+     * @param rpm requests per minute it may send to this scheduler ({@code rpm=N}); 0 for no limit
+     * @param tpm tokens (prompt and completion) per minute it may use on this scheduler
+     *     ({@code tpm=N}); 0 for no limit
      */
-    public record Key(String name, Set<String> models) {
+    public record Key(String name, Set<String> models, int priority, long rpm, long tpm) {
+
+        /** A key with no priority and no limits. */
+        public Key(String name, Set<String> models) {
+            this(name, models, 0, 0, 0);
+        }
+
+        /** Says whether the key has a request or token limit. */
+        public boolean limited() {
+            return rpm > 0 || tpm > 0;
+        }
 
         /**
          * Returns whether this key may send a request naming {@code model} (normalised, or {@code null}
@@ -127,7 +146,7 @@ public final class ApiKeys {
     private static Entry entry(String line, int number) {
         String[] fields = line.split("\\s+");
         if (fields.length < 2) {
-            throw bad(number, "expected NAME SHA256_HEX [models=MODEL,...]");
+            throw bad(number, "expected NAME SHA256_HEX [models=MODEL,...] [priority=N] [rpm=N] [tpm=N]");
         }
         String name = fields[0];
         if (!NAME.matcher(name).matches()) {
@@ -139,6 +158,9 @@ public final class ApiKeys {
                     + "'java -jar scheduler.jar keys add NAME' prints a valid line");
         }
         Set<String> models = Set.of();
+        int priority = 0;
+        long rpm = 0;
+        long tpm = 0;
         Set<String> seen = new HashSet<>();
         for (int f = 2; f < fields.length; f++) {
             int eq = fields[f].indexOf('=');
@@ -150,9 +172,28 @@ public final class ApiKeys {
             if (!seen.add(attribute)) {
                 throw bad(number, "key '" + name + "': " + attribute + " is given twice");
             }
-            models = models(fields[f].substring(eq + 1), name, number);
+            String value = fields[f].substring(eq + 1);
+            switch (attribute) {
+                case "models" -> models = models(value, name, number);
+                case "priority" -> priority = (int) number(value, -MAX_PRIORITY, MAX_PRIORITY, attribute, name, number);
+                case "rpm" -> rpm = number(value, 1, MAX_PER_MINUTE, attribute, name, number);
+                default -> tpm = number(value, 1, MAX_PER_MINUTE, attribute, name, number);
+            }
         }
-        return new Entry(HexFormat.of().parseHex(hex), new Key(name, models));
+        return new Entry(HexFormat.of().parseHex(hex), new Key(name, models, priority, rpm, tpm));
+    }
+
+    private static long number(String value, long min, long max, String attribute, String name, int line) {
+        try {
+            long n = Long.parseLong(value);
+            if (n >= min && n <= max) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw bad(line, "key '" + name + "': " + attribute + "= must be a whole number from " + min + " to " + max
+                + ", was '" + value + "'");
     }
 
     private static Set<String> models(String list, String name, int number) {

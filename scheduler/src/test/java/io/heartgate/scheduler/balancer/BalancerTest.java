@@ -190,29 +190,60 @@ class BalancerTest {
         assertThat(picks(seeded(Strategy.LEAST_CONNECTIONS), nodes, 6)).isEqualTo("a b c a b c");
     }
 
+    /** A node as the table builds it: what its heartbeat reports beyond this scheduler's own peak (0) is others' work. */
+    private static Node reported(Heartbeat hb) {
+        return Node.of(hb, Instant.parse("2026-11-30T16:00:00Z"), new InFlight(), Node.othersOf(hb.load(), 0));
+    }
+
     @Test
-    void leastLoadedPicksTheLowerScoreOfTwo() {
-        Node idle = node(Beats.of("idle").weight(1).build());
-        Node busy = node(Beats.of("busy").weight(1).load(new Load(4, 10, 0.9)).build());
+    void leastLoadedComparesEveryCandidateWhenFewSoTheOneFreeNodeIsNeverMissed() {
+        Node idle = reported(Beats.of("idle").weight(1).build());
+        Node busy = reported(Beats.of("busy").weight(1).load(new Load(4, 10, 0.9)).build());
+        Node busier = reported(Beats.of("busier").weight(1).load(new Load(4, 12, 0.9)).build());
         Balancer b = seeded(Strategy.LEAST_LOADED);
 
         for (int i = 0; i < 100; i++) {
-            assertThat(b.pick(List.of(busy, idle))).contains(idle);
+            // Power of two choices would draw {busy, busier} a third of the time.
+            assertThat(b.pick(List.of(busy, busier, idle))).contains(idle);
         }
     }
 
     @Test
-    void leastLoadedScoresLocalAndReportedLoadRelativeToWeight() {
-        Node big = node(Beats.of("big").weight(4).load(new Load(4, 0, 0.0)).build());
-        Node small = node(Beats.of("small").weight(1).load(new Load(1, 0, 0.0)).build());
+    void leastLoadedRotatesAmongTies() {
+        List<Node> nodes = List.of(node("a", 1), node("b", 1), node("c", 1));
+        assertThat(picks(seeded(Strategy.LEAST_LOADED), nodes, 6)).isEqualTo("a b c a b c");
+    }
+
+    @Test
+    void leastLoadedSamplesTwoWhenThereAreMany() {
+        List<Node> nodes = new java.util.ArrayList<>();
+        for (int i = 0; i < LeastLoadedBalancer.SCAN_UP_TO + 1; i++) {
+            nodes.add(reported(Beats.of("n" + i).weight(1).load(new Load(i == 0 ? 0 : 5, 0, null)).build()));
+        }
+        Map<String, Integer> counts = count(seeded(Strategy.LEAST_LOADED), nodes, 1000, 0);
+        // The one idle node wins only when drawn: about 2/33 of picks, far from all of them.
+        assertThat(counts.getOrDefault("n0", 0)).isBetween(20, 120);
+    }
+
+    @Test
+    void leastLoadedScoresLoadAgainstWeightAndCapacity() {
+        Node big = reported(Beats.of("big").weight(4).load(new Load(4, 0, 0.0)).build());
+        Node small = reported(Beats.of("small").weight(1).load(new Load(1, 0, 0.0)).build());
         assertThat(LeastLoadedBalancer.score(big)).isEqualTo(5.0 / 4);
         assertThat(LeastLoadedBalancer.score(small)).isEqualTo(2.0);
 
-        Node full = node(Beats.of("full").weight(1).load(new Load(0, 0, 1.0)).build());
+        Node full = reported(Beats.of("full").weight(1).load(new Load(0, 0, 1.0)).build());
         assertThat(LeastLoadedBalancer.score(full)).isEqualTo(2.0);
         full.inFlight().increment();
         full.inFlight().increment();
         assertThat(LeastLoadedBalancer.score(full)).isEqualTo(6.0);
+
+        // Eight slots with four busy beat four slots with three: (4 + 1) / 8 < (3 + 1) / 4.
+        Node wide = reported(Beats.of("wide").weight(1).capacity(8).load(new Load(3, 1, null)).build());
+        Node narrow = reported(Beats.of("narrow").weight(1).capacity(4).load(new Load(3, 0, null)).build());
+        assertThat(LeastLoadedBalancer.score(wide)).isEqualTo(5.0 / 8);
+        assertThat(LeastLoadedBalancer.score(narrow)).isEqualTo(1.0);
+        assertThat(seeded(Strategy.LEAST_LOADED).pick(List.of(narrow, wide))).contains(wide);
     }
 
     // ---- shares over 10,000 picks ---------------------------------------------------------------

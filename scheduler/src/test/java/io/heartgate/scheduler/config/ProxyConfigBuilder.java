@@ -27,6 +27,8 @@ public final class ProxyConfigBuilder {
     private Duration bodyTimeout = Duration.ofSeconds(60);
     private int maxConnections = 10_000;
     private boolean allowModelManagement;
+    private int maxQueue = 1000;
+    private Duration queueTimeout = Duration.ofSeconds(60);
 
     public ProxyConfigBuilder allowModelManagement(boolean allow) {
         this.allowModelManagement = allow;
@@ -83,6 +85,16 @@ public final class ProxyConfigBuilder {
         return this;
     }
 
+    public ProxyConfigBuilder maxQueue(int n) {
+        this.maxQueue = n;
+        return this;
+    }
+
+    public ProxyConfigBuilder queueTimeout(Duration d) {
+        this.queueTimeout = d;
+        return this;
+    }
+
     public ProxyConfigBuilder keepAliveTimeout(Duration d) {
         this.keepAliveTimeout = d;
         return this;
@@ -96,6 +108,6 @@ public final class ProxyConfigBuilder {
     public ProxyConfig build() {
         return new ProxyConfig(bind, port, maxBodyBytes, retries, connectTimeout, firstByteTimeout, idleTimeout,
                 drainTimeout, ejectAfter, ejectFor, eventLoops, transport, keepAliveTimeout, allowUpstream,
-                headerTimeout, bodyTimeout, maxConnections, allowModelManagement, stallTimeout);
+                headerTimeout, bodyTimeout, maxConnections, allowModelManagement, stallTimeout, maxQueue, queueTimeout);
     }
 }

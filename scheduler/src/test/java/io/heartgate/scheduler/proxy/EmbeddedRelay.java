@@ -66,6 +66,7 @@ final class EmbeddedRelay {
     private TableSnapshot table = TableSnapshot.EMPTY;
     final EmbeddedChannel client;
     private final Relay relay;
+    final io.heartgate.scheduler.admission.GatewayQueue queue;
     private final List<Stage> stages;
     private final List<EmbeddedChannel> clients = new ArrayList<>();
 
@@ -122,10 +123,12 @@ final class EmbeddedRelay {
                 ? new RouteSelector(Strategy.ROUND_ROBIN.create(() -> 0L, 0), io.heartgate.scheduler.status.Ramp.NONE,
                         () -> 0.0, new io.heartgate.scheduler.proxy.policy.WarmFirst(true, 4), clock)
                 : new RouteSelector(Strategy.ROUND_ROBIN.create(() -> 0L, 0));
+        queue = new io.heartgate.scheduler.admission.GatewayQueue(1000, java.time.Duration.ofSeconds(60), nanos::get,
+                w -> selector.select(table, w.facts(), w.tried(), health), registry);
         relay = new Relay(pool, timeouts, () -> table, selector, health, health, new RetryPolicy(2), new Targets(), counters,
-                new RequestMetrics(registry), nanos::get, firstByteMs, stallMs, new Rescues());
+                new RequestMetrics(registry), nanos::get, firstByteMs, stallMs, new Rescues(), queue);
         List<Stage> stages = new ArrayList<>(extraStages);
-        stages.addAll(Stages.standard(() -> table, selector, health, access));
+        stages.addAll(Stages.standard(() -> table, selector, health, access, queue));
         this.stages = List.copyOf(stages);
         client = newClient();
     }
@@ -222,7 +225,7 @@ final class EmbeddedRelay {
                 Heartbeat hb = n.heartbeat();
                 next.add(new Node(Heartbeat.builder(hb.nodeId(), hb.url()).instance(hb.instance()).seq(hb.seq() + 1)
                         .state(state).intervalMs(hb.intervalMs()).models(hb.models()).build(), n.lastSeen(), n.models(),
-                        n.loaded(), n.inFlight()));
+                        n.loaded(), n.inFlight(), n.others()));
             }
         }
         nodes.clear();

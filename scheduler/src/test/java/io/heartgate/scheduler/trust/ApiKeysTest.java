@@ -47,6 +47,19 @@ class ApiKeysTest {
     }
 
     @Test
+    void priorityAndLimitsAreReadFromTheKeysLine() {
+        ApiKeys.Key key = ApiKeys.parse("batch " + ApiKeys.hash(KEY) + " priority=-2 rpm=60 tpm=100000 models=llama3\n")
+                .find(KEY);
+        assertThat(key.priority()).isEqualTo(-2);
+        assertThat(key.rpm()).isEqualTo(60);
+        assertThat(key.tpm()).isEqualTo(100_000);
+        assertThat(key.limited()).isTrue();
+        ApiKeys.Key plain = ApiKeys.parse("k " + ApiKeys.hash(KEY)).find(KEY);
+        assertThat(plain.priority()).isZero();
+        assertThat(plain.limited()).isFalse();
+    }
+
+    @Test
     void everyFaultNamesItsLine() {
         String h = ApiKeys.hash(KEY);
         assertFault("a\n", "line 1: expected NAME SHA256_HEX");
@@ -54,7 +67,14 @@ class ApiKeysTest {
         assertFault("team " + h.toUpperCase() + "\n", "line 1: key 'team': the hash must be 64 lower-case hex");
         assertFault("te am" + h + "\n", "line 1:");
         assertFault("t/m " + h + "\n", "line 1: key name 't/m' must be 1 to 64 of A-Za-z0-9._-");
-        assertFault("team " + h + " rpm=10\n", "line 1: key 'team': unknown attribute 'rpm=10' (known: models=...)");
+        assertFault("team " + h + " burst=10\n", "line 1: key 'team': unknown attribute 'burst=10' (known: models=..., "
+                + "priority=..., rpm=..., tpm=...)");
+        assertFault("team " + h + " rpm=0\n", "line 1: key 'team': rpm= must be a whole number from 1 to 1000000000, "
+                + "was '0'");
+        assertFault("team " + h + " tpm=1k\n", "line 1: key 'team': tpm= must be a whole number from 1");
+        assertFault("team " + h + " priority=1001\n", "line 1: key 'team': priority= must be a whole number from -1000 "
+                + "to 1000");
+        assertFault("team " + h + " rpm=5 rpm=6\n", "line 1: key 'team': rpm is given twice");
         assertFault("team " + h + " models\n", "line 1: key 'team': unknown attribute 'models'");
         assertFault("team " + h + " models=a models=b\n", "line 1: key 'team': models is given twice");
         assertFault("team " + h + " models=a,,b\n", "line 1: key 'team': models= has an empty entry");

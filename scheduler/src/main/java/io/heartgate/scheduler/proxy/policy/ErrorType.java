@@ -26,7 +26,11 @@ public enum ErrorType {
     /** 405: a model-management call ({@code /api/pull} and the like) while {@code --allow-model-management} is off. */
     MANAGEMENT_DISABLED(405, "management_disabled"),
     /** 404: a management call's {@code X-Heartgate-Node} names no listed node. */
-    NODE_NOT_FOUND(404, "node_not_found");
+    NODE_NOT_FOUND(404, "node_not_found"),
+    /** 503: every node for the model is at capacity and the gateway queue is full, or the wait ran out. */
+    OVERLOADED(503, "overloaded"),
+    /** 429: the caller's API key is over its requests or tokens per minute. */
+    RATE_LIMITED(429, "rate_limit_exceeded");
 
     private final int status;
     private final String wireName;

@@ -16,9 +16,16 @@ package io.heartgate.scheduler.proxy.policy;
  *     only when a stage asks, {@link Field#MODEL_NAMED_ONCE}): servers disagree on which one counts
  *     (vLLM takes the last {@code model}, Ollama also a {@code MODEL}), so such a body must not pass
  *     a check of the first
+ * @param priority the caller's priority class in the gateway queue (its key's {@code priority=}); 0 by default
  */
 public record RequestFacts(String model, Boolean stream, String sessionKey, Long prefixHash, String caller,
-                           boolean modelNamedTwice) {
+                           boolean modelNamedTwice, int priority) {
+
+    /** Facts in the default priority class. */
+    public RequestFacts(String model, Boolean stream, String sessionKey, Long prefixHash, String caller,
+                        boolean modelNamedTwice) {
+        this(model, stream, sessionKey, prefixHash, caller, modelNamedTwice, 0);
+    }
 
     /** Facts of a body that names its model once (or no check was asked for). */
     public RequestFacts(String model, Boolean stream, String sessionKey, Long prefixHash, String caller) {
@@ -49,12 +56,17 @@ public record RequestFacts(String model, Boolean stream, String sessionKey, Long
 
     /** Returns a copy with the caller's identity. */
     public RequestFacts withCaller(String who) {
-        return new RequestFacts(model, stream, sessionKey, prefixHash, who, modelNamedTwice);
+        return new RequestFacts(model, stream, sessionKey, prefixHash, who, modelNamedTwice, priority);
+    }
+
+    /** Returns a copy with the caller's identity and priority class. */
+    public RequestFacts withCaller(String who, int priorityClass) {
+        return new RequestFacts(model, stream, sessionKey, prefixHash, who, modelNamedTwice, priorityClass);
     }
 
     /** Returns a copy with a session key. */
     public RequestFacts withSessionKey(String key) {
-        return new RequestFacts(model, stream, key, prefixHash, caller, modelNamedTwice);
+        return new RequestFacts(model, stream, key, prefixHash, caller, modelNamedTwice, priority);
     }
 
     /** Returns the model as users write it, without the {@code :latest} that normalising added; "" for none. */

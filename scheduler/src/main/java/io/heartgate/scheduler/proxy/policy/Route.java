@@ -11,17 +11,26 @@ public sealed interface Route {
      * @param panic whether every remaining candidate was ejected, so ejections were ignored
      * @param pinned whether the request is for this node only (a model-management call): never
      *     retried on another
+     * @param held whether one of the node's slots is already counted for the request (a node of known
+     *     capacity, claimed when chosen); the attempt then takes over that count instead of adding one
      */
-    record To(Node node, boolean panic, boolean pinned) implements Route {
+    record To(Node node, boolean panic, boolean pinned, boolean held) implements Route {
 
         /** Send to {@code node}, retried elsewhere as the retry policy says. */
         public To(Node node, boolean panic) {
-            this(node, panic, false);
+            this(node, panic, false, false);
         }
 
         /** Send to {@code node} and to no other. */
         public static To pinned(Node node) {
-            return new To(node, false, true);
+            return new To(node, false, true, false);
+        }
+
+        /** Gives back the slot claimed for a route that will not be sent after all. */
+        public void unclaim() {
+            if (held) {
+                node.inFlight().decrement();
+            }
         }
     }
 
@@ -30,5 +39,7 @@ public sealed interface Route {
         static final Refused NO_UPSTREAM = new Refused(ErrorType.NO_UPSTREAM);
         static final Refused MODEL_NOT_FOUND = new Refused(ErrorType.MODEL_NOT_FOUND);
         static final Refused UNREACHABLE = new Refused(ErrorType.UPSTREAM_UNREACHABLE);
+        /** Every candidate is at its capacity: the request waits in the gateway queue. */
+        public static final Refused FULL = new Refused(ErrorType.OVERLOADED);
     }
 }

@@ -20,7 +20,9 @@ import java.util.function.DoubleSupplier;
  * than every node dead, so they are all tried anyway rather than failing every request until the
  * back-off ends. Refusals: {@code no_upstream} when no node is routable at all, {@code
  * model_not_found} when none serves the model, {@code upstream_unreachable} when every candidate
- * was tried. With slow start, a node warming up stays a candidate only with the probability of its
+ * was tried, and {@code overloaded} ({@link Route.Refused#FULL}) when every candidate of known
+ * capacity is at it: a slot is claimed for the request when it is chosen, so no node is ever sent
+ * more than its capacity by this scheduler. With slow start, a node warming up stays a candidate only with the probability of its
  * share; with {@link WarmFirst}, the nodes holding the model in memory are preferred. Pure apart
  * from the balancer's own rotation state, the random draws and warm first's last list per model;
  * allocates nothing in the common case of a first attempt with no node ejected and none ramping,
@@ -94,14 +96,14 @@ public final class RouteSelector {
         }
         boolean anyEjected = health.anyEjected();
         if (tried.isEmpty() && !anyEjected) {
-            return new Route.To(pick(candidates, facts, snapshot), false);
+            return claim(candidates, facts, snapshot, false);
         }
         List<Node> fresh = untried(candidates, tried);
         if (fresh.isEmpty()) {
             return Route.Refused.UNREACHABLE;
         }
         if (!anyEjected) {
-            return new Route.To(pick(fresh, facts, snapshot), false);
+            return claim(fresh, facts, snapshot, false);
         }
         List<Node> healthy = new ArrayList<>(fresh.size());
         for (Node n : fresh) {
@@ -110,7 +112,41 @@ public final class RouteSelector {
             }
         }
         boolean panic = healthy.isEmpty();
-        return new Route.To(pick(panic ? fresh : healthy, facts, snapshot), panic);
+        return claim(panic ? fresh : healthy, facts, snapshot, panic);
+    }
+
+    /**
+     * Picks among {@code nodes} and, when the node picked has a known capacity, claims one of its
+     * slots atomically. A node of unknown capacity always has room, as before capacity was reported,
+     * so a fleet without it pays one field read. When the pick is full (or another event loop took
+     * its last slot first), the pick is made again among the nodes that still have room; when none
+     * has, {@link Route.Refused#FULL}: the request is to wait in the gateway queue.
+     */
+    private Route claim(List<Node> nodes, RequestFacts facts, TableSnapshot snapshot, boolean panic) {
+        Node n = pick(nodes, facts, snapshot);
+        if (n.capacity() == 0) {
+            return new Route.To(n, panic);
+        }
+        if (n.inFlight().tryIncrement(n.limit())) {
+            return new Route.To(n, panic, false, true);
+        }
+        List<Node> roomy = new ArrayList<>(nodes.size());
+        for (Node other : nodes) {
+            if (other != n && other.hasRoom()) {
+                roomy.add(other);
+            }
+        }
+        while (!roomy.isEmpty()) {
+            n = pick(roomy, facts, snapshot);
+            if (n.capacity() == 0) {
+                return new Route.To(n, panic);
+            }
+            if (n.inFlight().tryIncrement(n.limit())) {
+                return new Route.To(n, panic, false, true);
+            }
+            roomy.remove(n);
+        }
+        return Route.Refused.FULL;
     }
 
     /**

@@ -6,6 +6,9 @@ import io.heartgate.scheduler.proxy.policy.ErrorType;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
  * A whole response the proxy gives itself instead of relaying a node's: an error, or (for later
@@ -15,8 +18,31 @@ import java.io.UncheckedIOException;
  * @param contentType the body's media type
  * @param body the body's bytes; not copied, so not to be changed
  * @param error the error type when this is one of the proxy's own errors (counted by type), else {@code null}
+ * @param headers more response headers, name to value, in order ({@code Retry-After}, rate limits)
  */
-public record Answer(int status, String contentType, byte[] body, ErrorType error) {
+public record Answer(int status, String contentType, byte[] body, ErrorType error, Map<String, String> headers) {
+
+    /** An answer with no header beyond its type and length. */
+    public Answer(int status, String contentType, byte[] body, ErrorType error) {
+        this(status, contentType, body, error, Map.of());
+    }
+
+    /** Returns a copy with the header {@code name: value} too. */
+    public Answer withHeader(String name, String value) {
+        Map<String, String> more = new LinkedHashMap<>(headers);
+        more.put(name, value);
+        return new Answer(status, contentType, body, error, Collections.unmodifiableMap(more));
+    }
+
+    /** Returns a copy with every header of {@code more} too. */
+    public Answer withHeaders(Map<String, String> more) {
+        if (more.isEmpty()) {
+            return this;
+        }
+        Map<String, String> all = new LinkedHashMap<>(headers);
+        all.putAll(more);
+        return new Answer(status, contentType, body, error, Collections.unmodifiableMap(all));
+    }
 
     private static final JsonFactory JSON = new JsonFactory();
 

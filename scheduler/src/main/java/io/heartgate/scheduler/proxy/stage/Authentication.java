@@ -53,7 +53,7 @@ final class Authentication implements Stage {
             call.answer(Answer.error(ErrorType.INVALID_API_KEY, "invalid API key"));
             return;
         }
-        call.facts(call.facts().withCaller(key.name()));
+        call.facts(call.facts().withCaller(key.name(), key.priority()));
         if (!key.models().isEmpty() && call.facts().modelNamedTwice()) {
             log.debug("Request from {} (key {}) refused: its body names the model more than once", call.clientIp(),
                     key.name());

@@ -44,4 +44,13 @@ public interface Call {
 
     /** Returns whether the client is gone or the call was answered; a late stage then does nothing. */
     boolean ended();
+
+    /** Runs {@code task} on the request's event loop, later: how a stage that waited calls back. */
+    void later(Runnable task);
+
+    /**
+     * Runs {@code hook} at once if the client hangs up while a stage holds the request (a queued
+     * request leaves its queue); {@code null} clears it.
+     */
+    void onCancel(Runnable hook);
 }

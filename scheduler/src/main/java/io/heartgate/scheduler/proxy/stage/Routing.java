@@ -1,6 +1,9 @@
 package io.heartgate.scheduler.proxy.stage;
 
+import io.heartgate.scheduler.admission.FairQueue;
+import io.heartgate.scheduler.admission.GatewayQueue;
 import io.heartgate.scheduler.proxy.policy.ErrorType;
+import io.heartgate.scheduler.proxy.policy.RequestFacts;
 import io.heartgate.scheduler.proxy.policy.Route;
 import io.heartgate.scheduler.proxy.policy.RouteSelector;
 import io.heartgate.scheduler.status.EjectionView;
@@ -11,18 +14,23 @@ import java.util.function.Supplier;
 /**
  * Chooses the node of a request's first attempt ({@link RouteSelector} over the table's current
  * snapshot and the passive-health view), or answers {@code no_upstream} or {@code model_not_found}.
- * The relay asks the same selector again for each retry.
+ * When every candidate is at its capacity, or requests for the model already wait, the request
+ * waits in the {@link GatewayQueue} until a slot frees, and is answered 503 {@code overloaded}
+ * with {@code Retry-After} when the queue is full or its wait runs out. The relay asks the same
+ * selector again for each retry.
  */
 final class Routing implements Stage {
 
     private final Supplier<TableSnapshot> table;
     private final RouteSelector selector;
     private final EjectionView health;
+    private final GatewayQueue queue;
 
-    Routing(Supplier<TableSnapshot> table, RouteSelector selector, EjectionView health) {
+    Routing(Supplier<TableSnapshot> table, RouteSelector selector, EjectionView health, GatewayQueue queue) {
         this.table = table;
         this.selector = selector;
         this.health = health;
+        this.queue = queue;
     }
 
     @Override
@@ -31,14 +39,91 @@ final class Routing implements Stage {
             call.proceed(); // pinned by an earlier stage (a management call for one node)
             return;
         }
-        Route route = selector.select(table.get(), call.facts(), List.of(), health);
+        Route route = queue.queued(call.facts().model()) ? Route.Refused.FULL
+                : selector.select(table.get(), call.facts(), List.of(), health);
         if (route instanceof Route.To to) {
             call.route(to);
             call.proceed();
-            return;
+        } else if (route == Route.Refused.FULL) {
+            wait(call);
+        } else {
+            refuse(call, (Route.Refused) route);
         }
-        ErrorType error = ((Route.Refused) route).error();
+    }
+
+    private void wait(Call call) {
+        Queued waiter = new Queued(call);
+        String caller = call.facts().caller() != null ? call.facts().caller() : call.clientIp();
+        FairQueue.Ticket<GatewayQueue.Waiter> ticket = queue.enqueue(waiter, caller, call.facts().priority());
+        if (ticket == null) {
+            call.answer(overloaded("every node serving " + what(call.facts()) + " is at capacity and the gateway queue"
+                    + " is full", queue.retryAfterSeconds()));
+        } else if (ticket.queued()) {
+            call.onCancel(() -> queue.cancel(ticket));
+        }
+    }
+
+    private static String what(RequestFacts facts) {
+        return facts.model() == null ? "any model" : "model '" + facts.displayModel() + "'";
+    }
+
+    /** Returns the 503 {@code overloaded} answer with its {@code Retry-After}. */
+    static Answer overloaded(String message, int retryAfterSeconds) {
+        return Answer.error(ErrorType.OVERLOADED, message).withHeader("Retry-After", Integer.toString(retryAfterSeconds));
+    }
+
+    private static void refuse(Call call, Route.Refused refusal) {
+        ErrorType error = refusal.error();
         call.answer(Answer.error(error, error == ErrorType.NO_UPSTREAM ? "no routable inference node"
-                : "no routable node serves model '" + call.facts().displayModel() + "'"));
+                : "no routable node serves " + what(call.facts())));
+    }
+
+    /** A first attempt waiting in the queue; its outcomes hop to the request's event loop. */
+    private final class Queued implements GatewayQueue.Waiter {
+        private final Call call;
+
+        Queued(Call call) {
+            this.call = call;
+        }
+
+        @Override
+        public RequestFacts facts() {
+            return call.facts();
+        }
+
+        @Override
+        public List<String> tried() {
+            return List.of();
+        }
+
+        @Override
+        public void routed(Route.To route) {
+            call.later(() -> {
+                call.onCancel(null);
+                if (call.ended()) { // hung up as it left the queue: the slot goes to the next
+                    route.unclaim();
+                    queue.slotFreed();
+                    return;
+                }
+                call.route(route);
+                call.proceed();
+            });
+        }
+
+        @Override
+        public void refused(Route.Refused refusal) {
+            call.later(() -> {
+                call.onCancel(null);
+                refuse(call, refusal);
+            });
+        }
+
+        @Override
+        public void timedOut(String message, int retryAfterSeconds) {
+            call.later(() -> {
+                call.onCancel(null);
+                call.answer(overloaded(message, retryAfterSeconds));
+            });
+        }
     }
 }

@@ -1,5 +1,6 @@
 package io.heartgate.scheduler.proxy.stage;
 
+import io.heartgate.scheduler.admission.GatewayQueue;
 import io.heartgate.scheduler.proxy.policy.RouteSelector;
 import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.table.TableSnapshot;
@@ -45,14 +46,14 @@ public final class Stages {
     }
 
     /**
-     * Returns the stages, in order: the caller's key when the access has keys, the node's request
+     * Returns the stages, in order, routing through {@code queue} when every candidate is full: the caller's key when the access has keys, the node's request
      * headers, the nodes' own key when it has one, the model catalogue (answered here), the model-management rule, then the first route. Stages that need
      * the client's headers (authentication reads and removes the caller's key) go before
      * {@code ForwardedHeaders}; stages that shape the route (admission, affinity) go before
      * {@code Routing}, which is always last.
      */
     public static List<Stage> standard(Supplier<TableSnapshot> table, RouteSelector selector, EjectionView health,
-                                       Access access) {
+                                       Access access, GatewayQueue queue) {
         List<Stage> stages = new ArrayList<>(4);
         if (access.keys() != null) {
             stages.add(new Authentication(access.keys()));
@@ -63,7 +64,7 @@ public final class Stages {
         }
         stages.add(new Catalogue(table));
         stages.add(new ModelManagement(table, access.modelManagement()));
-        stages.add(new Routing(table, selector, health));
+        stages.add(new Routing(table, selector, health, queue));
         return List.copyOf(stages);
     }
 }

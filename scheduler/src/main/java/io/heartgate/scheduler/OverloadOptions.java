@@ -1,0 +1,23 @@
+package io.heartgate.scheduler;
+
+import java.time.Duration;
+import picocli.CommandLine.Option;
+
+/**
+ * The scheduler's flags for overload: the gateway queue that holds requests while every node for
+ * their model is at its capacity, and usage accounting. A picocli mixin of {@link SchedulerMain};
+ * the proxy configuration validates the values.
+ */
+final class OverloadOptions {
+
+    @Option(names = "--max-queue", defaultValue = "${env:SCHEDULER_MAX_QUEUE:-1000}",
+            description = "requests that may wait in the gateway, per model, while every node serving it is at its "
+                    + "capacity; one more is answered 503 overloaded; 0 = answer at once [env SCHEDULER_MAX_QUEUE] "
+                    + "(default: 1000)")
+    int maxQueue;
+
+    @Option(names = "--queue-timeout", defaultValue = "${env:SCHEDULER_QUEUE_TIMEOUT:-60s}",
+            description = "the longest a request waits in the gateway queue before it is answered 503 overloaded "
+                    + "[env SCHEDULER_QUEUE_TIMEOUT] (default: 60s)")
+    Duration queueTimeout;
+}

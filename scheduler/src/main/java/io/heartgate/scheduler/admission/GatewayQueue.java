@@ -1,0 +1,273 @@
+package io.heartgate.scheduler.admission;
+
+import io.heartgate.scheduler.proxy.policy.RequestFacts;
+import io.heartgate.scheduler.proxy.policy.Route;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
+
+/**
+ * Holds the requests that found every node for their model at its capacity, in the scheduler
+ * instead of on a GPU node: one {@link FairQueue} per model, each bounded by {@code --max-queue},
+ * with one wait limit ({@code --queue-timeout}). A request leaves the moment a candidate has room:
+ * whenever a slot on a node of known capacity is given back ({@link #slotFreed()}), and on each
+ * sweep ({@link #sweep()}, which also sees heartbeats, joins and ejections end), the queues are
+ * served in order until their next request finds every candidate full again.
+ *
+ * <p>Requests for a model with nothing queued never come here; checking that is one volatile read
+ * while the whole queue is empty (the uncontended path takes no lock and allocates nothing).
+ * While some are queued, a new request for the same model joins the queue rather than taking a
+ * slot ahead of them. Thread-safe: one lock, taken only while something waits.
+ */
+public final class GatewayQueue {
+
+    /**
+     * A request waiting in the queue. Its callbacks run under the queue's lock on whatever thread
+     * freed a slot: each must only hand its outcome to the request's own event loop.
+     */
+    public interface Waiter {
+        /** Returns what routing needs of the request. */
+        RequestFacts facts();
+
+        /** Returns the nodes the request was sent to already (a retry's), in order; empty at first. */
+        List<String> tried();
+
+        /** A candidate had room: the request goes to {@code route}, whose slot is claimed for it. */
+        void routed(Route.To route);
+
+        /** While it waited, every node for its model went away: answer {@code refusal}. */
+        void refused(Route.Refused refusal);
+
+        /** It waited the whole wait limit: answer 503 {@code overloaded} with {@code Retry-After}. */
+        void timedOut(String message, int retryAfterSeconds);
+    }
+
+    private final int maxPerModel;
+    private final long timeoutNanos;
+    private final String timeoutText;
+    private final LongSupplier nanoTicker;
+    private final Function<Waiter, Route> router;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Map<String, FairQueue<Waiter>> byModel = new HashMap<>();
+    private volatile int waiting;
+    /** Mean wait of the requests served lately, in nanoseconds (weight 1/8 to the newest). */
+    private double meanWaitNanos;
+    private boolean again;
+    private final Timer waits;
+    private final Counter served;
+    private final Counter expired;
+    private final Counter gone;
+    private final Counter refused;
+    private final Counter full;
+
+    /**
+     * @param maxPerModel the most requests waiting per model; 0 refuses at once when all are full
+     * @param timeout the longest a request waits
+     * @param nanoTicker the monotonic clock waits are measured on
+     * @param router where a waiting request would go now: a route whose slot is claimed,
+     *     {@link Route.Refused#FULL} while every candidate is full, or another refusal
+     * @param registry where the queue's meters go
+     */
+    public GatewayQueue(int maxPerModel, Duration timeout, LongSupplier nanoTicker, Function<Waiter, Route> router,
+                        MeterRegistry registry) {
+        this.maxPerModel = maxPerModel;
+        this.timeoutNanos = timeout.toNanos();
+        this.timeoutText = io.heartgate.protocol.Durations.format(timeout);
+        this.nanoTicker = nanoTicker;
+        this.router = router;
+        this.waits = Timer.builder("heartgate_queue_wait")
+                .description("Time requests waited in the gateway queue for a free slot, whatever the outcome")
+                .publishPercentileHistogram()
+                .minimumExpectedValue(Duration.ofMillis(1))
+                .maximumExpectedValue(Duration.ofMinutes(10))
+                .register(registry);
+        this.served = exits(registry, "served");
+        this.expired = exits(registry, "timeout");
+        this.gone = exits(registry, "client_gone");
+        this.refused = exits(registry, "refused");
+        this.full = Counter.builder("heartgate_queue_rejected")
+                .description("Requests answered 503 overloaded at once because their model's queue was full")
+                .register(registry);
+        Gauge.builder("heartgate_queue_depth", this, GatewayQueue::depth)
+                .description("Requests waiting in the gateway queue now").register(registry);
+    }
+
+    private static Counter exits(MeterRegistry registry, String outcome) {
+        return Counter.builder("heartgate_queue_exits")
+                .description("Requests that left the gateway queue, by how: served, timeout, client_gone, refused")
+                .tag("outcome", outcome).register(registry);
+    }
+
+    /** Returns the requests waiting now. */
+    public int depth() {
+        return waiting;
+    }
+
+    /**
+     * Says whether requests for {@code model} (normalised, or {@code null}) are waiting, so that a new
+     * one queues behind them; one volatile read while nothing waits.
+     */
+    public boolean queued(String model) {
+        if (waiting == 0) {
+            return false;
+        }
+        lock.lock();
+        try {
+            FairQueue<Waiter> q = byModel.get(key(model));
+            return q != null && !q.isEmpty();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Queues {@code w} for {@code caller} (an API key's name or a client address) in priority class
+     * {@code priority}, then serves the queue at once (a slot may have come free meanwhile). Returns
+     * its ticket, or {@code null} when the model's queue is full: the request is to be answered 503
+     * {@code overloaded} with {@link #retryAfterSeconds()}.
+     */
+    public FairQueue.Ticket<Waiter> enqueue(Waiter w, String caller, int priority) {
+        lock.lock();
+        try {
+            FairQueue<Waiter> q = byModel.computeIfAbsent(key(w.facts().model()), m -> new FairQueue<>(maxPerModel));
+            FairQueue.Ticket<Waiter> t = q.offer(w, caller, priority, nanoTicker.getAsLong());
+            if (t == null) {
+                if (q.isEmpty()) {
+                    byModel.remove(key(w.facts().model()));
+                }
+                full.increment();
+                return null;
+            }
+            waiting++;
+            serve();
+            return t;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Takes out the request of {@code t}, whose client hung up; nothing when it already left. */
+    public void cancel(FairQueue.Ticket<Waiter> t) {
+        lock.lock();
+        try {
+            FairQueue<Waiter> q = byModel.get(key(t.item().facts().model()));
+            if (q != null && q.remove(t)) {
+                waiting--;
+                gone.increment();
+                waits.record(nanoTicker.getAsLong() - t.enqueuedNanos(), TimeUnit.NANOSECONDS);
+                if (q.isEmpty()) {
+                    byModel.remove(key(t.item().facts().model()));
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** A slot on a node of known capacity was given back: serve the queue if anything waits. */
+    public void slotFreed() {
+        if (waiting > 0) {
+            lock.lock();
+            try {
+                serve();
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    /** Answers the requests past the wait limit, then serves the queue; nothing while it is empty. */
+    public void sweep() {
+        if (waiting == 0) {
+            return;
+        }
+        lock.lock();
+        try {
+            long now = nanoTicker.getAsLong();
+            int retryAfter = retryAfterSeconds();
+            for (FairQueue<Waiter> q : new ArrayList<>(byModel.values())) {
+                q.expire(now, timeoutNanos, t -> {
+                    waiting--;
+                    expired.increment();
+                    waits.record(now - t.enqueuedNanos(), TimeUnit.NANOSECONDS);
+                    t.item().timedOut("no node serving the model had a free slot within the queue timeout ("
+                            + timeoutText + ")", retryAfter);
+                });
+            }
+            byModel.values().removeIf(FairQueue::isEmpty);
+            serve();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Returns the seconds a client is told to wait before trying again: the mean wait of the requests
+     * served lately, rounded up, at least 1 and at most the wait limit.
+     */
+    public int retryAfterSeconds() {
+        long limit = Math.max(1, TimeUnit.NANOSECONDS.toSeconds(timeoutNanos));
+        long mean = (long) Math.ceil(meanWaitNanos / 1e9);
+        return (int) Math.max(1, Math.min(limit, mean));
+    }
+
+    /**
+     * Serves the queues, the model whose next request came first (by priority class, then age)
+     * first, each until its next request finds every candidate full. Re-entered from a callback
+     * on the same thread (tests run loops inline), it only asks the outer pass to go round again.
+     */
+    private void serve() {
+        if (lock.getHoldCount() > 1) {
+            again = true;
+            return;
+        }
+        do {
+            again = false;
+            if (waiting == 0) {
+                return;
+            }
+            List<Map.Entry<String, FairQueue<Waiter>>> queues = new ArrayList<>(byModel.entrySet());
+            queues.removeIf(e -> e.getValue().isEmpty());
+            queues.sort(Comparator.comparingInt((Map.Entry<String, FairQueue<Waiter>> e) -> -e.getValue().peek().priority())
+                    .thenComparingLong(e -> e.getValue().peek().enqueuedNanos()));
+            for (Map.Entry<String, FairQueue<Waiter>> e : queues) {
+                FairQueue<Waiter> q = e.getValue();
+                while (!q.isEmpty()) {
+                    FairQueue.Ticket<Waiter> next = q.peek();
+                    Route r = router.apply(next.item());
+                    if (r == Route.Refused.FULL) {
+                        break;
+                    }
+                    q.poll();
+                    waiting--;
+                    long waited = nanoTicker.getAsLong() - next.enqueuedNanos();
+                    waits.record(waited, TimeUnit.NANOSECONDS);
+                    if (r instanceof Route.To to) {
+                        served.increment();
+                        meanWaitNanos += (waited - meanWaitNanos) / 8;
+                        next.item().routed(to);
+                    } else {
+                        refused.increment();
+                        next.item().refused((Route.Refused) r);
+                    }
+                }
+            }
+            byModel.values().removeIf(FairQueue::isEmpty);
+        } while (again);
+    }
+
+    private static String key(String model) {
+        return model == null ? "" : model;
+    }
+}

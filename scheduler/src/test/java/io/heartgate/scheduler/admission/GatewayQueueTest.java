@@ -1,0 +1,208 @@
+package io.heartgate.scheduler.admission;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.heartgate.protocol.Heartbeat;
+import io.heartgate.scheduler.proxy.policy.ErrorType;
+import io.heartgate.scheduler.proxy.policy.RequestFacts;
+import io.heartgate.scheduler.proxy.policy.Route;
+import io.heartgate.scheduler.table.InFlight;
+import io.heartgate.scheduler.table.Node;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class GatewayQueueTest {
+
+    private static final Node NODE = Node.of(Heartbeat.builder("n1", "http://127.0.0.1:1").build(), Instant.EPOCH,
+            new InFlight());
+
+    private long now;
+    /** Free slots per model; the router claims one per route. */
+    private final Map<String, Integer> free = new HashMap<>();
+    private final List<String> outcomes = new ArrayList<>();
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final GatewayQueue queue = new GatewayQueue(3, Duration.ofSeconds(10), () -> now, this::route, registry);
+
+    private Route route(GatewayQueue.Waiter w) {
+        String model = w.facts().model();
+        if (!free.containsKey(model)) {
+            return new Route.Refused(ErrorType.MODEL_NOT_FOUND);
+        }
+        int slots = free.get(model);
+        if (slots == 0) {
+            return Route.Refused.FULL;
+        }
+        free.put(model, slots - 1);
+        return new Route.To(NODE, false, false, true);
+    }
+
+    private final class Waiting implements GatewayQueue.Waiter {
+        final String name;
+        final RequestFacts facts;
+
+        Waiting(String name, String model) {
+            this.name = name;
+            this.facts = RequestFacts.ofModel(model);
+        }
+
+        @Override
+        public RequestFacts facts() {
+            return facts;
+        }
+
+        @Override
+        public List<String> tried() {
+            return List.of();
+        }
+
+        @Override
+        public void routed(Route.To route) {
+            outcomes.add(name + " routed");
+        }
+
+        @Override
+        public void refused(Route.Refused refusal) {
+            outcomes.add(name + " " + refusal.error().wireName());
+        }
+
+        @Override
+        public void timedOut(String message, int retryAfterSeconds) {
+            outcomes.add(name + " timeout retry-after " + retryAfterSeconds);
+        }
+    }
+
+    private FairQueue.Ticket<GatewayQueue.Waiter> enqueue(String name, String model, String caller, int priority) {
+        return queue.enqueue(new Waiting(name, model), caller, priority);
+    }
+
+    @Test
+    void anEmptyQueueTakesNoLockAndQueuesNothing() {
+        assertThat(queue.queued("m")).isFalse();
+        queue.slotFreed();
+        queue.sweep();
+        assertThat(queue.depth()).isZero();
+    }
+
+    @Test
+    void aRequestLeavesTheMomentASlotFreesCallersInTurn() {
+        free.put("m", 0);
+        enqueue("h1", "m", "heavy", 0);
+        enqueue("h2", "m", "heavy", 0);
+        enqueue("l1", "m", "light", 0);
+        assertThat(queue.depth()).isEqualTo(3);
+        assertThat(queue.queued("m")).isTrue();
+        assertThat(queue.queued("other")).isFalse();
+        free.put("m", 1);
+        queue.slotFreed();
+        assertThat(outcomes).containsExactly("h1 routed");
+        free.put("m", 2);
+        queue.slotFreed();
+        assertThat(outcomes).containsExactly("h1 routed", "l1 routed", "h2 routed");
+        assertThat(queue.depth()).isZero();
+        assertThat(registry.get("heartgate_queue_exits").tag("outcome", "served").counter().count()).isEqualTo(3);
+    }
+
+    @Test
+    void aHigherPriorityKeyIsServedFirst() {
+        free.put("m", 0);
+        enqueue("low", "m", "a", 0);
+        enqueue("high", "m", "b", 2);
+        free.put("m", 1);
+        queue.slotFreed();
+        assertThat(outcomes).containsExactly("high routed");
+    }
+
+    @Test
+    void aSlotFreeAlreadyServesTheNewcomerAtOnce() {
+        free.put("m", 1);
+        assertThat(enqueue("x", "m", "a", 0)).isNotNull();
+        assertThat(outcomes).containsExactly("x routed");
+        assertThat(queue.depth()).isZero();
+    }
+
+    @Test
+    void aFullModelQueueRefusesButOthersStillQueue() {
+        free.put("m", 0);
+        free.put("n", 0);
+        for (int i = 0; i < 3; i++) {
+            assertThat(enqueue("m" + i, "m", "a", 0)).isNotNull();
+        }
+        assertThat(enqueue("m3", "m", "a", 0)).isNull();
+        assertThat(enqueue("n0", "n", "a", 0)).isNotNull();
+        assertThat(registry.get("heartgate_queue_rejected").counter().count()).isEqualTo(1);
+        assertThat(queue.depth()).isEqualTo(4);
+    }
+
+    @Test
+    void aModelThatIsFullDoesNotHoldUpAnother() {
+        free.put("m", 0);
+        free.put("n", 0);
+        enqueue("m0", "m", "a", 0);
+        now = 5;
+        enqueue("n0", "n", "a", 0);
+        free.put("n", 1);
+        queue.slotFreed();
+        assertThat(outcomes).containsExactly("n0 routed");
+    }
+
+    @Test
+    void theWaitLimitAnswersOverloadedWithRetryAfterFromRecentWaits() {
+        free.put("m", 0);
+        enqueue("a", "m", "a", 0);
+        now = Duration.ofSeconds(4).toNanos();
+        free.put("m", 1);
+        queue.slotFreed(); // waited 4 s: the mean wait becomes 0.5 s
+        assertThat(queue.retryAfterSeconds()).isEqualTo(1);
+        enqueue("b", "m", "a", 0);
+        now += Duration.ofSeconds(10).toNanos() - 1;
+        queue.sweep();
+        assertThat(outcomes).containsExactly("a routed");
+        now += 1;
+        queue.sweep();
+        assertThat(outcomes).containsExactly("a routed", "b timeout retry-after 1");
+        assertThat(queue.depth()).isZero();
+        assertThat(registry.get("heartgate_queue_wait").timer().count()).isEqualTo(2);
+    }
+
+    @Test
+    void retryAfterFollowsTheMeanWaitUpToTheLimit() {
+        free.put("m", 0);
+        for (int i = 0; i < 40; i++) {
+            enqueue("w" + i, "m", "c" + i, 0);
+            now += Duration.ofSeconds(30).toNanos();
+            free.put("m", 1);
+            queue.slotFreed();
+        }
+        assertThat(queue.retryAfterSeconds()).isEqualTo(10); // the mean tends to 30 s: capped at the 10 s limit
+    }
+
+    @Test
+    void aClientThatHangsUpLeavesAtOnce() {
+        free.put("m", 0);
+        FairQueue.Ticket<GatewayQueue.Waiter> t = enqueue("gone", "m", "a", 0);
+        enqueue("stays", "m", "a", 0);
+        queue.cancel(t);
+        queue.cancel(t);
+        assertThat(queue.depth()).isEqualTo(1);
+        free.put("m", 5);
+        queue.slotFreed();
+        assertThat(outcomes).containsExactly("stays routed");
+        assertThat(registry.get("heartgate_queue_exits").tag("outcome", "client_gone").counter().count()).isEqualTo(1);
+    }
+
+    @Test
+    void aModelWhoseNodesLeftIsRefusedNotKeptWaiting() {
+        free.put("m", 0);
+        enqueue("a", "m", "a", 0);
+        free.remove("m");
+        queue.sweep();
+        assertThat(outcomes).containsExactly("a model_not_found");
+        assertThat(queue.depth()).isZero();
+    }
+}

@@ -1,0 +1,196 @@
+package io.heartgate.scheduler.proxy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.heartgate.protocol.Heartbeat;
+import io.heartgate.protocol.NodeState;
+import io.heartgate.scheduler.balancer.Strategy;
+import io.heartgate.scheduler.config.ProxyConfigBuilder;
+import io.heartgate.scheduler.health.PassiveHealth;
+import io.heartgate.scheduler.proxy.policy.RouteSelector;
+import io.heartgate.scheduler.proxy.stage.Stages;
+import io.heartgate.scheduler.status.Draining;
+import io.heartgate.scheduler.table.NodeTable;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The gateway queue through the real proxy: nodes of known capacity that hold each request until
+ * the test lets it go, so what reaches a node, and when, is exact.
+ */
+class GatewayQueueIT {
+
+    private static final String CHAT = "{\"model\":\"llama3:8b\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+
+    private final List<AutoCloseable> closing = new ArrayList<>();
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final Semaphore release = new Semaphore(0);
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private ProxyServer proxy;
+
+    @AfterEach
+    void tearDown() throws Exception {
+        release.release(1000);
+        if (proxy != null) {
+            proxy.close();
+        }
+        for (AutoCloseable c : closing) {
+            c.close();
+        }
+
+    }
+
+    /** A node that answers each request once the test releases one permit, or after 20 s. */
+    private RawNode holdingNode() throws IOException {
+        RawNode n = new RawNode((req, out) -> {
+            try {
+                release.tryAcquire(20, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            RawNode.respond(out, "200 OK", "", "{\"done\":true}");
+            return true;
+        });
+        closing.add(n);
+        return n;
+    }
+
+    private void start(int capacity, UnaryOperator<ProxyConfigBuilder> config, RawNode... nodes) {
+        NodeTable table = new NodeTable(Clock.systemUTC(), 3, Duration.ofMillis(50));
+        for (int i = 0; i < nodes.length; i++) {
+            table.apply(Heartbeat.builder("n" + (i + 1), nodes[i].url()).instance("i1").seq(1L).state(NodeState.UP)
+                    .intervalMs(60_000).models(List.of("llama3:8b")).capacity(capacity).build(), Instant.now());
+        }
+        table.publish();
+        ProxyConfig c = config.apply(new ProxyConfigBuilder()).build();
+        PassiveHealth health = new PassiveHealth(Clock.systemUTC(), c.ejectAfter(), c.ejectFor(), Duration.ofMinutes(5));
+        proxy = ProxyServer.start(c, table::snapshot, new RouteSelector(Strategy.LEAST_CONNECTIONS.create()), health,
+                health, new ProxyCounters(), new RequestMetrics(registry), System::nanoTime, new Draining(),
+                Stages.Access.OPEN, null);
+    }
+
+    private CompletableFuture<HttpResponse<String>> chat() {
+        HttpRequest req = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + proxy.port() + "/v1/chat/completions"))
+                .timeout(Duration.ofSeconds(30)).header("content-type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(CHAT)).build();
+        return http.sendAsync(req, HttpResponse.BodyHandlers.ofString());
+    }
+
+    private double depth() {
+        return registry.get("heartgate_queue_depth").gauge().value();
+    }
+
+    private double exits(String outcome) {
+        return registry.get("heartgate_queue_exits").tag("outcome", outcome).counter().count();
+    }
+
+    @Test
+    void withEveryNodeAtCapacityTheNextRequestWaitsThenCompletesWhenOneFrees() throws Exception {
+        RawNode a = holdingNode();
+        RawNode b = holdingNode();
+        start(1, c -> c, a, b);
+        CompletableFuture<HttpResponse<String>> first = chat();
+        CompletableFuture<HttpResponse<String>> second = chat();
+        await().atMost(Duration.ofSeconds(10)).until(() -> a.seen.size() + b.seen.size() == 2);
+        CompletableFuture<HttpResponse<String>> third = chat();
+        await().atMost(Duration.ofSeconds(10)).until(() -> depth() == 1.0);
+        assertThat(a.seen.size() + b.seen.size()).as("no node is sent more than its one slot").isEqualTo(2);
+        assertThat(third).isNotDone();
+
+        release.release(1); // one of the first two ends: the third leaves the queue for the freed slot
+        await().atMost(Duration.ofSeconds(10)).until(() -> a.seen.size() + b.seen.size() == 3);
+        assertThat(depth()).isZero();
+        assertThat(a.seen).hasSizeLessThanOrEqualTo(2);
+        assertThat(b.seen).hasSizeLessThanOrEqualTo(2);
+        release.release(2);
+        for (CompletableFuture<HttpResponse<String>> f : List.of(first, second, third)) {
+            HttpResponse<String> r = f.get(10, TimeUnit.SECONDS);
+            assertThat(r.statusCode()).isEqualTo(200);
+            assertThat(r.body()).isEqualTo("{\"done\":true}");
+        }
+        assertThat(exits("served")).isEqualTo(1.0);
+        assertThat(registry.get("heartgate_queue_wait").timer().count()).isEqualTo(1);
+    }
+
+    @Test
+    void aFullQueueAnswers503OverloadedWithRetryAfter() throws Exception {
+        RawNode a = holdingNode();
+        start(1, c -> c.maxQueue(1), a);
+        CompletableFuture<HttpResponse<String>> first = chat();
+        await().atMost(Duration.ofSeconds(10)).until(() -> a.seen.size() == 1);
+        CompletableFuture<HttpResponse<String>> queued = chat();
+        await().atMost(Duration.ofSeconds(10)).until(() -> depth() == 1.0);
+
+        HttpResponse<String> refused = chat().get(10, TimeUnit.SECONDS);
+        assertThat(refused.statusCode()).isEqualTo(503);
+        assertThat(refused.body()).contains("\"type\":\"overloaded\"").contains("gateway queue is full");
+        assertThat(refused.headers().firstValue("retry-after")).hasValue("1");
+        assertThat(registry.get("heartgate_queue_rejected").counter().count()).isEqualTo(1.0);
+        assertThat(a.seen).hasSize(1);
+
+        release.release(2);
+        assertThat(first.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        assertThat(queued.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void aRequestPastTheQueueTimeoutIsAnswered503OverloadedAndNeverReachesANode() throws Exception {
+        RawNode a = holdingNode();
+        start(1, c -> c.queueTimeout(Duration.ofMillis(300)), a);
+        CompletableFuture<HttpResponse<String>> first = chat();
+        await().atMost(Duration.ofSeconds(10)).until(() -> a.seen.size() == 1);
+        HttpResponse<String> late = chat().get(10, TimeUnit.SECONDS);
+        assertThat(late.statusCode()).isEqualTo(503);
+        assertThat(late.body()).contains("\"type\":\"overloaded\"").contains("queue timeout (300ms)");
+        assertThat(late.headers().firstValue("retry-after")).isPresent();
+        assertThat(exits("timeout")).isEqualTo(1.0);
+        release.release(1);
+        assertThat(first.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        assertThat(a.seen).hasSize(1);
+    }
+
+    @Test
+    void aClientThatHangsUpWhileQueuedLeavesTheQueueAtOnce() throws Exception {
+        RawNode a = holdingNode();
+        start(1, c -> c, a);
+        CompletableFuture<HttpResponse<String>> first = chat();
+        await().atMost(Duration.ofSeconds(10)).until(() -> a.seen.size() == 1);
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), proxy.port())) {
+            byte[] body = CHAT.getBytes(StandardCharsets.UTF_8);
+            s.getOutputStream().write(("POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+                    + "content-length: " + body.length + "\r\n\r\n").getBytes(StandardCharsets.UTF_8));
+            s.getOutputStream().write(body);
+            s.getOutputStream().flush();
+            await().atMost(Duration.ofSeconds(10)).until(() -> depth() == 1.0);
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> depth() == 0.0);
+        assertThat(exits("client_gone")).isEqualTo(1.0);
+        release.release(1);
+        assertThat(first.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        // The slot it would have had is free: the next request goes straight to the node.
+        CompletableFuture<HttpResponse<String>> next = chat();
+        await().atMost(Duration.ofSeconds(10)).until(() -> a.seen.size() == 2);
+        release.release(1);
+        assertThat(next.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        assertThat(exits("served")).isZero();
+    }
+}

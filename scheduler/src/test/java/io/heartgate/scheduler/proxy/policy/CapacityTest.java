@@ -1,0 +1,144 @@
+package io.heartgate.scheduler.proxy.policy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.heartgate.protocol.Heartbeat;
+import io.heartgate.protocol.Load;
+import io.heartgate.scheduler.balancer.Strategy;
+import io.heartgate.scheduler.status.EjectionView;
+import io.heartgate.scheduler.table.InFlight;
+import io.heartgate.scheduler.table.Node;
+import io.heartgate.scheduler.table.TableSnapshot;
+import java.time.Instant;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Capacity on plain snapshots: a slot is claimed per route, never more than the node has. */
+class CapacityTest {
+
+    private static final Instant NOW = Instant.parse("2026-12-01T10:00:00Z");
+
+    private static Heartbeat hb(String id, Integer capacity, Load load) {
+        return Heartbeat.builder(id, "http://" + id + ":8000").instance("i1").seq(1L).intervalMs(1000)
+                .capacity(capacity).load(load).build();
+    }
+
+    private static Node node(String id, Integer capacity) {
+        return Node.of(hb(id, capacity, Load.UNKNOWN), NOW, new InFlight());
+    }
+
+    private final RouteSelector selector = new RouteSelector(Strategy.ROUND_ROBIN.create(() -> 0L, 0));
+
+    private Route select(TableSnapshot t, List<String> tried) {
+        return selector.select(t, RequestFacts.NONE, tried, EjectionView.NONE);
+    }
+
+    @Test
+    void aNodeOfKnownCapacityIsNeverSentMoreThanItsSlots() {
+        Node a = node("a", 2);
+        Node b = node("b", 1);
+        TableSnapshot t = new TableSnapshot(1, List.of(a, b));
+        for (int i = 0; i < 3; i++) {
+            Route r = select(t, List.of());
+            assertThat(r).isInstanceOf(Route.To.class);
+            assertThat(((Route.To) r).held()).isTrue();
+        }
+        assertThat(a.inFlight().get()).isEqualTo(2);
+        assertThat(b.inFlight().get()).isEqualTo(1);
+        assertThat(select(t, List.of())).isSameAs(Route.Refused.FULL);
+        assertThat(a.inFlight().get()).isEqualTo(2);
+        new Route.To(b, false, false, true).unclaim();
+        Route r = select(t, List.of());
+        assertThat(((Route.To) r).node().id()).isEqualTo("b");
+    }
+
+    @Test
+    void aFullPickGivesWayToANodeWithRoom() {
+        Node a = node("a", 1);
+        Node b = node("b", 1);
+        a.inFlight().increment();
+        TableSnapshot t = new TableSnapshot(1, List.of(a, b));
+        Route r = select(t, List.of()); // round robin starts at a, which is full
+        assertThat(((Route.To) r).node().id()).isEqualTo("b");
+        assertThat(b.inFlight().get()).isEqualTo(1);
+    }
+
+    @Test
+    void unknownCapacityKeepsTodaysBehaviourAndClaimsNothing() {
+        Node a = node("a", null);
+        TableSnapshot t = new TableSnapshot(1, List.of(a));
+        for (int i = 0; i < 100; i++) {
+            Route.To r = (Route.To) select(t, List.of());
+            assertThat(r.held()).isFalse();
+        }
+        assertThat(a.inFlight().get()).isZero();
+        assertThat(a.limit()).isEqualTo(Integer.MAX_VALUE);
+        assertThat(a.hasRoom()).isTrue();
+    }
+
+    @Test
+    void aFullNodeOfKnownCapacitySendsTheRequestToOneOfUnknownCapacity() {
+        Node a = node("a", 1);
+        Node b = node("b", null);
+        a.inFlight().increment();
+        Route.To r = (Route.To) select(new TableSnapshot(1, List.of(a, b)), List.of());
+        assertThat(r.node().id()).isEqualTo("b");
+        assertThat(r.held()).isFalse();
+    }
+
+    @Test
+    void aRetryFindingEveryOtherNodeFullIsToWait() {
+        Node a = node("a", 4);
+        Node b = node("b", 1);
+        b.inFlight().increment();
+        assertThat(select(new TableSnapshot(1, List.of(a, b)), List.of("a"))).isSameAs(Route.Refused.FULL);
+    }
+
+    @Test
+    void whatANodeReportsBeyondThisSchedulersOwnPeakTakesItsSlots() {
+        InFlight own = new InFlight();
+        own.increment();
+        own.increment(); // peak 2
+        own.decrement();
+        // The node reports 3 running and 2 waiting: 5, of which this scheduler's peak explains 2.
+        int others = Node.othersOf(new Load(3, 2, null), own.takePeak());
+        assertThat(others).isEqualTo(3);
+        Node n = Node.of(hb("n", 4, new Load(3, 2, null)), NOW, own, others);
+        assertThat(n.limit()).isEqualTo(1);
+        assertThat(n.load()).isEqualTo(4);
+        assertThat(n.hasRoom()).isFalse(); // one of ours in flight, the limit is one
+        own.decrement();
+        assertThat(n.hasRoom()).isTrue();
+        // Each period starts from the count at its start: one was in flight then, none since.
+        assertThat(own.takePeak()).isEqualTo(1);
+        assertThat(own.takePeak()).isZero();
+        assertThat(Node.othersOf(new Load(1, null, null), 2)).isZero();
+        assertThat(Node.othersOf(Load.UNKNOWN, 0)).isZero();
+    }
+
+    @Test
+    void othersBeyondTheCapacityLeaveNoSlot() {
+        Node n = Node.of(hb("n", 2, new Load(5, 0, null)), NOW, new InFlight(), 5);
+        assertThat(n.limit()).isZero();
+        assertThat(select(new TableSnapshot(1, List.of(n)), List.of())).isSameAs(Route.Refused.FULL);
+    }
+
+    @Test
+    void twoThreadsRacingForTheLastSlotsNeverOverbookIt() throws Exception {
+        Node a = node("a", 50);
+        TableSnapshot t = new TableSnapshot(1, List.of(a));
+        RouteSelector shared = new RouteSelector(Strategy.LEAST_CONNECTIONS.create(() -> 0L, 0));
+        Runnable grab = () -> {
+            for (int i = 0; i < 1000; i++) {
+                shared.select(t, RequestFacts.NONE, List.of(), EjectionView.NONE);
+            }
+        };
+        Thread one = new Thread(grab);
+        Thread two = new Thread(grab);
+        one.start();
+        two.start();
+        one.join(10_000);
+        two.join(10_000);
+        assertThat(a.inFlight().get()).isEqualTo(50);
+    }
+}
