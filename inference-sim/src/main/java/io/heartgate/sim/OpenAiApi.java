@@ -104,6 +104,7 @@ final class OpenAiApi implements Dialect {
                     .put("embedding", Requests.json(engine.embedding(model, inputs.get().get(i)))));
         }
         int promptTokens = Requests.promptTokens(inputs.get());
+        engine.usageReported(promptTokens, 0);
         Requests.json(ctx, 200, new JsonObject()
                 .put("object", "list")
                 .put("id", id("embd-", engine.nextRequestNumber()))
@@ -233,7 +234,9 @@ final class OpenAiApi implements Dialect {
                     .put("model", ask.model());
         }
 
+        /** Returns the usage object, in vLLM's field order, and counts what it reports. */
         private JsonObject usage(Generation g) {
+            engine.usageReported(ask.promptTokens(), g.sent());
             return new JsonObject()
                     .put("prompt_tokens", ask.promptTokens())
                     .put("total_tokens", ask.promptTokens() + g.sent())

@@ -39,6 +39,10 @@ final class PrometheusText {
         counter(sb, "sim_dropped_connections_total", "Connections cut by the dropAfterTokens fault.",
                 stats.droppedConnections.sum());
         counter(sb, "sim_tokens_sent_total", "Tokens generated and sent.", stats.tokensSent.sum());
+        counter(sb, "sim_usage_prompt_tokens_total", "Prompt tokens reported in answers' usage figures.",
+                stats.usagePromptTokens.sum());
+        counter(sb, "sim_usage_completion_tokens_total", "Completion tokens reported in answers' usage figures.",
+                stats.usageCompletionTokens.sum());
         counter(sb, "sim_completed_requests_total", "Generations that ran to the end.", stats.completed.sum());
         counter(sb, "sim_injected_errors_total", "Requests answered with an injected error status.",
                 stats.injectedErrors.sum());

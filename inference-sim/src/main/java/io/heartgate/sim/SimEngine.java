@@ -63,6 +63,12 @@ final class SimEngine {
      * @param faults read afresh at each decision, so a change applies from the next token on
      * @param nanos monotonic nanoseconds, for the durations reported
      */
+    /** Notes the token counts an answer reported in its usage figures: what a gateway's accounting must match. */
+    void usageReported(int promptTokens, int completionTokens) {
+        stats.usagePromptTokens.add(promptTokens);
+        stats.usageCompletionTokens.add(completionTokens);
+    }
+
     SimEngine(SimConfig config, Supplier<Faults> faults, LongSupplier nanos, Timers timers, SimStats stats) {
         this.config = config;
         this.faults = faults;

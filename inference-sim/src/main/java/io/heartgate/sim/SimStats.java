@@ -22,6 +22,10 @@ final class SimStats {
     final LongAdder unauthorized = new LongAdder();
     final LongAdder modelLoads = new LongAdder();
     final LongAdder modelEvictions = new LongAdder();
+    /** Prompt tokens reported in usage figures (OpenAI {@code usage}, Ollama {@code prompt_eval_count}). */
+    final LongAdder usagePromptTokens = new LongAdder();
+    /** Completion tokens reported in usage figures (OpenAI {@code usage}, Ollama {@code eval_count}). */
+    final LongAdder usageCompletionTokens = new LongAdder();
 
     void request(String endpoint) {
         requestsByEndpoint.computeIfAbsent(endpoint, k -> new LongAdder()).increment();
@@ -51,6 +55,8 @@ final class SimStats {
                 .put("modelNotFound", modelNotFound.sum())
                 .put("modelLoads", modelLoads.sum())
                 .put("modelEvictions", modelEvictions.sum())
+                .put("usage", new JsonObject().put("promptTokens", usagePromptTokens.sum())
+                        .put("completionTokens", usageCompletionTokens.sum()))
                 .put("loaded", new JsonArray(loaded));
     }
 }

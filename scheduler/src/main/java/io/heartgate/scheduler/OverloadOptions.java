@@ -20,4 +20,10 @@ final class OverloadOptions {
             description = "the longest a request waits in the gateway queue before it is answered 503 overloaded "
                     + "[env SCHEDULER_QUEUE_TIMEOUT] (default: 60s)")
     Duration queueTimeout;
+
+    @Option(names = "--force-usage", arity = "0..1", fallbackValue = "true",
+            defaultValue = "${env:SCHEDULER_FORCE_USAGE:-false}",
+            description = "add stream_options.include_usage to OpenAI streaming requests that have no stream_options, "
+                    + "so the nodes report the tokens of streams too [env SCHEDULER_FORCE_USAGE] (default: false)")
+    boolean forceUsage;
 }

@@ -241,7 +241,8 @@ public final class Scheduler implements AutoCloseable {
             ProxyServer proxyServer = ProxyServer.start(config.proxy(), table::snapshot,
                     routeSelector(config, clock, table, balancer),
                     health, routing, counters, requestMetrics, System::nanoTime, draining,
-                    new Stages.Access(apiKeys, upstreamKey, tls != null, config.proxy().allowModelManagement()), tls);
+                    new Stages.Access(apiKeys, upstreamKey, tls != null, config.proxy().allowModelManagement(),
+                            config.proxy().forceUsage()), tls);
             proxyServer.bindTo(registry);
             if (tls != null) {
                 reloader.watch(tls).onChange(renewed -> admin.updateTls(renewed).onFailure(e ->

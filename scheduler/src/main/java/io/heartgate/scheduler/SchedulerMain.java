@@ -251,7 +251,8 @@ public final class SchedulerMain implements Callable<Integer> {
         ProxyConfig proxy = new ProxyConfig(bind, port, maxBody, retries, connectTimeout, firstByteTimeout, idleTimeout,
                 drainTimeout, ejectAfter, ejectFor, Math.max(1, Runtime.getRuntime().availableProcessors()),
                 Transport.parse(transport), keepAliveTimeout, UpstreamAllowList.parse(allowUpstream), headerTimeout,
-                bodyTimeout, maxConnections, allowModelManagement, stallTimeout, overload.maxQueue, overload.queueTimeout);
+                bodyTimeout, maxConnections, allowModelManagement, stallTimeout, overload.maxQueue, overload.queueTimeout,
+                overload.forceUsage);
         proxy.transport().resolve(); // an explicit choice the host lacks: one line and exit 2
         // Files read here too, so that a bad one is one line and exit 2 before anything starts.
         if (apiKeys != null) {

@@ -105,6 +105,7 @@ public final class AdminServer extends VerticleBase {
         router.get("/readyz").handler(this::readyz);
         router.get("/admin/nodes").handler(ctx -> json(ctx, 200, nodes(table.snapshot(), clock.instant())));
         router.get("/admin/models").handler(ctx -> json(ctx, 200, ModelsView.of(table.snapshot())));
+        router.get("/admin/keys").handler(ctx -> json(ctx, 200, new JsonObject().put("keys", keys())));
         router.get("/metrics").handler(ctx -> ctx.response()
                 .putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")
                 .end(registry.scrape()));
@@ -185,8 +186,17 @@ public final class AdminServer extends VerticleBase {
                         .put("lag", d.lag())
                         .put("lastContactAgeMs", d.lastContact() == null || d.lastContact().equals(Instant.MIN) ? null
                                 : Duration.between(d.lastContact(), now).toMillis()))
-                .put("draining", draining.getAsBoolean());
+                .put("draining", draining.getAsBoolean())
+                .put("keys", keys());
         return Buffer.buffer("data: " + state.encode() + "\n\n");
+    }
+
+    /** Returns the requests and tokens per API key ("" for callers without one), by name. */
+    private io.vertx.core.json.JsonArray keys() {
+        io.vertx.core.json.JsonArray keys = new io.vertx.core.json.JsonArray();
+        traffic.keyTotals().forEach((name, t) -> keys.add(new JsonObject().put("key", name).put("requests", t.requests())
+                .put("promptTokens", t.promptTokens()).put("completionTokens", t.completionTokens())));
+        return keys;
     }
 
     private static String resource(String path) {

@@ -68,6 +68,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
     private long lastActivityMs;
     private String remoteIp = "unknown";
     private StagedCall staging;
+    /** The end of the current response's body, for usage accounting. */
+    private final BodyTail tail = new BodyTail();
     private Exchange current;
     private ArrayDeque<FullHttpRequest> queued;
     /** Set once a request could not be framed: whatever follows on this connection is not read as requests. */
@@ -212,11 +214,12 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
     /**
      * The stages passed {@code request} on: the relay takes it to the node of {@code route};
      * {@code keepAlive} is whether the client asked to keep its connection, {@code startNanos} when
-     * the request arrived.
+     * the request arrived, {@code extraHeaders} what every answer to it carries.
      */
-    void relay(FullHttpRequest request, RequestFacts facts, Route.To route, boolean keepAlive, long startNanos) {
+    void relay(FullHttpRequest request, RequestFacts facts, Route.To route, boolean keepAlive, long startNanos,
+               java.util.Map<String, String> extraHeaders) {
         staging = null;
-        current = new Exchange(relay, this, request, facts, keepAlive, startNanos);
+        current = new Exchange(relay, this, request, facts, keepAlive, startNanos, extraHeaders);
         current.start(route);
     }
 
@@ -227,6 +230,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
             counters.error(answer.error());
         }
         relay.metrics().recordCaller(caller, answer.status());
+        relay.usage().answered(caller, null, answer.status());
         boolean close = !keepAlive || draining();
         request.release();
         responded(ProxyErrors.send(ctx.channel(), answer, close), close);
@@ -307,6 +311,11 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
 
     String remoteIp() {
         return remoteIp;
+    }
+
+    /** Returns the buffer that keeps the end of the current response's body. */
+    BodyTail tail() {
+        return tail;
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.heartgate.scheduler.proxy;
 
 import io.heartgate.scheduler.proxy.policy.HeaderPolicy;
 import io.heartgate.scheduler.proxy.stage.Answer;
+import java.util.Map;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.handler.codec.http.FullHttpRequest;
@@ -26,9 +27,13 @@ final class ClientSide {
     private boolean streaming;
     private boolean unflushed;
     private int status;
+    /** Headers every answer to this request carries (a limited key's rate-limit figures); usually none. */
+    private final Map<String, String> extra;
 
     /** {@code keepAlive}: whether the client's request asked to keep the connection open. */
-    ClientSide(ClientConnection conn, FullHttpRequest req, boolean keepAlive, ProxyCounters counters) {
+    ClientSide(ClientConnection conn, FullHttpRequest req, boolean keepAlive, ProxyCounters counters,
+               Map<String, String> extra) {
+        this.extra = extra;
         this.conn = conn;
         this.counters = counters;
         this.channel = conn.channel();
@@ -41,6 +46,9 @@ final class ClientSide {
     void head(HttpResponse response, String nodeId) {
         status = response.status().code();
         response.setProtocolVersion(HttpVersion.HTTP_1_1);
+        if (!extra.isEmpty()) {
+            extra.forEach(response.headers()::set);
+        }
         HeaderPolicy.ResponsePlan plan = HeaderPolicy.towardClient(new NettyHeaders(response.headers()), status,
                 headRequest, http10, keep && !conn.draining(), nodeId);
         keep = plan.keepClient();
@@ -75,7 +83,7 @@ final class ClientSide {
 
     /** Sends the proxy's own answer unless the client is gone; returns the write, or {@code null}. */
     ChannelFuture answer(Answer answer) {
-        return ProxyErrors.send(channel, answer, closesAfter());
+        return ProxyErrors.send(channel, answer.withHeaders(extra), closesAfter());
     }
 
     /** Closes the client's connection: it sees a truncated response, never a clean end. */

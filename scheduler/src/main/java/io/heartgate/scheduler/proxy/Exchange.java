@@ -10,6 +10,7 @@ import io.heartgate.scheduler.proxy.policy.RetryPolicy.Decision;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy.Failure;
 import io.heartgate.scheduler.proxy.policy.Route;
 import io.heartgate.scheduler.proxy.stage.Answer;
+import io.heartgate.scheduler.usage.UsageReader;
 import io.netty.channel.ChannelFuture;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpContent;
@@ -42,16 +43,18 @@ final class Exchange implements Timeouts.Watched {
     private boolean pinned;
     /** Whether answering makes the node load the request's model; worked out once, when first asked. */
     private Boolean loadsModel;
+    /** The end of the body is kept for usage accounting: a success answer for a model. */
+    private boolean counting;
     /** The retry's place in the gateway queue while every other node is full, else {@code null}. */
     private FairQueue.Ticket<GatewayQueue.Waiter> queued;
 
     Exchange(Relay relay, ClientConnection conn, FullHttpRequest req, RequestFacts facts, boolean keepAlive,
-             long startNanos) {
+             long startNanos, java.util.Map<String, String> extraHeaders) {
         this.relay = relay;
         this.conn = conn;
         this.req = req;
         this.facts = facts;
-        this.client = new ClientSide(conn, req, keepAlive, relay.counters());
+        this.client = new ClientSide(conn, req, keepAlive, relay.counters(), extraHeaders);
         this.upstream = new UpstreamSide(relay.pool(), this);
         this.watch = relay.timeouts().watch(this);
         this.attempts = new Attempts(relay.queue()::slotFreed);
@@ -125,6 +128,10 @@ final class Exchange implements Timeouts.Watched {
             return true;
         }
         phase = phase.to(Phase.RELAYING);
+        counting = code < 300 && facts.model() != null;
+        if (counting) {
+            conn.tail().reset();
+        }
         if (code < 300 && loadsModel()) {
             relay.answeredWell(attempts.node(), facts);
         }
@@ -138,6 +145,9 @@ final class Exchange implements Timeouts.Watched {
         if (phase == Phase.RELAYING) {
             watch.touch();
             relay.answeredBy(attempts.node());
+            if (counting) {
+                conn.tail().add(content.content());
+            }
             if (!last) {
                 if (!client.chunk(content)) {
                     upstream.autoRead(false); // resumed by clientWritabilityChanged
@@ -147,6 +157,13 @@ final class Exchange implements Timeouts.Watched {
             ChannelFuture written = client.last(content);
             attempts.release();
             upstream.responseEnded();
+            if (counting) {
+                byte[] end = conn.tail().bytes();
+                UsageReader.Usage usage = UsageReader.read(end, end.length);
+                if (usage != null) {
+                    relay.used(facts.caller(), facts.model(), usage);
+                }
+            }
             finish(client.status());
             conn.exchangeDone(this, written, client.closesAfter());
             return;
@@ -383,6 +400,7 @@ final class Exchange implements Timeouts.Watched {
                     headNanos - startNanos);
         }
         relay.metrics().recordCaller(facts.caller(), metricStatus);
+        relay.usage().answered(facts.caller(), answeredBy != null ? facts.model() : null, metricStatus);
         client.ended();
     }
 }

@@ -36,13 +36,15 @@ import java.time.Duration;
  * @param maxQueue requests that may wait per model in the gateway queue while every node for it is at
  *     capacity ({@code --max-queue}); 0 answers 503 at once
  * @param queueTimeout the longest a request waits in the gateway queue ({@code --queue-timeout})
+ * @param forceUsage whether OpenAI streaming requests without {@code stream_options} are sent with
+ *     {@code include_usage}, so that their tokens are counted ({@code --force-usage})
  */
 public record ProxyConfig(String bind, int port, long maxBodyBytes, int retries, Duration connectTimeout,
                           Duration firstByteTimeout, Duration idleTimeout, Duration drainTimeout, int ejectAfter,
                           Duration ejectFor, int eventLoops, Transport transport,
                           Duration keepAliveTimeout, UpstreamAllowList allowUpstream, Duration headerTimeout,
                           Duration bodyTimeout, int maxConnections, boolean allowModelManagement,
-                          Duration stallTimeout, int maxQueue, Duration queueTimeout) {
+                          Duration stallTimeout, int maxQueue, Duration queueTimeout, boolean forceUsage) {
 
     /** Checks ranges; a bad value throws {@link InvalidSettingException} naming its component. */
     public ProxyConfig {

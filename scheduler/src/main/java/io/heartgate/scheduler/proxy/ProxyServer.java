@@ -4,7 +4,11 @@ import io.heartgate.scheduler.health.PassiveHealth;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy;
 import io.heartgate.scheduler.proxy.policy.RouteSelector;
 import io.heartgate.scheduler.proxy.stage.Stage;
+import io.heartgate.scheduler.admission.Admission;
 import io.heartgate.scheduler.admission.GatewayQueue;
+import io.heartgate.scheduler.admission.RateLimits;
+import io.heartgate.scheduler.trust.ApiKeys;
+import java.util.function.ObjLongConsumer;
 import io.heartgate.scheduler.proxy.stage.Stages;
 import io.heartgate.scheduler.status.Draining;
 import io.heartgate.scheduler.status.EjectionView;
@@ -132,7 +136,14 @@ public final class ProxyServer implements AutoCloseable {
             AllowedAddresses allowed = new AllowedAddresses(resolver, config.allowUpstream());
             GatewayQueue queue = new GatewayQueue(config.maxQueue(), config.queueTimeout(), nanoTicker,
                     w -> selector.select(table.get(), w.facts(), w.tried(), routing), metrics.registry());
-            List<Stage> stages = Stages.standard(table, selector, routing, access, queue);
+            RateLimits limits = new RateLimits(nanoTicker);
+            ObjLongConsumer<String> chargeTokens = (caller, tokens) -> {
+                ApiKeys.Key key = access.keys() == null ? null : access.keys().get().named(caller);
+                if (key != null) {
+                    limits.charge(key, tokens);
+                }
+            };
+            List<Stage> stages = Stages.standard(table, selector, routing, access, new Admission(queue, limits));
             RequestFactsReader facts = new RequestFactsReader(Stages.fieldsRead(stages));
             RetryPolicy retry = new RetryPolicy(config.retries());
             Targets targets = new Targets();
@@ -145,7 +156,8 @@ public final class ProxyServer implements AutoCloseable {
                 UpstreamPool pool = new UpstreamPool(new UpstreamConnector(loop, transport.socketChannel(), allowed, tls,
                         upstreams, config.connectTimeout()), timeouts::nowMs, draining);
                 loops.put(loop, new Relay(pool, timeouts, table, selector, health, routing, retry, targets, counters, metrics,
-                        nanoTicker, config.firstByteTimeout().toMillis(), config.stallTimeout().toMillis(), rescues, queue));
+                        nanoTicker, config.firstByteTimeout().toMillis(), config.stallTimeout().toMillis(), rescues, queue,
+                        chargeTokens));
                 Relay relay = loops.get(loop);
                 loop.scheduleAtFixedRate(() -> {
                     try {

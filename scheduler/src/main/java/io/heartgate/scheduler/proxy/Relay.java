@@ -2,6 +2,9 @@ package io.heartgate.scheduler.proxy;
 
 import io.heartgate.protocol.NodeState;
 import io.heartgate.scheduler.admission.GatewayQueue;
+import io.heartgate.scheduler.usage.UsageAccounting;
+import io.heartgate.scheduler.usage.UsageReader;
+import java.util.function.ObjLongConsumer;
 import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.table.Node;
 import java.util.Map;
@@ -39,6 +42,8 @@ final class Relay {
 
     private final Rescues rescues;
     private final GatewayQueue queue;
+    private final UsageAccounting usage;
+    private final ObjLongConsumer<String> chargeTokens;
     private final long stallTimeoutMs;
     private final List<Timeouts.Watched> stuck = new java.util.ArrayList<>();
     private long nextStallCheckMs;
@@ -47,8 +52,11 @@ final class Relay {
 
     Relay(UpstreamPool pool, Timeouts timeouts, Supplier<TableSnapshot> table, RouteSelector selector,
           PassiveHealth health, EjectionView routing, RetryPolicy retry, Targets targets, ProxyCounters counters, RequestMetrics metrics,
-          LongSupplier nanoTicker, long firstByteTimeoutMs, long stallTimeoutMs, Rescues rescues, GatewayQueue queue) {
+          LongSupplier nanoTicker, long firstByteTimeoutMs, long stallTimeoutMs, Rescues rescues, GatewayQueue queue,
+          ObjLongConsumer<String> chargeTokens) {
         this.rescues = rescues;
+        this.usage = metrics.usage();
+        this.chargeTokens = chargeTokens;
         this.queue = queue;
         this.stallTimeoutMs = stallTimeoutMs;
         this.pool = pool;
@@ -187,6 +195,22 @@ final class Relay {
             counters.add(ProxyCounters.Counter.PANIC_ROUTES);
         }
         attempts.begin(route, targets, selector.loadingFor(route.node(), facts));
+    }
+
+    /** Returns where answers and the tokens they used are counted, shared by every loop. */
+    UsageAccounting usage() {
+        return usage;
+    }
+
+    /**
+     * Counts the tokens a node reported for a request of {@code caller} (an API key's name, or
+     * {@code null}) for {@code model}, and charges them to the key's tokens per minute.
+     */
+    void used(String caller, String model, UsageReader.Usage used) {
+        usage.used(caller, model, used);
+        if (caller != null) {
+            chargeTokens.accept(caller, used.total());
+        }
     }
 
     /** Returns the gateway queue, shared by every loop. */

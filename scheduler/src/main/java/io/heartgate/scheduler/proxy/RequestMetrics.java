@@ -1,6 +1,7 @@
 package io.heartgate.scheduler.proxy;
 
 import io.heartgate.scheduler.status.TrafficView;
+import io.heartgate.scheduler.usage.UsageAccounting;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -24,6 +25,7 @@ public final class RequestMetrics implements TrafficView {
 
     private final MeterRegistry registry;
     private final Timer firstByteAll;
+    private final UsageAccounting usage;
     // node -> meters; looked up per request by strings whose hashes are cached, so recording a
     // request builds no key and allocates nothing once its meters exist.
     private final Map<String, NodeMeters> byNode = new ConcurrentHashMap<>();
@@ -41,6 +43,7 @@ public final class RequestMetrics implements TrafficView {
     /** Creates the recorder over {@code registry}. */
     public RequestMetrics(MeterRegistry registry) {
         this.registry = registry;
+        this.usage = new UsageAccounting(registry);
         this.firstByteAll = Timer.builder("heartgate_proxy_first_byte_all")
                 .description("Time to first byte over all nodes, for the dashboard's chart")
                 .publishPercentiles(0.5, 0.99)
@@ -111,6 +114,16 @@ public final class RequestMetrics implements TrafficView {
         if (status >= 500 || status == 0) {
             meters.errors.increment();
         }
+    }
+
+    /** Returns the requests and tokens counted per API key and model. */
+    public UsageAccounting usage() {
+        return usage;
+    }
+
+    @Override
+    public Map<String, UsageAccounting.KeyTotals> keyTotals() {
+        return usage.byKey();
     }
 
     /** Returns the registry the proxy's other meters (the gateway queue's) go to. */

@@ -6,9 +6,11 @@ import io.heartgate.scheduler.proxy.policy.Route;
 import io.heartgate.scheduler.proxy.stage.Answer;
 import io.heartgate.scheduler.proxy.stage.Call;
 import io.heartgate.scheduler.proxy.stage.Stage;
+import io.netty.buffer.ByteBuf;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpUtil;
 import java.util.List;
+import java.util.Map;
 
 /**
  * One request going through the stages of its {@link ClientConnection}: runs them in order, and
@@ -28,6 +30,7 @@ final class StagedCall implements Call {
     private int next;
     private boolean ended;
     private Runnable cancelHook;
+    private Map<String, String> responseHeaders = Map.of();
 
     StagedCall(ClientConnection conn, List<Stage> stages, FullHttpRequest request, RequestFacts facts, long startNanos) {
         this.conn = conn;
@@ -92,7 +95,7 @@ final class StagedCall implements Call {
             throw new IllegalStateException("the stages passed a request on without routing it");
         }
         ended = true;
-        conn.relay(request, facts, route, keepAlive, startNanos);
+        conn.relay(request, facts, route, keepAlive, startNanos, responseHeaders);
     }
 
     @Override
@@ -101,12 +104,38 @@ final class StagedCall implements Call {
             return;
         }
         ended = true;
-        conn.answered(request, answer, keepAlive, facts.caller());
+        conn.answered(request, answer.withHeaders(responseHeaders), keepAlive, facts.caller());
     }
 
     @Override
     public boolean ended() {
         return ended;
+    }
+
+    @Override
+    public byte[] body() {
+        ByteBuf content = request.content();
+        byte[] bytes = new byte[content.readableBytes()];
+        content.getBytes(content.readerIndex(), bytes);
+        return bytes;
+    }
+
+    @Override
+    public boolean body(byte[] replacement) {
+        ByteBuf content = request.content();
+        try {
+            content.clear().ensureWritable(replacement.length);
+        } catch (IndexOutOfBoundsException e) {
+            return false; // a buffer that cannot grow: the body goes as it came
+        }
+        content.writeBytes(replacement);
+        HttpUtil.setContentLength(request, replacement.length);
+        return true;
+    }
+
+    @Override
+    public void responseHeaders(Map<String, String> headers) {
+        responseHeaders = headers;
     }
 
     @Override

@@ -14,4 +14,9 @@ public interface TrafficView {
 
     /** Returns the median time to first byte over the last half minute, in ms, or NaN. */
     double firstByteMedianMs();
+
+    /** Returns the requests and tokens counted per API key ("" for callers without one), by name. */
+    default java.util.Map<String, io.heartgate.scheduler.usage.UsageAccounting.KeyTotals> keyTotals() {
+        return java.util.Map.of();
+    }
 }

@@ -86,11 +86,18 @@ public final class ApiKeys {
     }
 
     private final Map<Long, List<Entry>> byPrefix;
+    private final Map<String, Key> byName;
     private final int size;
 
-    private ApiKeys(Map<Long, List<Entry>> byPrefix, int size) {
+    private ApiKeys(Map<Long, List<Entry>> byPrefix, Map<String, Key> byName, int size) {
         this.byPrefix = byPrefix;
+        this.byName = byName;
         this.size = size;
+    }
+
+    /** Returns the key named {@code name} (a caller already authenticated), or {@code null}. */
+    public Key named(String name) {
+        return byName.get(name);
     }
 
     /**
@@ -115,6 +122,7 @@ public final class ApiKeys {
      */
     public static ApiKeys parse(String text) {
         Map<Long, List<Entry>> byPrefix = new HashMap<>();
+        Map<String, Key> byName = new HashMap<>();
         Set<String> names = new HashSet<>();
         Set<String> hashes = new HashSet<>();
         String[] lines = text.split("\r?\n", -1);
@@ -137,10 +145,11 @@ public final class ApiKeys {
                 throw bad(i + 1, "the same key hash is listed twice (key '" + entry.key().name() + "')");
             }
             byPrefix.computeIfAbsent(prefix(entry.digest()), k -> new ArrayList<>(1)).add(entry);
+            byName.put(entry.key().name(), entry.key());
             size++;
         }
         byPrefix.replaceAll((k, v) -> List.copyOf(v));
-        return new ApiKeys(Map.copyOf(byPrefix), size);
+        return new ApiKeys(Map.copyOf(byPrefix), Map.copyOf(byName), size);
     }
 
     private static Entry entry(String line, int number) {

@@ -28,6 +28,7 @@ public final class ProxyConfigBuilder {
     private int maxConnections = 10_000;
     private boolean allowModelManagement;
     private int maxQueue = 1000;
+    private boolean forceUsage;
     private Duration queueTimeout = Duration.ofSeconds(60);
 
     public ProxyConfigBuilder allowModelManagement(boolean allow) {
@@ -85,6 +86,11 @@ public final class ProxyConfigBuilder {
         return this;
     }
 
+    public ProxyConfigBuilder forceUsage(boolean force) {
+        this.forceUsage = force;
+        return this;
+    }
+
     public ProxyConfigBuilder maxQueue(int n) {
         this.maxQueue = n;
         return this;
@@ -108,6 +114,7 @@ public final class ProxyConfigBuilder {
     public ProxyConfig build() {
         return new ProxyConfig(bind, port, maxBodyBytes, retries, connectTimeout, firstByteTimeout, idleTimeout,
                 drainTimeout, ejectAfter, ejectFor, eventLoops, transport, keepAliveTimeout, allowUpstream,
-                headerTimeout, bodyTimeout, maxConnections, allowModelManagement, stallTimeout, maxQueue, queueTimeout);
+                headerTimeout, bodyTimeout, maxConnections, allowModelManagement, stallTimeout, maxQueue, queueTimeout,
+                forceUsage);
     }
 }

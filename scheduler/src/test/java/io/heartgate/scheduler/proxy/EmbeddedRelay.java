@@ -123,12 +123,15 @@ final class EmbeddedRelay {
                 ? new RouteSelector(Strategy.ROUND_ROBIN.create(() -> 0L, 0), io.heartgate.scheduler.status.Ramp.NONE,
                         () -> 0.0, new io.heartgate.scheduler.proxy.policy.WarmFirst(true, 4), clock)
                 : new RouteSelector(Strategy.ROUND_ROBIN.create(() -> 0L, 0));
+        io.heartgate.scheduler.admission.RateLimits limits = new io.heartgate.scheduler.admission.RateLimits(nanos::get);
         queue = new io.heartgate.scheduler.admission.GatewayQueue(1000, java.time.Duration.ofSeconds(60), nanos::get,
                 w -> selector.select(table, w.facts(), w.tried(), health), registry);
         relay = new Relay(pool, timeouts, () -> table, selector, health, health, new RetryPolicy(2), new Targets(), counters,
-                new RequestMetrics(registry), nanos::get, firstByteMs, stallMs, new Rescues(), queue);
+                new RequestMetrics(registry), nanos::get, firstByteMs, stallMs, new Rescues(), queue,
+                (caller, tokens) -> { });
         List<Stage> stages = new ArrayList<>(extraStages);
-        stages.addAll(Stages.standard(() -> table, selector, health, access, queue));
+        stages.addAll(Stages.standard(() -> table, selector, health, access,
+                new io.heartgate.scheduler.admission.Admission(queue, limits)));
         this.stages = List.copyOf(stages);
         client = newClient();
     }

@@ -45,6 +45,15 @@ public interface Call {
     /** Returns whether the client is gone or the call was answered; a late stage then does nothing. */
     boolean ended();
 
+    /** Returns a copy of the request's body bytes (for the rare stage that rewrites it). */
+    byte[] body();
+
+    /** Replaces the request's body (and its {@code Content-Length}); returns whether it could. */
+    boolean body(byte[] replacement);
+
+    /** Sets headers every answer to the request carries, the node's or the proxy's own (rate-limit figures). */
+    void responseHeaders(java.util.Map<String, String> headers);
+
     /** Runs {@code task} on the request's event loop, later: how a stage that waited calls back. */
     void later(Runnable task);
 

@@ -1,6 +1,6 @@
 package io.heartgate.scheduler.proxy.stage;
 
-import io.heartgate.scheduler.admission.GatewayQueue;
+import io.heartgate.scheduler.admission.Admission;
 import io.heartgate.scheduler.proxy.policy.RouteSelector;
 import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.table.TableSnapshot;
@@ -27,14 +27,22 @@ public final class Stages {
      * @param https whether clients reach the proxy over TLS (the nodes' {@code X-Forwarded-Proto})
      * @param modelManagement whether Ollama's model-management calls go to the node a header names
      *     ({@code --allow-model-management}); else they are refused
+     * @param forceUsage whether OpenAI streaming requests without {@code stream_options} get
+     *     {@code include_usage}, so their tokens are counted ({@code --force-usage})
      */
-    public record Access(Supplier<ApiKeys> keys, UpstreamKey upstream, boolean https, boolean modelManagement) {
+    public record Access(Supplier<ApiKeys> keys, UpstreamKey upstream, boolean https, boolean modelManagement,
+                         boolean forceUsage) {
         /** Plain HTTP, no API keys, no key for the nodes: clients' own credentials pass through. */
         public static final Access OPEN = new Access(null, null, false);
 
-        /** Without model management through the proxy. */
+        /** Without model management through the proxy, nor forced usage chunks. */
         public Access(Supplier<ApiKeys> keys, UpstreamKey upstream, boolean https) {
-            this(keys, upstream, https, false);
+            this(keys, upstream, https, false, false);
+        }
+
+        /** Without forced usage chunks. */
+        public Access(Supplier<ApiKeys> keys, UpstreamKey upstream, boolean https, boolean modelManagement) {
+            this(keys, upstream, https, modelManagement, false);
         }
     }
 
@@ -46,25 +54,30 @@ public final class Stages {
     }
 
     /**
-     * Returns the stages, in order, routing through {@code queue} when every candidate is full: the caller's key when the access has keys, the node's request
+     * Returns the stages, in order, holding keys to their limits and routing through the gateway queue
+     * of {@code admission} when every candidate is full: the caller's key and its rate limits when the access has keys, the node's request
      * headers, the nodes' own key when it has one, the model catalogue (answered here), the model-management rule, then the first route. Stages that need
      * the client's headers (authentication reads and removes the caller's key) go before
      * {@code ForwardedHeaders}; stages that shape the route (admission, affinity) go before
      * {@code Routing}, which is always last.
      */
     public static List<Stage> standard(Supplier<TableSnapshot> table, RouteSelector selector, EjectionView health,
-                                       Access access, GatewayQueue queue) {
+                                       Access access, Admission admission) {
         List<Stage> stages = new ArrayList<>(4);
         if (access.keys() != null) {
             stages.add(new Authentication(access.keys()));
+            stages.add(new Limits(access.keys(), admission.limits()));
         }
         stages.add(new ForwardedHeaders(access.https()));
         if (access.upstream() != null) {
             stages.add(new UpstreamCredentials(access.upstream()));
         }
+        if (access.forceUsage()) {
+            stages.add(new ForceUsage());
+        }
         stages.add(new Catalogue(table));
         stages.add(new ModelManagement(table, access.modelManagement()));
-        stages.add(new Routing(table, selector, health, queue));
+        stages.add(new Routing(table, selector, health, admission.queue()));
         return List.copyOf(stages);
     }
 }

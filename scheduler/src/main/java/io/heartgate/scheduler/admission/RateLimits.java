@@ -1,0 +1,118 @@
+package io.heartgate.scheduler.admission;
+
+import io.heartgate.scheduler.trust.ApiKeys;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
+
+/**
+ * Enforces each API key's {@code rpm=} and {@code tpm=} on this scheduler replica with a
+ * {@link TokenBucket} per limit: a request takes one request token before it goes on, and is
+ * refused while its key's token bucket is in debt; the tokens its response used are charged once
+ * usage accounting reads them. Keys without limits cost one field read. Limits are per replica:
+ * with N replicas behind a load balancer a key gets up to N times its limits. Thread-safe: one lock
+ * per key.
+ */
+public final class RateLimits {
+
+    /** The outcome for one request: on, or refused with when to retry; the headers go on every answer. */
+    public record Verdict(boolean allowed, String limit, int retryAfterSeconds, Map<String, String> headers) {
+        /** A key without limits: on, no headers. */
+        public static final Verdict UNLIMITED = new Verdict(true, null, 0, Map.of());
+    }
+
+    private final LongSupplier nanoTicker;
+    private final Map<String, State> byKey = new ConcurrentHashMap<>();
+
+    /** @param nanoTicker the monotonic clock buckets refill on */
+    public RateLimits(LongSupplier nanoTicker) {
+        this.nanoTicker = nanoTicker;
+    }
+
+    /** One key's buckets, for the limits it had when they were made. */
+    private static final class State {
+        final long rpm;
+        final long tpm;
+        final TokenBucket requests;
+        final TokenBucket tokens;
+
+        State(long rpm, long tpm, long now) {
+            this.rpm = rpm;
+            this.tpm = tpm;
+            this.requests = rpm > 0 ? new TokenBucket(rpm, now) : null;
+            this.tokens = tpm > 0 ? new TokenBucket(tpm, now) : null;
+        }
+    }
+
+    private State state(ApiKeys.Key key, long now) {
+        State s = byKey.get(key.name());
+        if (s != null && s.rpm == key.rpm() && s.tpm == key.tpm()) {
+            return s;
+        }
+        // New, or the keys file changed its limits: start full at the new ones.
+        return byKey.compute(key.name(), (n, old) -> old != null && old.rpm == key.rpm() && old.tpm == key.tpm() ? old
+                : new State(key.rpm(), key.tpm(), now));
+    }
+
+    /** Admits or refuses one request of {@code key}, taking one request token when admitted. */
+    public Verdict admit(ApiKeys.Key key) {
+        if (!key.limited()) {
+            return Verdict.UNLIMITED;
+        }
+        long now = nanoTicker.getAsLong();
+        State s = state(key, now);
+        synchronized (s) {
+            String refused = null;
+            long waitNanos = 0;
+            if (s.tokens != null && !s.tokens.hasAny(now)) {
+                refused = "tokens";
+                waitNanos = s.tokens.nanosUntil(1, now);
+            } else if (s.requests != null && !s.requests.tryTake(1, now)) {
+                refused = "requests";
+                waitNanos = s.requests.nanosUntil(1, now);
+            }
+            int retryAfter = refused == null ? 0 : (int) Math.max(1, (waitNanos + 999_999_999L) / 1_000_000_000L);
+            return new Verdict(refused == null, refused, retryAfter, headers(s, now));
+        }
+    }
+
+    /** Charges {@code tokens} a response of {@code key} used (prompt and completion) to its tokens per minute. */
+    public void charge(ApiKeys.Key key, long tokens) {
+        if (key.tpm() <= 0 || tokens <= 0) {
+            return;
+        }
+        long now = nanoTicker.getAsLong();
+        State s = state(key, now);
+        synchronized (s) {
+            if (s.tokens != null) {
+                s.tokens.charge(tokens, now);
+            }
+        }
+    }
+
+    private static Map<String, String> headers(State s, long now) {
+        Map<String, String> h = new LinkedHashMap<>(8);
+        if (s.requests != null) {
+            h.put("x-ratelimit-limit-requests", Long.toString(s.requests.limit()));
+            h.put("x-ratelimit-remaining-requests", Long.toString(s.requests.remaining(now)));
+            h.put("x-ratelimit-reset-requests", reset(s.requests.nanosUntilFull(now)));
+        }
+        if (s.tokens != null) {
+            h.put("x-ratelimit-limit-tokens", Long.toString(s.tokens.limit()));
+            h.put("x-ratelimit-remaining-tokens", Long.toString(s.tokens.remaining(now)));
+            h.put("x-ratelimit-reset-tokens", reset(s.tokens.nanosUntilFull(now)));
+        }
+        return h;
+    }
+
+    /** Formats a reset time as OpenAI does: {@code 250ms}, {@code 1s}, {@code 6m0s}. */
+    static String reset(long nanos) {
+        long ms = (nanos + 999_999) / 1_000_000;
+        if (ms < 1000) {
+            return ms + "ms";
+        }
+        long s = (ms + 999) / 1000;
+        return s < 60 ? s + "s" : s / 60 + "m" + s % 60 + "s";
+    }
+}

@@ -1,0 +1,81 @@
+package io.heartgate.scheduler.admission;
+
+/**
+ * A token bucket of {@code perMinute} tokens: full at first, refilled continuously at
+ * {@code perMinute} a minute, so a caller may burst one minute's allowance and then goes at the
+ * steady rate. A request takes one token before it is sent ({@link #tryTake}); tokens a response used
+ * are taken after the fact ({@link #charge}) and may leave the bucket in debt, which then refuses
+ * until the refill pays it off. Plain values and the caller's clock (nanoseconds); not thread-safe
+ * (the {@link RateLimits} of its key guards it).
+ */
+public final class TokenBucket {
+
+    private static final long MINUTE_NANOS = 60_000_000_000L;
+
+    private final long perMinute;
+    private double tokens;
+    private long lastNanos;
+
+    /** Creates a full bucket of {@code perMinute} (at least 1) at {@code nowNanos}. */
+    public TokenBucket(long perMinute, long nowNanos) {
+        if (perMinute < 1) {
+            throw new IllegalArgumentException("perMinute must be at least 1, was " + perMinute);
+        }
+        this.perMinute = perMinute;
+        this.tokens = perMinute;
+        this.lastNanos = nowNanos;
+    }
+
+    /** Returns the bucket's size: the limit per minute. */
+    public long limit() {
+        return perMinute;
+    }
+
+    private void refill(long nowNanos) {
+        long elapsed = nowNanos - lastNanos;
+        if (elapsed > 0) {
+            tokens = Math.min(perMinute, tokens + (double) elapsed * perMinute / MINUTE_NANOS);
+            lastNanos = nowNanos;
+        }
+    }
+
+    /** Takes {@code n} tokens if the bucket holds them at {@code nowNanos}; returns whether it did. */
+    public boolean tryTake(long n, long nowNanos) {
+        refill(nowNanos);
+        if (tokens >= n) {
+            tokens -= n;
+            return true;
+        }
+        return false;
+    }
+
+    /** Says whether the bucket holds at least one whole token (it is not in debt). */
+    public boolean hasAny(long nowNanos) {
+        refill(nowNanos);
+        return tokens >= 1;
+    }
+
+    /** Takes {@code n} tokens used already, going into debt if need be. */
+    public void charge(long n, long nowNanos) {
+        refill(nowNanos);
+        tokens -= n;
+    }
+
+    /** Returns the whole tokens left, never below zero. */
+    public long remaining(long nowNanos) {
+        refill(nowNanos);
+        return Math.max(0, (long) Math.floor(tokens));
+    }
+
+    /** Returns how long until the bucket holds {@code n} tokens (0 if it does now), in nanoseconds. */
+    public long nanosUntil(long n, long nowNanos) {
+        refill(nowNanos);
+        double missing = Math.min(n, perMinute) - tokens;
+        return missing <= 0 ? 0 : (long) Math.ceil(missing * MINUTE_NANOS / perMinute);
+    }
+
+    /** Returns how long until the bucket is full again, in nanoseconds: OpenAI's {@code x-ratelimit-reset-*}. */
+    public long nanosUntilFull(long nowNanos) {
+        return nanosUntil(perMinute, nowNanos);
+    }
+}

@@ -1,0 +1,56 @@
+package io.heartgate.scheduler.proxy;
+
+import io.netty.buffer.ByteBuf;
+
+/**
+ * Keeps the last {@value #SIZE} bytes of a response body as it is relayed, for usage accounting:
+ * the counts a node reports are in the body's last object. Copies at most that much of each chunk,
+ * into one buffer made on the connection's first counted chunk and reused by its later responses
+ * (a connection relays one at a time). Event-loop confined.
+ */
+final class BodyTail {
+
+    static final int SIZE = 4096;
+
+    private byte[] ring;
+    private long written;
+
+    /** Forgets what was kept: the connection's next response starts afresh. */
+    void reset() {
+        written = 0;
+    }
+
+    /** Notes the readable bytes of {@code chunk}, without moving its indexes. */
+    void add(ByteBuf chunk) {
+        int n = chunk.readableBytes();
+        if (n == 0) {
+            return;
+        }
+        if (ring == null) {
+            ring = new byte[SIZE];
+        }
+        int take = Math.min(n, SIZE);
+        int from = chunk.readerIndex() + n - take;
+        int pos = (int) (written % SIZE);
+        int first = Math.min(take, SIZE - pos);
+        chunk.getBytes(from, ring, pos, first);
+        if (first < take) {
+            chunk.getBytes(from + first, ring, 0, take - first);
+        }
+        written += take;
+    }
+
+    /** Returns the bytes kept, oldest first; empty before any chunk. */
+    byte[] bytes() {
+        if (ring == null) {
+            return new byte[0];
+        }
+        int len = (int) Math.min(written, SIZE);
+        byte[] out = new byte[len];
+        int start = (int) ((written - len) % SIZE);
+        int first = Math.min(len, SIZE - start);
+        System.arraycopy(ring, start, out, 0, first);
+        System.arraycopy(ring, 0, out, first, len - first);
+        return out;
+    }
+}

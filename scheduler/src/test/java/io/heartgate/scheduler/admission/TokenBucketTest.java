@@ -1,0 +1,99 @@
+package io.heartgate.scheduler.admission;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.heartgate.scheduler.trust.ApiKeys;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class TokenBucketTest {
+
+    private static final long SECOND = 1_000_000_000L;
+
+    @Test
+    void aFullBucketBurstsOneMinutesAllowanceThenRefillsAtTheSteadyRate() {
+        TokenBucket b = new TokenBucket(60, 0);
+        for (int i = 0; i < 60; i++) {
+            assertThat(b.tryTake(1, 0)).isTrue();
+        }
+        assertThat(b.tryTake(1, 0)).isFalse();
+        assertThat(b.remaining(0)).isZero();
+        assertThat(b.nanosUntil(1, 0)).isEqualTo(SECOND); // 60 a minute: one a second
+        assertThat(b.tryTake(1, SECOND - 1)).isFalse();
+        assertThat(b.tryTake(1, SECOND)).isTrue();
+        assertThat(b.nanosUntilFull(SECOND)).isEqualTo(60 * SECOND);
+        assertThat(b.remaining(SECOND + 30 * SECOND)).isEqualTo(30);
+        assertThat(b.remaining(Long.MAX_VALUE / 2)).as("never above its size").isEqualTo(60);
+    }
+
+    @Test
+    void tokensUsedAfterTheFactMayPutItInDebtUntilTheRefillPaysItOff() {
+        TokenBucket b = new TokenBucket(600, 0); // 10 a second
+        b.charge(700, 0);
+        assertThat(b.hasAny(0)).isFalse();
+        assertThat(b.remaining(0)).isZero();
+        assertThat(b.nanosUntil(1, 0)).isEqualTo(10_100_000_000L); // 101 tokens to go at 10 a second: 10.1 s
+        assertThat(b.hasAny(10 * SECOND)).isFalse();
+        assertThat(b.hasAny(10 * SECOND + SECOND / 10)).isTrue();
+    }
+
+    @Test
+    void overTheRequestLimitIs429WithRetryAfterAndTheOpenAiHeaders() {
+        long[] now = {0};
+        RateLimits limits = new RateLimits(() -> now[0]);
+        ApiKeys.Key key = new ApiKeys.Key("team", Set.of(), 0, 2, 0);
+        RateLimits.Verdict first = limits.admit(key);
+        assertThat(first.allowed()).isTrue();
+        assertThat(first.headers()).containsEntry("x-ratelimit-limit-requests", "2")
+                .containsEntry("x-ratelimit-remaining-requests", "1")
+                .containsEntry("x-ratelimit-reset-requests", "30s")
+                .doesNotContainKey("x-ratelimit-limit-tokens");
+        assertThat(limits.admit(key).allowed()).isTrue();
+        RateLimits.Verdict refused = limits.admit(key);
+        assertThat(refused.allowed()).isFalse();
+        assertThat(refused.limit()).isEqualTo("requests");
+        assertThat(refused.retryAfterSeconds()).isEqualTo(30); // 2 a minute: one every 30 s
+        assertThat(refused.headers()).containsEntry("x-ratelimit-remaining-requests", "0")
+                .containsEntry("x-ratelimit-reset-requests", "1m0s");
+        now[0] = 30 * SECOND;
+        assertThat(limits.admit(key).allowed()).isTrue();
+    }
+
+    @Test
+    void overTheTokenLimitRefusesUntilTheDebtIsPaid() {
+        long[] now = {0};
+        RateLimits limits = new RateLimits(() -> now[0]);
+        ApiKeys.Key key = new ApiKeys.Key("team", Set.of(), 0, 0, 120);
+        assertThat(limits.admit(key).allowed()).isTrue();
+        limits.charge(key, 150);
+        RateLimits.Verdict refused = limits.admit(key);
+        assertThat(refused.allowed()).isFalse();
+        assertThat(refused.limit()).isEqualTo("tokens");
+        assertThat(refused.retryAfterSeconds()).isEqualTo(16); // 31 tokens at 2 a second: 15.5 s, rounded up
+        assertThat(refused.headers()).containsEntry("x-ratelimit-limit-tokens", "120")
+                .containsEntry("x-ratelimit-remaining-tokens", "0");
+        now[0] = 16 * SECOND;
+        assertThat(limits.admit(key).allowed()).isTrue();
+    }
+
+    @Test
+    void aKeyWithoutLimitsCostsNothingAndChangedLimitsStartAfresh() {
+        RateLimits limits = new RateLimits(() -> 0);
+        assertThat(limits.admit(new ApiKeys.Key("free", Set.of()))).isSameAs(RateLimits.Verdict.UNLIMITED);
+        ApiKeys.Key one = new ApiKeys.Key("team", Set.of(), 0, 1, 0);
+        assertThat(limits.admit(one).allowed()).isTrue();
+        assertThat(limits.admit(one).allowed()).isFalse();
+        ApiKeys.Key raised = new ApiKeys.Key("team", Set.of(), 0, 100, 0); // the keys file was edited
+        assertThat(limits.admit(raised).allowed()).isTrue();
+    }
+
+    @Test
+    void resetTimesAreWrittenAsOpenAiDoes() {
+        assertThat(RateLimits.reset(0)).isEqualTo("0ms");
+        assertThat(RateLimits.reset(250_000_000L)).isEqualTo("250ms");
+        assertThat(RateLimits.reset(SECOND)).isEqualTo("1s");
+        assertThat(RateLimits.reset(1_500_000_000L)).isEqualTo("2s");
+        assertThat(RateLimits.reset(360 * SECOND)).isEqualTo("6m0s");
+        assertThat(RateLimits.reset(61 * SECOND)).isEqualTo("1m1s");
+    }
+}
