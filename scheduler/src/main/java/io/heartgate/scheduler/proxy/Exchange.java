@@ -318,7 +318,8 @@ final class Exchange implements Timeouts.Watched {
     /** Every other node for the model is at capacity: the retry waits in the gateway queue, as a first attempt would. */
     private void waitForSlot() {
         GatewayQueue queue = relay.queue();
-        FairQueue.Ticket<GatewayQueue.Waiter> t = queue.enqueue(new Retry(), facts.caller() != null ? facts.caller()
+        FairQueue.Ticket<GatewayQueue.Waiter> t = queue.enqueue(new QueuedRetry(this, conn.channel().eventLoop()),
+                facts.caller() != null ? facts.caller()
                 : conn.remoteIp(), facts.priority());
         if (t == null) {
             failOverloaded("every other node serving the model is at capacity and the gateway queue is full (after "
@@ -335,50 +336,36 @@ final class Exchange implements Timeouts.Watched {
                 .withHeader("Retry-After", Integer.toString(retryAfterSeconds))), client.closesAfter());
     }
 
-    /** This exchange's retry, waiting in the gateway queue; outcomes hop to its event loop. */
-    private final class Retry implements GatewayQueue.Waiter {
-        @Override
-        public RequestFacts facts() {
-            return facts;
+    /** The gateway queue found a slot for this retry (on its event loop). */
+    void slotFound(Route.To route) {
+        queued = null;
+        if (phase != Phase.ROUTING) { // the client hung up as it left the queue
+            route.unclaim();
+            relay.queue().slotFreed();
+            return;
         }
+        start(route);
+    }
 
-        @Override
-        public java.util.List<String> tried() {
-            return attempts.tried();
+    /** The queued retry is refused ({@code refusal}) or waited too long ({@code refusal} null); on its event loop. */
+    void queueGaveUp(Route.Refused refusal, String message, int retryAfterSeconds) {
+        queued = null;
+        if (phase != Phase.ROUTING) {
+            return;
         }
+        if (refusal != null) {
+            fail(refusal.error(), Failures.message(refusal.error(), facts, attempts, relay.firstByteTimeoutMs()));
+        } else {
+            failOverloaded(message, retryAfterSeconds);
+        }
+    }
 
-        @Override
-        public void routed(Route.To route) {
-            conn.channel().eventLoop().execute(() -> {
-                queued = null;
-                if (phase != Phase.ROUTING) { // the client hung up as it left the queue
-                    route.unclaim();
-                    relay.queue().slotFreed();
-                    return;
-                }
-                start(route);
-            });
-        }
+    RequestFacts facts() {
+        return facts;
+    }
 
-        @Override
-        public void refused(Route.Refused refusal) {
-            conn.channel().eventLoop().execute(() -> {
-                queued = null;
-                if (phase == Phase.ROUTING) {
-                    fail(refusal.error(), Failures.message(refusal.error(), facts, attempts, relay.firstByteTimeoutMs()));
-                }
-            });
-        }
-
-        @Override
-        public void timedOut(String message, int retryAfterSeconds) {
-            conn.channel().eventLoop().execute(() -> {
-                queued = null;
-                if (phase == Phase.ROUTING) {
-                    failOverloaded(message, retryAfterSeconds);
-                }
-            });
-        }
+    java.util.List<String> tried() {
+        return attempts.tried();
     }
 
     /** Answers the client with the proxy's own error and ends the exchange. */

@@ -193,4 +193,28 @@ class GatewayQueueIT {
         assertThat(next.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
         assertThat(exits("served")).isZero();
     }
+
+    @Test
+    void aRetryFindingEveryOtherNodeFullWaitsInTheQueueToo() throws Exception {
+        RawNode busy = new RawNode((req, out) -> {
+            RawNode.respond(out, "503 Service Unavailable", "", "{\"error\":\"server busy, please try again\"}");
+            return true;
+        });
+        closing.add(busy);
+        RawNode holding = holdingNode();
+        start(1, c -> c, busy, holding);
+        CompletableFuture<HttpResponse<String>> first = chat();
+        await().atMost(Duration.ofSeconds(10)).until(() -> holding.seen.size() == 1);
+        // The second finds only the busy node with room; its 503 sends it on, and the other node is full.
+        CompletableFuture<HttpResponse<String>> second = chat();
+        await().atMost(Duration.ofSeconds(10)).until(() -> depth() == 1.0);
+        assertThat(busy.seen).isNotEmpty();
+        assertThat(holding.seen).hasSize(1);
+        release.release(1);
+        await().atMost(Duration.ofSeconds(10)).until(() -> holding.seen.size() == 2);
+        release.release(1);
+        assertThat(first.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        assertThat(second.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        assertThat(exits("served")).isEqualTo(1.0);
+    }
 }

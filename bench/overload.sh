@@ -1,0 +1,262 @@
+#!/usr/bin/env bash
+# Overload benchmark, in two parts, on simulated vLLM nodes of 4 slots each (OpenAI SSE streams).
+#
+# Part 1, two callers at 2x the fleet's capacity: three equal sims (TOKENS tokens of TOKEN_DELAY
+# after FIRST_TOKEN, so each slot serves about one request a second), each with its own queue of
+# NODE_QUEUE beyond its slots (then 503 busy, as Ollama and a full vLLM do). A heavy caller at
+# HEAVY_RATE and a light one at LIGHT_RATE (10x less), open-loop Poisson arrivals, DURATION seconds.
+# Rows: the light caller alone on an idle fleet (the scheduler with capacity: its reference p99),
+# nginx round robin (the nodes' own queues), HAProxy round robin with maxconn 4 per server and its
+# queue (timeout queue QUEUE_TIMEOUT), the scheduler without capacity (today), and the scheduler with
+# capacity and its gateway queue (--queue-timeout QUEUE_TIMEOUT). Per caller: goodput, p50/p99 time
+# to first token of the requests that completed, error answers by status; and how many requests the
+# nodes themselves refused busy.
+#
+# Part 2, a heterogeneous fleet: three sims of 15, 30 and 60 ms per token, 4 slots each, under
+# CLIENTS streaming clients in a closed loop (1.5x the 12 slots): loadgen with --max-in-flight
+# CLIENTS and arrivals far above the service rate, so a client that finishes starts again within a
+# few ms. Rows: nginx round robin, nginx least_conn, HAProxy leastconn with maxconn 4 and its queue,
+# and every scheduler strategy with capacity and the queue. p50/p99 time to first token and mean
+# completion time.
+#
+#   bench/overload.sh                      # about 25 minutes; after: mvn -B -DskipTests package
+#   PARTS=2 ROWS2="nginx-least-conn least-loaded" DURATION=30 bench/overload.sh   # a subset
+#
+# Needs haproxy (Debian: apt-get install haproxy) besides what bench/lib.sh checks.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+NAME=bench/overload.sh
+DURATION=${DURATION:-60}; HEAVY_RATE=${HEAVY_RATE:-20}; LIGHT_RATE=${LIGHT_RATE:-2}
+TOKENS=${TOKENS:-40}; TOKEN_DELAY=${TOKEN_DELAY:-25ms}; FIRST_TOKEN=${FIRST_TOKEN:-100ms}; NODE_QUEUE=${NODE_QUEUE:-8}
+QUEUE_TIMEOUT=${QUEUE_TIMEOUT:-30}; CLIENTS=${CLIENTS:-18}; STRATEGY1=${STRATEGY1:-least-loaded}
+PARTS=${PARTS:-"1 2"}
+ROWS1=${ROWS1:-"idle nginx haproxy scheduler scheduler+capacity"}
+ROWS2=${ROWS2:-"nginx nginx-least-conn haproxy-leastconn random round-robin weighted least-connections least-loaded"}
+OUT=${OUT:-/tmp/heartgate-overload-$(date -u +%Y%m%dT%H%M%SZ)}
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+command -v haproxy >/dev/null || { echo "$NAME: haproxy is not installed (apt-get install haproxy)" >&2; exit 2; }
+[ -f loadgen/target/loadgen.jar ] || { echo "$NAME: loadgen/target/loadgen.jar missing; run mvn -B -DskipTests package" >&2; exit 2; }
+mkdir -p "$OUT"
+HEAVY=hg-heavy-caller-key; LIGHT=hg-light-caller-key
+printf 'heavy %s\nlight %s\n' "$(printf %s "$HEAVY" | sha256sum | cut -d' ' -f1)" \
+  "$(printf %s "$LIGHT" | sha256sum | cut -d' ' -f1)" > "$WORK/api-keys"
+
+# The embedded broker lives in a scheduler of its own that takes no traffic.
+java -Xmx256m -jar scheduler/target/scheduler.jar --embedded-kafka-port 0 --bind 127.0.0.1 --port 19180 \
+  --admin-port 19181 > "$WORK/broker-host.log" 2>&1 &
+PIDS+=($!)
+wait_for "$WORK/broker-host.log" "proxy listening"
+KAFKA=$(grep -o 'kafka bootstrap [0-9.:]*' "$WORK/broker-host.log" | awk '{print $3}')
+
+cat > "$WORK/nginx.conf" <<NGINX
+worker_processes auto;
+pid $WORK/nginx.pid;
+error_log $WORK/nginx-error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  upstream rr { server 127.0.0.1:19401; server 127.0.0.1:19402; server 127.0.0.1:19403; keepalive 64; }
+  upstream lc { least_conn; server 127.0.0.1:19401; server 127.0.0.1:19402; server 127.0.0.1:19403; keepalive 64; }
+  server { listen 127.0.0.1:19390; location / { proxy_pass http://rr; proxy_http_version 1.1;
+    proxy_set_header Connection ""; proxy_buffering off; proxy_read_timeout 120s; } }
+  server { listen 127.0.0.1:19392; location / { proxy_pass http://lc; proxy_http_version 1.1;
+    proxy_set_header Connection ""; proxy_buffering off; proxy_read_timeout 120s; } }
+}
+NGINX
+nginx -c "$WORK/nginx.conf"
+cat > "$WORK/haproxy.cfg" <<HAPROXY
+global
+  maxconn 10000
+  pidfile $WORK/haproxy.pid
+defaults
+  mode http
+  timeout connect 5s
+  timeout client 120s
+  timeout server 120s
+  timeout queue ${QUEUE_TIMEOUT}s
+frontend rr
+  bind 127.0.0.1:19391
+  default_backend rr
+frontend lc
+  bind 127.0.0.1:19393
+  default_backend lc
+backend rr
+  balance roundrobin
+  server s1 127.0.0.1:19401 maxconn 4
+  server s2 127.0.0.1:19402 maxconn 4
+  server s3 127.0.0.1:19403 maxconn 4
+backend lc
+  balance leastconn
+  server s1 127.0.0.1:19401 maxconn 4
+  server s2 127.0.0.1:19402 maxconn 4
+  server s3 127.0.0.1:19403 maxconn 4
+HAPROXY
+haproxy -D -f "$WORK/haproxy.cfg"
+sleep 0.5
+[ -f "$WORK/haproxy.pid" ] && PIDS+=("$(cat "$WORK/haproxy.pid")")
+
+NODE_PIDS=()
+start_nodes() { # start_nodes CAPACITY DELAY1 DELAY2 DELAY3: three sims with agents (1 s heartbeats)
+  local capacity=$1; shift
+  local i=1
+  for delay in "$@"; do
+    java -Xmx128m -XX:+UseSerialGC -jar inference-sim/target/inference-sim.jar --port 1940$i --name gpu-$i \
+      --models llama3:8b --tokens "$TOKENS" --token-delay "$delay" --first-token-delay "$FIRST_TOKEN" \
+      --max-concurrency 4 --max-queue "$NODE_QUEUE" > "$WORK/sim-$i.log" 2>&1 &
+    NODE_PIDS+=($!); PIDS+=($!); i=$((i + 1))
+  done
+  for i in 1 2 3; do wait_for "$WORK/sim-$i.log" "listening"; done
+  for i in 1 2 3; do
+    java -Xmx96m -XX:+UseSerialGC -jar heartbeat-agent/target/heartbeat-agent.jar --kafka "$KAFKA" \
+      --node-id "gpu-$i" --url "http://127.0.0.1:1940$i" --backend vllm --interval 1s --capacity "$capacity" \
+      --nvidia-smi /nonexistent > "$WORK/agent-$i.log" 2>&1 &
+    NODE_PIDS+=($!); PIDS+=($!)
+  done
+}
+
+stop_nodes() { # agents first, so each leaves with its tombstone
+  for p in "${NODE_PIDS[@]:3}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${NODE_PIDS[@]:3}"; do while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; done
+  for p in "${NODE_PIDS[@]:0:3}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${NODE_PIDS[@]:0:3}"; do while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; done
+  NODE_PIDS=()
+}
+
+busy_refusals() { # requests the three sims refused because their own queue was full
+  local sum=0 n
+  for i in 1 2 3; do
+    n=$(curl -s "127.0.0.1:1940$i/sim/stats" | python3 -c 'import json,sys; print(json.load(sys.stdin)["rejectedBusy"])')
+    sum=$((sum + n))
+  done
+  echo "$sum"
+}
+
+SCHED=""
+start_scheduler() { # start_scheduler LOG FLAGS...
+  local log=$1; shift
+  java -Xmx512m -jar scheduler/target/scheduler.jar --kafka "$KAFKA" --bind 127.0.0.1 --port 19080 \
+    --admin-port 19081 --queue-timeout "${QUEUE_TIMEOUT}s" "$@" > "$log" 2>&1 &
+  SCHED=$!; PIDS+=($SCHED)
+  wait_for "$log" "proxy listening"
+  wait_routable 3
+}
+
+stop_scheduler() {
+  if [ -n "$SCHED" ]; then kill "$SCHED"; while kill -0 "$SCHED" 2>/dev/null; do sleep 0.1; done; fi
+  SCHED=""
+}
+
+loadgen() { # loadgen PORT LABEL OUTFILE FLAGS...
+  local port=$1 label=$2 out=$3; shift 3
+  java -Xmx384m -jar loadgen/target/loadgen.jar --url "http://127.0.0.1:$port" --api openai --duration "${DURATION}s" \
+    --timeout 60s --max-tokens "$TOKENS" --label "$label" --out "$out" "$@" > /dev/null
+}
+
+row1() { # one row of part 1
+  local name=$1 port=19080 capacity=0 busy
+  case $name in
+    idle|scheduler+capacity) capacity=4 ;;
+  esac
+  start_nodes "$capacity" "$TOKEN_DELAY" "$TOKEN_DELAY" "$TOKEN_DELAY"
+  case $name in
+    nginx) port=19390 ;;
+    haproxy) port=19391 ;;
+    *) start_scheduler "$WORK/scheduler-1-$name.log" --strategy "$STRATEGY1" --api-keys "$WORK/api-keys" ;;
+  esac
+  sleep 2 # every agent's first heartbeat carries its capacity
+  if [ "$name" != idle ]; then
+    loadgen "$port" heavy "$OUT/1-$name-heavy.json" --rate "$HEAVY_RATE" --keys "$HEAVY" --seed 3 &
+    local heavy=$!
+  fi
+  loadgen "$port" light "$OUT/1-$name-light.json" --rate "$LIGHT_RATE" --keys "$LIGHT" --seed 5
+  [ "$name" != idle ] && wait "$heavy"
+  busy=$(busy_refusals)
+  python3 - "$OUT" "$name" "$busy" >> "$OUT/part1.jsonl" <<'PY'
+import json, os, sys
+out, name, busy = sys.argv[1], sys.argv[2], int(sys.argv[3])
+row = {"row": name, "nodeBusy503": busy}
+for caller in ("heavy", "light"):
+    path = os.path.join(out, f"1-{name}-{caller}.json")
+    if not os.path.exists(path):
+        continue
+    r = json.load(open(path))
+    row[caller] = {"sent": r["counts"]["sent"], "ok": r["counts"]["ok"], "goodput": r["goodput"],
+                   "ttftP50": r["ttftMs"]["p50"], "ttftP99": r["ttftMs"]["p99"],
+                   "errors": {k: v for k, v in r["counts"]["failedByKind"].items()}}
+print(json.dumps(row))
+PY
+  stop_scheduler
+  stop_nodes
+  tail -1 "$OUT/part1.jsonl" >&2
+}
+
+row2() { # one row of part 2
+  local name=$1 port=19080
+  start_nodes 4 15ms 30ms 60ms
+  case $name in
+    nginx) port=19390 ;;
+    nginx-least-conn) port=19392 ;;
+    haproxy-leastconn) port=19393 ;;
+    *) start_scheduler "$WORK/scheduler-2-$name.log" --strategy "$name" ;;
+  esac
+  sleep 2
+  loadgen "$port" "$name" "$OUT/2-$name.json" --rate 200 --arrivals uniform --max-in-flight "$CLIENTS" --seed 9
+  python3 - "$OUT/2-$name.json" "$name" >> "$OUT/part2.jsonl" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+ok = [s for s in r["requests"] if s.get("kind") == "ok"]
+mean = round(sum(s["totalMs"] for s in ok) / len(ok), 1) if ok else None
+print(json.dumps({"row": sys.argv[2], "ok": r["counts"]["ok"], "failed": r["counts"]["failed"],
+                  "goodput": r["goodput"], "ttftP50": r["ttftMs"]["p50"], "ttftP99": r["ttftMs"]["p99"],
+                  "meanTotalMs": mean, "errors": r["counts"]["failedByKind"]}))
+PY
+  stop_scheduler
+  stop_nodes
+  tail -1 "$OUT/part2.jsonl" >&2
+}
+
+: > "$OUT/part1.jsonl"; : > "$OUT/part2.jsonl"
+for part in $PARTS; do
+  if [ "$part" = 1 ]; then for name in $ROWS1; do row1 "$name"; done; fi
+  if [ "$part" = 2 ]; then for name in $ROWS2; do row2 "$name"; done; fi
+done
+
+echo
+echo "## Overload benchmark $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores"
+python3 - "$OUT" "$DURATION" "$HEAVY_RATE" "$LIGHT_RATE" "$CLIENTS" <<'PY'
+import json, os, sys
+out, duration, heavy, light, clients = sys.argv[1:6]
+def rows(name):
+    p = os.path.join(out, name)
+    return [json.loads(l) for l in open(p) if l.strip()] if os.path.exists(p) else []
+one, two = rows("part1.jsonl"), rows("part2.jsonl")
+json.dump({"part1": one, "part2": two}, open(os.path.join(out, "summary.json"), "w"), indent=2)
+def errs(e):
+    return ", ".join(f"{k} {v}" for k, v in sorted(e.items())) or "-"
+if one:
+    idle = next((r["light"]["ttftP99"] for r in one if r["row"] == "idle"), None)
+    print(f"\nPart 1: 3 sims x 4 slots, heavy caller {heavy}/s and light caller {light}/s for {duration} s; TTFT of"
+          " completed requests, ms.\n")
+    print("| row | caller | sent | completed | goodput /s | TTFT p50 | TTFT p99 | light p99 / idle p99 | errors | nodes' 503 busy |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in one:
+        for caller in ("heavy", "light"):
+            if caller not in r:
+                continue
+            c = r[caller]
+            ratio = "-"
+            if caller == "light" and idle and c["ttftP99"]:
+                ratio = f"{c['ttftP99'] / idle:.2f}"
+            print(f"| {r['row']} | {caller} | {c['sent']} | {c['ok']} | {c['goodput']} | {c['ttftP50']} | {c['ttftP99']} |"
+                  f" {ratio} | {errs(c['errors'])} | {r['nodeBusy503']} |")
+if two:
+    print(f"\nPart 2: sims of 15, 30 and 60 ms per token, 4 slots each, {clients} closed-loop streaming clients for"
+          f" {duration} s; ms.\n")
+    print("| row | completed | TTFT p50 | TTFT p99 | mean completion | errors |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for r in two:
+        print(f"| {r['row']} | {r['ok']} | {r['ttftP50']} | {r['ttftP99']} | {r['meanTotalMs']} | {errs(r['errors'])} |")
+PY
+echo
+echo "Results: $OUT (one loadgen JSON per caller and row, part1.jsonl, part2.jsonl, summary.json)"
