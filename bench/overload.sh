@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Overload benchmark, in two parts, on simulated vLLM nodes of 4 slots each (OpenAI SSE streams).
 #
-# Part 1, two callers at 2x the fleet's capacity: three equal sims (TOKENS tokens of TOKEN_DELAY
-# after FIRST_TOKEN, so each slot serves about one request a second), each with its own queue of
+# Answers ask for MIN_TOKENS to TOKENS tokens (evenly drawn per request, as real answer lengths vary).
+#
+# Part 1, two callers at 2x the fleet's capacity: three equal sims (tokens of TOKEN_DELAY after
+# FIRST_TOKEN, so each slot serves about one request a second), each with its own queue of
 # NODE_QUEUE beyond its slots (then 503 busy, as Ollama and a full vLLM do). A heavy caller at
 # HEAVY_RATE and a light one at LIGHT_RATE (10x less), open-loop Poisson arrivals, DURATION seconds.
 # Rows: the light caller alone on an idle fleet (the scheduler with capacity: its reference p99),
@@ -27,7 +29,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 NAME=bench/overload.sh
 DURATION=${DURATION:-60}; HEAVY_RATE=${HEAVY_RATE:-20}; LIGHT_RATE=${LIGHT_RATE:-2}
-TOKENS=${TOKENS:-40}; TOKEN_DELAY=${TOKEN_DELAY:-25ms}; FIRST_TOKEN=${FIRST_TOKEN:-100ms}; NODE_QUEUE=${NODE_QUEUE:-8}
+TOKENS=${TOKENS:-72}; MIN_TOKENS=${MIN_TOKENS:-8}; TOKEN_DELAY=${TOKEN_DELAY:-25ms}; FIRST_TOKEN=${FIRST_TOKEN:-100ms}; NODE_QUEUE=${NODE_QUEUE:-8}
 QUEUE_TIMEOUT=${QUEUE_TIMEOUT:-30}; CLIENTS=${CLIENTS:-18}; STRATEGY1=${STRATEGY1:-least-loaded}
 PARTS=${PARTS:-"1 2"}
 ROWS1=${ROWS1:-"idle nginx haproxy scheduler scheduler+capacity"}
@@ -67,7 +69,7 @@ NGINX
 nginx -c "$WORK/nginx.conf"
 cat > "$WORK/haproxy.cfg" <<HAPROXY
 global
-  maxconn 10000
+  maxconn 4096
   pidfile $WORK/haproxy.pid
 defaults
   mode http
@@ -150,7 +152,7 @@ stop_scheduler() {
 loadgen() { # loadgen PORT LABEL OUTFILE FLAGS...
   local port=$1 label=$2 out=$3; shift 3
   java -Xmx384m -jar loadgen/target/loadgen.jar --url "http://127.0.0.1:$port" --api openai --duration "${DURATION}s" \
-    --timeout 60s --max-tokens "$TOKENS" --label "$label" --out "$out" "$@" > /dev/null
+    --timeout 60s --max-tokens "$TOKENS" --min-tokens "$MIN_TOKENS" --label "$label" --out "$out" "$@" > /dev/null
 }
 
 row1() { # one row of part 1

@@ -24,13 +24,39 @@ import java.util.Objects;
  * @param turns requests per conversation, from 1
  * @param thinkTime the pause between an answer and the conversation's next turn; zero or more
  * @param keys API keys sent as {@code Authorization: Bearer}, one per conversation round robin; empty for none
- * @param maxTokens the answer length asked for
+ * @param maxTokens the answer length asked for; with {@code minTokens} below it, the longest
  * @param promptWords words in each user message
  * @param label the result row's name; null or blank gives the API's name
+ * @param minTokens the shortest answer asked for: each request asks for a length drawn evenly from
+ *     {@code [minTokens, maxTokens]}, fixed by the seed, as real answers vary; equal for one length
  */
 public record LoadConfig(URI url, Api api, double rate, Duration duration, Arrivals arrivals, long seed,
                          Duration timeout, int maxInFlight, Mix mix, int turns, Duration thinkTime,
-                         List<String> keys, int maxTokens, int promptWords, String label) {
+                         List<String> keys, int maxTokens, int promptWords, String label, int minTokens) {
+
+    /** A configuration whose answers all ask for {@code maxTokens}. */
+    public LoadConfig(URI url, Api api, double rate, Duration duration, Arrivals arrivals, long seed,
+                      Duration timeout, int maxInFlight, Mix mix, int turns, Duration thinkTime,
+                      List<String> keys, int maxTokens, int promptWords, String label) {
+        this(url, api, rate, duration, arrivals, seed, timeout, maxInFlight, mix, turns, thinkTime, keys, maxTokens,
+                promptWords, label, maxTokens);
+    }
+
+    /**
+     * Returns the answer length turn {@code turn} of conversation {@code conversation} asks for: drawn
+     * evenly from {@code [minTokens, maxTokens]} by a hash of the seed and both numbers, so a run is
+     * repeatable and every request's length independent of the others'.
+     */
+    public int tokensFor(int conversation, int turn) {
+        if (minTokens == maxTokens) {
+            return maxTokens;
+        }
+        long h = seed ^ 0x9E3779B97F4A7C15L * (conversation + 1) ^ 0xC2B2AE3D27D4EB4FL * (turn + 1);
+        h = (h ^ (h >>> 33)) * 0xFF51AFD7ED558CCDL;
+        h = (h ^ (h >>> 33)) * 0xC4CEB9FE1A85EC53L;
+        h ^= h >>> 33;
+        return minTokens + (int) Math.floorMod(h, (long) (maxTokens - minTokens + 1));
+    }
 
     /** The most requests a run may plan; every one is kept in memory for the exact percentiles. */
     public static final long MAX_PLANNED = 2_000_000;
@@ -70,6 +96,9 @@ public record LoadConfig(URI url, Api api, double rate, Duration duration, Arriv
         }
         if (maxTokens < 1) {
             throw new InvalidSettingException("maxTokens", "must be at least 1, was " + maxTokens);
+        }
+        if (minTokens < 1 || minTokens > maxTokens) {
+            throw new InvalidSettingException("minTokens", "must be 1 to --max-tokens (" + maxTokens + "), was " + minTokens);
         }
         if (promptWords < 1 || promptWords > 100_000) {
             throw new InvalidSettingException("promptWords", "must be 1 to 100000, was " + promptWords);

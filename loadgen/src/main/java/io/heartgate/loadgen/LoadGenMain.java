@@ -86,6 +86,10 @@ public final class LoadGenMain implements Callable<Integer> {
     @Option(names = "--max-tokens", defaultValue = "32", description = "answer length asked for (default: ${DEFAULT-VALUE})")
     int maxTokens;
 
+    @Option(names = "--min-tokens", description = "shortest answer asked for: each request asks for a length drawn "
+            + "evenly from --min-tokens to --max-tokens, as real answers vary (default: --max-tokens, one length)")
+    Integer minTokens;
+
     @Option(names = "--prompt-words", defaultValue = "20", description = "words per user message (default: ${DEFAULT-VALUE})")
     int promptWords;
 
@@ -150,7 +154,7 @@ public final class LoadGenMain implements Callable<Integer> {
             all.addAll(Keys.read(keysFile));
         }
         return new LoadConfig(uri, api, rate, duration, arrivals, seed, timeout, maxInFlight, Mix.parse(mix), turns,
-                thinkTime, all, maxTokens, promptWords, label);
+                thinkTime, all, maxTokens, promptWords, label, minTokens == null ? maxTokens : minTokens);
     }
 
     private static Report run(LoadConfig config) throws InterruptedException {

@@ -129,6 +129,7 @@ public record Report(String label, Map<String, Object> config, Counts counts, do
         m.put("thinkTime", Durations.format(c.thinkTime()));
         m.put("keys", Keys.labels(c.keys()));
         m.put("maxTokens", c.maxTokens());
+        m.put("minTokens", c.minTokens());
         m.put("promptWords", c.promptWords());
         return m;
     }

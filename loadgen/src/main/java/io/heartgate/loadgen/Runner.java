@@ -116,7 +116,7 @@ public final class Runner {
             }
             open.add(x);
         }
-        String body = config.api().body(json, d.plan.model(), messages, config.maxTokens());
+        String body = config.api().body(json, d.plan.model(), messages, config.tokensFor(d.plan.index(), turn));
         x.call = transport.send(new Transport.Outgoing(target, body, key, config.timeout()), x);
         clock.schedule(scheduled + config.timeout().toNanos(), x::timeout);
     }

@@ -26,7 +26,7 @@ class LoadGenMainTest {
         assertThat(execute("--help")).isZero();
         assertThat(out.toString()).contains("--url", "--api", "--rate", "--duration", "--arrivals", "--seed", "--timeout",
                 "--max-in-flight", "--mix", "--turns", "--think-time", "--keys", "--keys-file", "--max-tokens",
-                "--prompt-words", "--label", "--out", "--header");
+                "--min-tokens", "--prompt-words", "--label", "--out", "--header");
     }
 
     @ParameterizedTest(name = "{0} {1}")
@@ -45,6 +45,8 @@ class LoadGenMainTest {
             "--turns|0",
             "--max-in-flight|0",
             "--max-tokens|0",
+            "--min-tokens|0",
+            "--min-tokens|33",
             "--prompt-words|0",
             "--url|ftp://host/",
             "--url|not a url",

@@ -32,6 +32,25 @@ class RunnerTest {
     }
 
     @Test
+    void answerLengthsAreDrawnEvenlyBetweenTheBoundsAndRepeatable() {
+        LoadConfig fixed = new LoadConfig(URI.create("http://127.0.0.1:9/"), Api.OPENAI, 1, Duration.ofSeconds(1),
+                Arrivals.UNIFORM, 7, Duration.ofSeconds(1), 10, Mix.parse("m1"), 1, Duration.ZERO, List.of(), 40, 3, "t");
+        assertThat(fixed.tokensFor(3, 0)).isEqualTo(40);
+        LoadConfig varied = new LoadConfig(URI.create("http://127.0.0.1:9/"), Api.OPENAI, 1, Duration.ofSeconds(1),
+                Arrivals.UNIFORM, 7, Duration.ofSeconds(1), 10, Mix.parse("m1"), 1, Duration.ZERO, List.of(), 40, 3, "t", 10);
+        int[] counts = new int[41];
+        for (int c = 0; c < 3100; c++) {
+            int n = varied.tokensFor(c, 0);
+            assertThat(n).isBetween(10, 40);
+            assertThat(varied.tokensFor(c, 0)).as("repeatable").isEqualTo(n);
+            counts[n]++;
+        }
+        for (int n = 10; n <= 40; n++) {
+            assertThat(counts[n]).as("length " + n + " of 31, about 100 each").isBetween(60, 140);
+        }
+    }
+
+    @Test
     void sendsOnScheduleAndMeasuresFromTheScheduledStart() throws InterruptedException {
         ScriptedTransport t = new ScriptedTransport(clock, r -> ScriptedTransport.ollama(100, 3, 300, 0));
 

@@ -25,9 +25,11 @@ public final class FairQueue<T> {
         private final String caller;
         private final int priority;
         private final long enqueuedNanos;
+        private final FairQueue<T> owner;
         private boolean queued = true;
 
-        Ticket(T item, String caller, int priority, long enqueuedNanos) {
+        Ticket(FairQueue<T> owner, T item, String caller, int priority, long enqueuedNanos) {
+            this.owner = owner;
             this.item = item;
             this.caller = caller;
             this.priority = priority;
@@ -94,7 +96,7 @@ public final class FairQueue<T> {
         if (arrival.size() >= capacity) {
             return null;
         }
-        Ticket<T> t = new Ticket<>(item, caller, priority, nowNanos);
+        Ticket<T> t = new Ticket<>(this, item, caller, priority, nowNanos);
         Level<T> level = levels.computeIfAbsent(priority, p -> new Level<>());
         ArrayDeque<Ticket<T>> mine = level.byCaller.get(caller);
         if (mine == null) {
@@ -141,9 +143,9 @@ public final class FairQueue<T> {
         return t;
     }
 
-    /** Takes {@code t} out wherever it stands (its client hung up); returns whether it was queued. */
+    /** Takes {@code t} out wherever it stands (its client hung up); returns whether it was queued here. */
     public boolean remove(Ticket<T> t) {
-        if (!t.queued) {
+        if (!t.queued || t.owner != this) {
             return false;
         }
         removeFromLevels(t);

@@ -12,10 +12,13 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Holds the requests that found every node for their model at its capacity, in the scheduler
@@ -26,7 +29,8 @@ import java.util.function.LongSupplier;
  * served in order until their next request finds every candidate full again.
  *
  * <p>Requests for a model with nothing queued never come here; checking that is one volatile read
- * while the whole queue is empty (the uncontended path takes no lock and allocates nothing).
+ * while the whole queue is empty, and a read of a published set while other models' requests wait
+ * (the uncontended path takes no lock and allocates nothing).
  * While some are queued, a new request for the same model joins the queue rather than taking a
  * slot ahead of them. Thread-safe: one lock, taken only while something waits.
  */
@@ -53,15 +57,50 @@ public final class GatewayQueue {
         void timedOut(String message, int retryAfterSeconds);
     }
 
+    private static final Logger log = LoggerFactory.getLogger(GatewayQueue.class);
+
+    /**
+     * One model's waiting requests: first attempts, and retries apart, since a retry may find every
+     * node full that it has not tried yet while first attempts behind it would fit.
+     */
+    private static final class ModelQueue {
+        final FairQueue<Waiter> fresh;
+        final FairQueue<Waiter> retries;
+
+        ModelQueue(int max) {
+            fresh = new FairQueue<>(max);
+            retries = new FairQueue<>(max);
+        }
+
+        boolean isEmpty() {
+            return fresh.isEmpty() && retries.isEmpty();
+        }
+
+        /** Returns the ticket that came first of the two heads (by priority class, then age), or null. */
+        FairQueue.Ticket<Waiter> head() {
+            FairQueue.Ticket<Waiter> a = fresh.peek();
+            FairQueue.Ticket<Waiter> b = retries.peek();
+            if (a == null || b == null) {
+                return a == null ? b : a;
+            }
+            if (a.priority() != b.priority()) {
+                return a.priority() > b.priority() ? a : b;
+            }
+            return a.enqueuedNanos() <= b.enqueuedNanos() ? a : b;
+        }
+    }
+
     private final int maxPerModel;
     private final long timeoutNanos;
     private final String timeoutText;
     private final LongSupplier nanoTicker;
     private final Function<Waiter, Route> router;
     private final ReentrantLock lock = new ReentrantLock();
-    private final Map<String, FairQueue<Waiter>> byModel = new HashMap<>();
+    private final Map<String, ModelQueue> byModel = new HashMap<>();
+    /** The models with requests waiting, copied on write under the lock: read without it. */
+    private volatile Set<String> queuedModels = Set.of();
     private volatile int waiting;
-    /** Mean wait of the requests served lately, in nanoseconds (weight 1/8 to the newest). */
+    /** Mean wait of the requests served lately, in nanoseconds (weight 1/8 to the newest); under the lock. */
     private double meanWaitNanos;
     private boolean again;
     private final Timer waits;
@@ -119,16 +158,7 @@ public final class GatewayQueue {
      * one queues behind them; one volatile read while nothing waits.
      */
     public boolean queued(String model) {
-        if (waiting == 0) {
-            return false;
-        }
-        lock.lock();
-        try {
-            FairQueue<Waiter> q = byModel.get(key(model));
-            return q != null && !q.isEmpty();
-        } finally {
-            lock.unlock();
-        }
+        return waiting != 0 && queuedModels.contains(key(model));
     }
 
     /**
@@ -140,16 +170,21 @@ public final class GatewayQueue {
     public FairQueue.Ticket<Waiter> enqueue(Waiter w, String caller, int priority) {
         lock.lock();
         try {
-            FairQueue<Waiter> q = byModel.computeIfAbsent(key(w.facts().model()), m -> new FairQueue<>(maxPerModel));
-            FairQueue.Ticket<Waiter> t = q.offer(w, caller, priority, nanoTicker.getAsLong());
+            String model = key(w.facts().model());
+            ModelQueue q = byModel.get(model);
+            if (q == null) {
+                q = new ModelQueue(maxPerModel);
+                byModel.put(model, q);
+            }
+            FairQueue<Waiter> into = w.tried().isEmpty() ? q.fresh : q.retries;
+            FairQueue.Ticket<Waiter> t = into.offer(w, caller, priority, nanoTicker.getAsLong());
             if (t == null) {
-                if (q.isEmpty()) {
-                    byModel.remove(key(w.facts().model()));
-                }
+                tidy();
                 full.increment();
                 return null;
             }
             waiting++;
+            tidy();
             serve();
             return t;
         } finally {
@@ -161,14 +196,12 @@ public final class GatewayQueue {
     public void cancel(FairQueue.Ticket<Waiter> t) {
         lock.lock();
         try {
-            FairQueue<Waiter> q = byModel.get(key(t.item().facts().model()));
-            if (q != null && q.remove(t)) {
+            ModelQueue q = byModel.get(key(t.item().facts().model()));
+            if (q != null && (q.fresh.remove(t) || q.retries.remove(t))) {
                 waiting--;
                 gone.increment();
                 waits.record(nanoTicker.getAsLong() - t.enqueuedNanos(), TimeUnit.NANOSECONDS);
-                if (q.isEmpty()) {
-                    byModel.remove(key(t.item().facts().model()));
-                }
+                tidy();
             }
         } finally {
             lock.unlock();
@@ -196,16 +229,18 @@ public final class GatewayQueue {
         try {
             long now = nanoTicker.getAsLong();
             int retryAfter = retryAfterSeconds();
-            for (FairQueue<Waiter> q : new ArrayList<>(byModel.values())) {
-                q.expire(now, timeoutNanos, t -> {
-                    waiting--;
-                    expired.increment();
-                    waits.record(now - t.enqueuedNanos(), TimeUnit.NANOSECONDS);
-                    t.item().timedOut("no node serving the model had a free slot within the queue timeout ("
-                            + timeoutText + ")", retryAfter);
-                });
+            for (ModelQueue q : new ArrayList<>(byModel.values())) {
+                for (FairQueue<Waiter> part : List.of(q.fresh, q.retries)) {
+                    part.expire(now, timeoutNanos, t -> {
+                        waiting--;
+                        expired.increment();
+                        waits.record(now - t.enqueuedNanos(), TimeUnit.NANOSECONDS);
+                        safely(() -> t.item().timedOut("no node serving the model had a free slot within the queue "
+                                + "timeout (" + timeoutText + ")", retryAfter));
+                    });
+                }
             }
-            byModel.values().removeIf(FairQueue::isEmpty);
+            tidy();
             serve();
         } finally {
             lock.unlock();
@@ -224,8 +259,9 @@ public final class GatewayQueue {
 
     /**
      * Serves the queues, the model whose next request came first (by priority class, then age)
-     * first, each until its next request finds every candidate full. Re-entered from a callback
-     * on the same thread (tests run loops inline), it only asks the outer pass to go round again.
+     * first; in each, the retries until the next finds every node it has not tried full, then the
+     * first attempts until the next finds every candidate full. Re-entered from a callback on the
+     * same thread (tests run loops inline), it only asks the outer pass to go round again.
      */
     private void serve() {
         if (lock.getHoldCount() > 1) {
@@ -237,34 +273,67 @@ public final class GatewayQueue {
             if (waiting == 0) {
                 return;
             }
-            List<Map.Entry<String, FairQueue<Waiter>>> queues = new ArrayList<>(byModel.entrySet());
-            queues.removeIf(e -> e.getValue().isEmpty());
-            queues.sort(Comparator.comparingInt((Map.Entry<String, FairQueue<Waiter>> e) -> -e.getValue().peek().priority())
-                    .thenComparingLong(e -> e.getValue().peek().enqueuedNanos()));
-            for (Map.Entry<String, FairQueue<Waiter>> e : queues) {
-                FairQueue<Waiter> q = e.getValue();
-                while (!q.isEmpty()) {
-                    FairQueue.Ticket<Waiter> next = q.peek();
-                    Route r = router.apply(next.item());
-                    if (r == Route.Refused.FULL) {
-                        break;
-                    }
-                    q.poll();
-                    waiting--;
-                    long waited = nanoTicker.getAsLong() - next.enqueuedNanos();
-                    waits.record(waited, TimeUnit.NANOSECONDS);
-                    if (r instanceof Route.To to) {
-                        served.increment();
-                        meanWaitNanos += (waited - meanWaitNanos) / 8;
-                        next.item().routed(to);
-                    } else {
-                        refused.increment();
-                        next.item().refused((Route.Refused) r);
-                    }
-                }
+            List<ModelQueue> queues = new ArrayList<>(byModel.values());
+            queues.removeIf(ModelQueue::isEmpty);
+            queues.sort(Comparator.comparingInt((ModelQueue q) -> -q.head().priority())
+                    .thenComparingLong(q -> q.head().enqueuedNanos()));
+            for (ModelQueue q : queues) {
+                serve(q.retries);
+                serve(q.fresh);
             }
-            byModel.values().removeIf(FairQueue::isEmpty);
+            tidy();
         } while (again);
+    }
+
+    /** Routes the requests of {@code q} in order until the next finds no room. */
+    private void serve(FairQueue<Waiter> q) {
+        while (!q.isEmpty()) {
+            FairQueue.Ticket<Waiter> next = q.peek();
+            Route r;
+            try {
+                r = router.apply(next.item());
+            } catch (RuntimeException e) {
+                log.warn("Gateway queue could not route a waiting request; answering it as unreachable", e);
+                r = new Route.Refused(io.heartgate.scheduler.proxy.policy.ErrorType.UPSTREAM_UNREACHABLE);
+            }
+            if (r == Route.Refused.FULL) {
+                return;
+            }
+            q.poll();
+            waiting--;
+            long waited = nanoTicker.getAsLong() - next.enqueuedNanos();
+            waits.record(waited, TimeUnit.NANOSECONDS);
+            if (r instanceof Route.To to) {
+                served.increment();
+                meanWaitNanos += (waited - meanWaitNanos) / 8;
+                if (!safely(() -> next.item().routed(to))) {
+                    to.unclaim(); // its loop is gone (shutting down): the slot goes to the next one
+                }
+            } else {
+                refused.increment();
+                Route.Refused refusal = (Route.Refused) r;
+                safely(() -> next.item().refused(refusal));
+            }
+        }
+    }
+
+    /** Runs a waiter's callback; one that throws (its event loop shut down) is logged, never passed on. */
+    private static boolean safely(Runnable callback) {
+        try {
+            callback.run();
+            return true;
+        } catch (RuntimeException e) {
+            log.debug("A waiting request's event loop refused its outcome: {}", e.toString());
+            return false;
+        }
+    }
+
+    /** Drops empty model queues and publishes which models have requests waiting; under the lock. */
+    private void tidy() {
+        byModel.values().removeIf(ModelQueue::isEmpty);
+        if (!byModel.keySet().equals(queuedModels)) {
+            queuedModels = Set.copyOf(byModel.keySet());
+        }
     }
 
     private static String key(String model) {

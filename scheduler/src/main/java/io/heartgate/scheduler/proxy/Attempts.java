@@ -55,7 +55,12 @@ final class Attempts {
                 loading = null;
             }
             if (n.capacity() > 0) {
-                slotFreed.run();
+                try {
+                    slotFreed.run();
+                } catch (RuntimeException e) { // the queue's trouble must not stop this exchange's end
+                    org.slf4j.LoggerFactory.getLogger(Attempts.class).warn("Gateway queue failed on a freed slot of node {}",
+                            n.id(), e);
+                }
             }
         }
     }

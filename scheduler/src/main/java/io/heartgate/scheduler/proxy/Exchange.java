@@ -57,7 +57,7 @@ final class Exchange implements Timeouts.Watched {
         this.client = new ClientSide(conn, req, keepAlive, relay.counters(), extraHeaders);
         this.upstream = new UpstreamSide(relay.pool(), this);
         this.watch = relay.timeouts().watch(this);
-        this.attempts = new Attempts(relay.queue()::slotFreed);
+        this.attempts = new Attempts(relay.slotFreed());
         this.startNanos = startNanos;
     }
 
@@ -161,7 +161,7 @@ final class Exchange implements Timeouts.Watched {
                 byte[] end = conn.tail().bytes();
                 UsageReader.Usage usage = UsageReader.read(end, end.length);
                 if (usage != null) {
-                    relay.used(facts.caller(), facts.model(), usage);
+                    relay.used(facts.caller(), modelLabel(), usage);
                 }
             }
             finish(client.status());
@@ -368,6 +368,19 @@ final class Exchange implements Timeouts.Watched {
         return attempts.tried();
     }
 
+    /**
+     * Returns the model as usage metrics label it: the request's when the node that answered lists it,
+     * {@code other} when that node serves any model (the name is then the client's choice, which must
+     * not grow the labels), {@code null} when no node answered or the request named none.
+     */
+    private String modelLabel() {
+        String model = facts.model();
+        if (answeredBy == null || model == null) {
+            return null;
+        }
+        return attempts.node().models().contains(model) ? model : "other";
+    }
+
     /** Answers the client with the proxy's own error and ends the exchange. */
     private void fail(ErrorType type, String message) {
         relay.counters().error(type);
@@ -387,7 +400,7 @@ final class Exchange implements Timeouts.Watched {
                     headNanos - startNanos);
         }
         relay.metrics().recordCaller(facts.caller(), metricStatus);
-        relay.usage().answered(facts.caller(), answeredBy != null ? facts.model() : null, metricStatus);
+        relay.usage().answered(facts.caller(), modelLabel(), metricStatus);
         client.ended();
     }
 }

@@ -44,6 +44,7 @@ final class Relay {
     private final GatewayQueue queue;
     private final UsageAccounting usage;
     private final ObjLongConsumer<String> chargeTokens;
+    private final Runnable slotFreed;
     private final long stallTimeoutMs;
     private final List<Timeouts.Watched> stuck = new java.util.ArrayList<>();
     private long nextStallCheckMs;
@@ -57,6 +58,7 @@ final class Relay {
         this.rescues = rescues;
         this.usage = metrics.usage();
         this.chargeTokens = chargeTokens;
+        this.slotFreed = queue::slotFreed;
         this.queue = queue;
         this.stallTimeoutMs = stallTimeoutMs;
         this.pool = pool;
@@ -211,6 +213,11 @@ final class Relay {
         if (caller != null) {
             chargeTokens.accept(caller, used.total());
         }
+    }
+
+    /** Returns what an attempt tells when it gives back a slot on a node of known capacity: one object for every exchange. */
+    Runnable slotFreed() {
+        return slotFreed;
     }
 
     /** Returns the gateway queue, shared by every loop. */

@@ -123,12 +123,10 @@ final class StagedCall implements Call {
     @Override
     public boolean body(byte[] replacement) {
         ByteBuf content = request.content();
-        try {
-            content.clear().ensureWritable(replacement.length);
-        } catch (IndexOutOfBoundsException e) {
+        if (replacement.length > content.maxCapacity()) {
             return false; // a buffer that cannot grow: the body goes as it came
         }
-        content.writeBytes(replacement);
+        content.clear().writeBytes(replacement);
         HttpUtil.setContentLength(request, replacement.length);
         return true;
     }

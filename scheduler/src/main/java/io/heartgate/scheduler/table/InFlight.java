@@ -24,6 +24,8 @@ public final class InFlight {
     private volatile Map<String, Long> servedAtMs = Map.of();
     /** The most requests in flight since {@link #takePeak()} last ran; written only when exceeded. */
     private volatile int peak;
+    /** The peak of the period before that one. */
+    private int previousPeak;
     /** Model to this scheduler's requests in flight that the node must load it for; created on first use. */
     private volatile ConcurrentHashMap<String, Integer> loading;
 
@@ -77,13 +79,18 @@ public final class InFlight {
     }
 
     /**
-     * Returns the most requests in flight since the last call, and starts the next period from the
-     * count now: the table reads it per heartbeat, so that what a node reports beyond this
-     * scheduler's own peak is known to come from elsewhere.
+     * Returns the most requests in flight over the last two periods (a period runs from one call to
+     * the next), and starts the next period from the count now: the table reads it per heartbeat, so
+     * that what a node reports beyond this scheduler's own peak is known to come from elsewhere. Two
+     * periods, because a heartbeat that arrives late may carry a sample taken before the last call.
+     * Called by the table's single writer.
      */
     public int takePeak() {
-        int p = Math.max(peak, get());
-        peak = get();
+        int now = get();
+        int current = Math.max(peak, now);
+        int p = Math.max(current, previousPeak);
+        previousPeak = current;
+        peak = now;
         return p;
     }
 

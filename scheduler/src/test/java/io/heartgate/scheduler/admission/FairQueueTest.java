@@ -86,6 +86,17 @@ class FairQueueTest {
     }
 
     @Test
+    void aTicketIsRemovedOnlyFromItsOwnQueue() {
+        FairQueue<String> one = new FairQueue<>(10);
+        FairQueue<String> two = new FairQueue<>(10);
+        FairQueue.Ticket<String> t = one.offer("x", "a", 0, 1);
+        two.offer("y", "a", 0, 1);
+        assertThat(two.remove(t)).isFalse();
+        assertThat(two.size()).isEqualTo(1);
+        assertThat(one.remove(t)).isTrue();
+    }
+
+    @Test
     void removingACallersLastRequestDropsItsTurn() {
         FairQueue<String> q = new FairQueue<>(100);
         FairQueue.Ticket<String> a1 = q.offer("a1", "a", 0, 1);

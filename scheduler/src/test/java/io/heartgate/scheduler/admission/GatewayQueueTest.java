@@ -31,6 +31,9 @@ class GatewayQueueTest {
 
     private Route route(GatewayQueue.Waiter w) {
         String model = w.facts().model();
+        if (w.tried().contains("only-free-node")) {
+            return Route.Refused.FULL; // a retry that already tried the one node with room
+        }
         if (!free.containsKey(model)) {
             return new Route.Refused(ErrorType.MODEL_NOT_FOUND);
         }
@@ -42,13 +45,19 @@ class GatewayQueueTest {
         return new Route.To(NODE, false, false, true);
     }
 
-    private final class Waiting implements GatewayQueue.Waiter {
+    private class Waiting implements GatewayQueue.Waiter {
         final String name;
         final RequestFacts facts;
+        final List<String> tried;
 
         Waiting(String name, String model) {
+            this(name, model, List.of());
+        }
+
+        Waiting(String name, String model, List<String> tried) {
             this.name = name;
             this.facts = RequestFacts.ofModel(model);
+            this.tried = tried;
         }
 
         @Override
@@ -58,7 +67,7 @@ class GatewayQueueTest {
 
         @Override
         public List<String> tried() {
-            return List.of();
+            return tried;
         }
 
         @Override
@@ -106,6 +115,53 @@ class GatewayQueueTest {
         assertThat(outcomes).containsExactly("h1 routed", "l1 routed", "h2 routed");
         assertThat(queue.depth()).isZero();
         assertThat(registry.get("heartgate_queue_exits").tag("outcome", "served").counter().count()).isEqualTo(3);
+    }
+
+    @Test
+    void aRetryThatOnlyFitsATriedNodeDoesNotHoldUpFirstAttemptsBehindIt() {
+        free.put("m", 0);
+        queue.enqueue(new Waiting("retry", "m", List.of("only-free-node")), "a", 0);
+        now = 5;
+        enqueue("first", "m", "b", 0);
+        assertThat(queue.depth()).isEqualTo(2);
+        free.put("m", 1);
+        queue.slotFreed();
+        assertThat(outcomes).containsExactly("first routed");
+        assertThat(queue.depth()).isEqualTo(1);
+        assertThat(queue.queued("m")).isTrue();
+    }
+
+    @Test
+    void whatIsQueuedIsKnownPerModelWithoutTheLock() {
+        free.put("m", 0);
+        enqueue("a", "m", "a", 0);
+        assertThat(queue.queued("m")).isTrue();
+        assertThat(queue.queued("n")).isFalse();
+        assertThat(queue.queued(null)).isFalse();
+        free.put("m", 1);
+        queue.slotFreed();
+        assertThat(queue.queued("m")).isFalse();
+    }
+
+    @Test
+    void aWaiterWhoseLoopRefusesTheRouteGivesItsSlotBack() {
+        Node node = Node.of(Heartbeat.builder("n9", "http://127.0.0.1:9").capacity(1).build(), Instant.EPOCH,
+                new InFlight());
+        GatewayQueue q = new GatewayQueue(3, Duration.ofSeconds(10), () -> now, w -> {
+            return node.inFlight().tryIncrement(node.limit()) ? new Route.To(node, false, false, true) : Route.Refused.FULL;
+        }, registry);
+        GatewayQueue.Waiter shutDown = new Waiting("x", "m") {
+            @Override
+            public void routed(Route.To route) {
+                throw new java.util.concurrent.RejectedExecutionException("event loop shut down");
+            }
+        };
+        node.inFlight().increment();
+        q.enqueue(shutDown, "a", 0);
+        node.inFlight().decrement();
+        q.slotFreed();
+        assertThat(q.depth()).isZero();
+        assertThat(node.inFlight().get()).as("the claimed slot was given back").isZero();
     }
 
     @Test

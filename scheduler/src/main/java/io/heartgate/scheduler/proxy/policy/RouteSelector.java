@@ -92,8 +92,20 @@ public final class RouteSelector {
             return snapshot.routable().isEmpty() ? Route.Refused.NO_UPSTREAM : Route.Refused.MODEL_NOT_FOUND;
         }
         if (ramp.any()) {
-            candidates = ramped(candidates);
+            List<Node> ramped = ramped(candidates);
+            if (ramped != candidates) {
+                Route r = among(ramped, snapshot, facts, tried, health);
+                if (r instanceof Route.To) {
+                    return r;
+                }
+                // The nodes drawn in are full or tried: the ramping ones drawn out are better than a wait.
+            }
         }
+        return among(candidates, snapshot, facts, tried, health);
+    }
+
+    private Route among(List<Node> candidates, TableSnapshot snapshot, RequestFacts facts, List<String> tried,
+                        EjectionView health) {
         boolean anyEjected = health.anyEjected();
         if (tried.isEmpty() && !anyEjected) {
             return claim(candidates, facts, snapshot, false);
