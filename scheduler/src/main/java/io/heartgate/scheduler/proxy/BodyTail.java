@@ -13,6 +13,8 @@ final class BodyTail {
     static final int SIZE = 4096;
 
     private byte[] ring;
+    /** The kept bytes in order, for reading: made once, like the ring. */
+    private byte[] linear;
     private long written;
 
     /** Forgets what was kept: the connection's next response starts afresh. */
@@ -40,17 +42,27 @@ final class BodyTail {
         written += take;
     }
 
-    /** Returns the bytes kept, oldest first; empty before any chunk. */
+    /** Returns how many bytes are kept: the body's length, at most {@value #SIZE}. */
+    int length() {
+        return (int) Math.min(written, SIZE);
+    }
+
+    /**
+     * Returns a buffer whose first {@link #length()} bytes are the kept ones, oldest first; the same
+     * buffer each time, valid until the next {@link #add}.
+     */
     byte[] bytes() {
         if (ring == null) {
             return new byte[0];
         }
-        int len = (int) Math.min(written, SIZE);
-        byte[] out = new byte[len];
+        if (linear == null) {
+            linear = new byte[SIZE];
+        }
+        int len = length();
         int start = (int) ((written - len) % SIZE);
         int first = Math.min(len, SIZE - start);
-        System.arraycopy(ring, start, out, 0, first);
-        System.arraycopy(ring, 0, out, first, len - first);
-        return out;
+        System.arraycopy(ring, start, linear, 0, first);
+        System.arraycopy(ring, 0, linear, first, len - first);
+        return linear;
     }
 }

@@ -159,7 +159,7 @@ final class Exchange implements Timeouts.Watched {
             upstream.responseEnded();
             if (counting) {
                 byte[] end = conn.tail().bytes();
-                UsageReader.Usage usage = UsageReader.read(end, end.length);
+                UsageReader.Usage usage = UsageReader.read(end, conn.tail().length());
                 if (usage != null) {
                     relay.used(facts.caller(), modelLabel(), usage);
                 }
