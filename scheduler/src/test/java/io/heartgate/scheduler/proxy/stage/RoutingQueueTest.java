@@ -1,0 +1,206 @@
+package io.heartgate.scheduler.proxy.stage;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.heartgate.protocol.Heartbeat;
+import io.heartgate.scheduler.admission.GatewayQueue;
+import io.heartgate.scheduler.balancer.Strategy;
+import io.heartgate.scheduler.proxy.policy.Headers;
+import io.heartgate.scheduler.proxy.policy.RequestFacts;
+import io.heartgate.scheduler.proxy.policy.Route;
+import io.heartgate.scheduler.proxy.policy.RouteSelector;
+import io.heartgate.scheduler.status.EjectionView;
+import io.heartgate.scheduler.table.InFlight;
+import io.heartgate.scheduler.table.Node;
+import io.heartgate.scheduler.table.TableSnapshot;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The routing stage with the gateway queue, on a call whose event loop is a list of tasks the test
+ * runs when it chooses: so a client can hang up between the queue finding a slot and the loop
+ * taking it.
+ */
+class RoutingQueueTest {
+
+    private final Node node = Node.of(Heartbeat.builder("n1", "http://127.0.0.1:1").capacity(1).build(), Instant.EPOCH,
+            new InFlight());
+    private final TableSnapshot table = new TableSnapshot(1, List.of(node));
+    private final RouteSelector selector = new RouteSelector(Strategy.ROUND_ROBIN.create(() -> 0L, 0));
+    private long now;
+    private final GatewayQueue queue = new GatewayQueue(10, Duration.ofSeconds(5), () -> now,
+            w -> selector.select(table, w.facts(), w.tried(), EjectionView.NONE), new SimpleMeterRegistry());
+    private final Routing routing = new Routing(() -> table, selector, EjectionView.NONE, queue);
+    private final List<Runnable> loop = new ArrayList<>();
+
+    private void runLoop() {
+        while (!loop.isEmpty()) {
+            loop.remove(0).run();
+        }
+    }
+
+    /** A call on the test's loop that notes how it ended. */
+    private final class TestCall implements Call {
+        Route.To route;
+        Answer answer;
+        boolean proceeded;
+        boolean ended;
+        Runnable cancelHook;
+
+        @Override
+        public String method() {
+            return "POST";
+        }
+
+        @Override
+        public String uri() {
+            return "/v1/chat/completions";
+        }
+
+        @Override
+        public String clientIp() {
+            return "10.0.0.1";
+        }
+
+        @Override
+        public Headers headers() {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public RequestFacts facts() {
+            return RequestFacts.ofModel("m:latest");
+        }
+
+        @Override
+        public void facts(RequestFacts updated) {
+        }
+
+        @Override
+        public void route(Route.To first) {
+            route = first;
+        }
+
+        @Override
+        public Route.To route() {
+            return route;
+        }
+
+        @Override
+        public void proceed() {
+            proceeded = true;
+            ended = true;
+        }
+
+        @Override
+        public void answer(Answer a) {
+            answer = a;
+            ended = true;
+        }
+
+        @Override
+        public boolean ended() {
+            return ended;
+        }
+
+        @Override
+        public byte[] body() {
+            return new byte[0];
+        }
+
+        @Override
+        public boolean body(byte[] replacement) {
+            return false;
+        }
+
+        @Override
+        public void responseHeaders(Map<String, String> headers) {
+        }
+
+        @Override
+        public void later(Runnable task) {
+            loop.add(task);
+        }
+
+        @Override
+        public void onCancel(Runnable hook) {
+            cancelHook = hook;
+        }
+
+        /** The client hangs up while a stage holds the call. */
+        void hangUp() {
+            ended = true;
+            if (cancelHook != null) {
+                cancelHook.run();
+            }
+        }
+    }
+
+    @Test
+    void aQueuedCallGoesOnWithItsSlotClaimedOnceOneFrees() {
+        TestCall first = new TestCall();
+        routing.handle(first);
+        assertThat(first.proceeded).isTrue();
+        assertThat(first.route.held()).isTrue();
+        TestCall second = new TestCall();
+        routing.handle(second);
+        assertThat(second.ended).isFalse();
+        assertThat(queue.depth()).isEqualTo(1);
+        node.inFlight().decrement(); // the first answer ends
+        queue.slotFreed();
+        runLoop();
+        assertThat(second.proceeded).isTrue();
+        assertThat(node.inFlight().get()).isEqualTo(1);
+    }
+
+    @Test
+    void aCallWhoseClientHangsUpWhileQueuedLeavesAtOnce() {
+        routing.handle(new TestCall());
+        TestCall gone = new TestCall();
+        routing.handle(gone);
+        gone.hangUp();
+        assertThat(queue.depth()).isZero();
+        node.inFlight().decrement();
+        queue.slotFreed();
+        runLoop();
+        assertThat(node.inFlight().get()).as("no slot claimed for it").isZero();
+    }
+
+    @Test
+    void aClientThatHangsUpAsItsCallLeavesTheQueueGivesTheSlotToTheNext() {
+        routing.handle(new TestCall());
+        TestCall leaving = new TestCall();
+        routing.handle(leaving);
+        TestCall next = new TestCall();
+        routing.handle(next);
+        assertThat(queue.depth()).isEqualTo(2);
+        node.inFlight().decrement();
+        queue.slotFreed(); // the slot is claimed for `leaving`; its loop has not run yet
+        assertThat(node.inFlight().get()).isEqualTo(1);
+        leaving.hangUp();
+        runLoop(); // `leaving` gives the slot back, and the queue hands it to `next`
+        runLoop();
+        assertThat(leaving.proceeded).isFalse();
+        assertThat(next.proceeded).isTrue();
+        assertThat(node.inFlight().get()).isEqualTo(1);
+        assertThat(queue.depth()).isZero();
+    }
+
+    @Test
+    void theWaitLimitAnswers503OverloadedWithRetryAfter() {
+        routing.handle(new TestCall());
+        TestCall late = new TestCall();
+        routing.handle(late);
+        now = Duration.ofSeconds(5).toNanos();
+        queue.sweep();
+        runLoop();
+        assertThat(late.answer.status()).isEqualTo(503);
+        assertThat(late.answer.error().wireName()).isEqualTo("overloaded");
+        assertThat(late.answer.headers()).containsEntry("Retry-After", "1");
+    }
+}
