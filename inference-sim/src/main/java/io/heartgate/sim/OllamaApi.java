@@ -108,7 +108,8 @@ final class OllamaApi implements Dialect {
         boolean stream = !(body.getValue("stream") instanceof Boolean b) || b; // Ollama streams unless told not to
         Object numPredict = body.getValue("options") instanceof JsonObject o ? o.getValue("num_predict") : null;
         Ask ask = new Ask(accepted.get().model(), chat, stream, Requests.promptTokens(body));
-        requests.generate(ctx, ask.model(), Requests.maxTokens(numPredict), new Answer(ctx, ask), this);
+        requests.generate(ctx, ask.model(), Requests.maxTokens(numPredict), new Answer(ctx, ask), this,
+                Requests.promptText(body));
     }
 
     private void embed(RoutingContext ctx, boolean legacy) {

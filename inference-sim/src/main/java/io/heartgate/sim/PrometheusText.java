@@ -29,6 +29,11 @@ final class PrometheusText {
                 engine.waiting());
         gauge(sb, "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", labels,
                 (double) engine.running() / engine.maxConcurrency());
+        long[] prefix = engine.prefixCacheCounters();
+        labelledCounter(sb, "vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.",
+                labels, prefix[0]);
+        labelledCounter(sb, "vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.",
+                labels, prefix[1]);
         sb.append("# HELP sim_requests_total Requests received, by endpoint.\n");
         sb.append("# TYPE sim_requests_total counter\n");
         stats.requests().forEach((endpoint, n) ->
@@ -57,6 +62,10 @@ final class PrometheusText {
 
     private static void gauge(StringBuilder sb, String name, String help, String labels, double value) {
         head(sb, name, help, "gauge").append(name).append(labels).append(' ').append(value).append('\n');
+    }
+
+    private static void labelledCounter(StringBuilder sb, String name, String help, String labels, long value) {
+        head(sb, name, help, "counter").append(name).append(labels).append(' ').append(value).append(".0\n");
     }
 
     private static void counter(StringBuilder sb, String name, String help, long value) {

@@ -70,8 +70,8 @@ final class Requests {
      * Runs a generation of {@code model} of at most {@code maxTokens} tokens into {@code sink}, stopping it
      * when the client goes away, and answers "busy" through {@code dialect} when the engine refuses it.
      */
-    void generate(RoutingContext ctx, String model, int maxTokens, TokenSink sink, Dialect dialect) {
-        Generation g = engine.open(model, maxTokens, sink);
+    void generate(RoutingContext ctx, String model, int maxTokens, TokenSink sink, Dialect dialect, String prompt) {
+        Generation g = engine.open(model, maxTokens, sink, prompt);
         ctx.response().closeHandler(v -> engine.cancel(g));
         ctx.response().exceptionHandler(e -> log.debug("Node {} response error: {}", nodeName, e.toString()));
         if (engine.admit(g) == Admission.BUSY) {
@@ -127,6 +127,31 @@ final class Requests {
             return Math.max(1, n);
         }
         return body.getValue("prompt") instanceof String s ? TextSource.promptTokens(s) : 1;
+    }
+
+    /**
+     * Returns the prompt as a server renders it before prefill, for the prefix cache: a chat's
+     * messages in order, each as its role and content, or a completion's {@code system} (Ollama) and
+     * {@code prompt}; so every turn of one conversation starts with the turns before it.
+     */
+    static String promptText(JsonObject body) {
+        StringBuilder sb = new StringBuilder();
+        if (body.getValue("messages") instanceof JsonArray messages) {
+            for (Object m : messages) {
+                if (m instanceof JsonObject o && o.getValue("content") instanceof String s) {
+                    sb.append('<').append(o.getValue("role") instanceof String r ? r : "user").append(">\n")
+                            .append(s).append('\n');
+                }
+            }
+            return sb.toString();
+        }
+        if (body.getValue("system") instanceof String system) {
+            sb.append("<system>\n").append(system).append('\n');
+        }
+        if (body.getValue("prompt") instanceof String prompt) {
+            sb.append(prompt);
+        }
+        return sb.toString();
     }
 
     /** Returns embedding inputs given as a string or an array of strings, or empty for anything else. */

@@ -25,10 +25,47 @@ import java.util.Objects;
  *     0 for no limit
  * @param loadTime how long loading a model into memory takes; with this and {@code maxLoadedModels}
  *     both zero every model is in memory from the start, else the node starts with none, as Ollama does
+ * @param prefill the prompt-prefix cache and the prefill cost of what it does not hold
  */
 public record SimConfig(String name, String bindHost, int port, List<String> models, int tokens,
                         Duration tokenDelay, Duration firstTokenDelay, int maxConcurrency, int maxQueue,
-                        int embeddingDim, Faults faults, String apiKey, int maxLoadedModels, Duration loadTime) {
+                        int embeddingDim, Faults faults, String apiKey, int maxLoadedModels, Duration loadTime,
+                        Prefill prefill) {
+
+    /**
+     * The prompt-prefix cache ({@code --kv-cache-blocks}, {@code --kv-block-chars}) and the time each
+     * prompt token it does not hold adds before the first token ({@code --prefill-per-token}).
+     *
+     * @param cacheBlocks blocks the cache holds; 0 for no cache (every prompt token is prefilled)
+     * @param blockChars characters per block (a token being 4 characters)
+     * @param perToken time per prompt token not found cached; zero for no prefill time
+     */
+    public record Prefill(int cacheBlocks, int blockChars, Duration perToken) {
+        /** No cache, no prefill time: the first token comes after {@code firstTokenDelay} alone. */
+        public static final Prefill NONE = new Prefill(0, 64, Duration.ZERO);
+
+        /** Checks every value. */
+        public Prefill {
+            Objects.requireNonNull(perToken, "perToken");
+            if (cacheBlocks < 0 || cacheBlocks > 10_000_000) {
+                throw new InvalidSettingException("kvCacheBlocks", "must be 0 (no cache) to 10000000, was " + cacheBlocks);
+            }
+            if (blockChars < 1 || blockChars > 65_536) {
+                throw new InvalidSettingException("kvBlockChars", "must be 1 to 65536, was " + blockChars);
+            }
+            if (perToken.isNegative() || perToken.compareTo(Duration.ofSeconds(1)) > 0) {
+                throw new InvalidSettingException("prefillPerToken", "must be 0 to 1s, was " + perToken);
+            }
+        }
+    }
+
+    /** Configures a node without a prefix cache or prefill time. */
+    public SimConfig(String name, String bindHost, int port, List<String> models, int tokens,
+                     Duration tokenDelay, Duration firstTokenDelay, int maxConcurrency, int maxQueue,
+                     int embeddingDim, Faults faults, String apiKey, int maxLoadedModels, Duration loadTime) {
+        this(name, bindHost, port, models, tokens, tokenDelay, firstTokenDelay, maxConcurrency, maxQueue,
+                embeddingDim, faults, apiKey, maxLoadedModels, loadTime, Prefill.NONE);
+    }
 
     /** Configures a node that holds every model in memory from the start. */
     public SimConfig(String name, String bindHost, int port, List<String> models, int tokens,
@@ -47,6 +84,7 @@ public record SimConfig(String name, String bindHost, int port, List<String> mod
         Objects.requireNonNull(firstTokenDelay, "firstTokenDelay");
         Objects.requireNonNull(faults, "faults");
         Objects.requireNonNull(loadTime, "loadTime");
+        Objects.requireNonNull(prefill, "prefill");
         if (apiKey != null && apiKey.isBlank()) {
             apiKey = null;
         }

@@ -49,6 +49,7 @@ final class SimEngine {
     private final Timers timers;
     private final SimStats stats;
     private final TextSource text;
+    private final PrefixCache prefixCache;
     private final ArrayDeque<Generation> waiting = new ArrayDeque<>();
     /** Models in memory, least recently used first, each with the generations running on it. */
     private final LinkedHashMap<String, Integer> loaded = new LinkedHashMap<>(16, 0.75f, true);
@@ -76,6 +77,7 @@ final class SimEngine {
         this.timers = timers;
         this.stats = stats;
         this.text = new TextSource(config.name());
+        this.prefixCache = new PrefixCache(config.prefill().cacheBlocks(), config.prefill().blockChars());
         if (!config.loadsOnDemand()) {
             config.models().forEach(m -> loaded.put(m, 0));
         }
@@ -143,8 +145,30 @@ final class SimEngine {
      * and starts its clock; it waits for {@link #admit} before it takes a slot.
      */
     Generation open(String model, int maxTokens, TokenSink sink) {
-        return new Generation(nextRequestNumber(), model, Math.min(config.tokens(), maxTokens), sink,
+        return open(model, maxTokens, sink, "");
+    }
+
+    /** Opens a generation for the rendered {@code prompt}, which the prefix cache and the prefill time see. */
+    Generation open(String model, int maxTokens, TokenSink sink, String prompt) {
+        Generation g = new Generation(nextRequestNumber(), model, Math.min(config.tokens(), maxTokens), sink,
                 nanos.getAsLong());
+        g.prompt = prompt;
+        return g;
+    }
+
+    /** Returns the prompt tokens the prefix cache was asked about, and how many it held (vLLM v1's counters). */
+    long[] prefixCacheCounters() {
+        return new long[] {prefixCache.queriedTokens(), prefixCache.hitTokens()};
+    }
+
+    /**
+     * Returns the time prompt processing adds for {@code prompt}: the prefill time of its tokens the
+     * prefix cache does not hold, in ms; caches its blocks.
+     */
+    private long prefillMs(String prompt) {
+        int cached = prefixCache.lookup(prompt);
+        long uncachedTokens = PrefixCache.tokens(prompt.length() - cached);
+        return config.prefill().perToken().toNanos() * uncachedTokens / 1_000_000;
     }
 
     /**
@@ -272,6 +296,7 @@ final class SimEngine {
             return; // holds the slot and never answers; cancel frees it
         }
         long first = f.firstTokenDelayMs() != null ? f.firstTokenDelayMs() : config.firstTokenDelay().toMillis();
+        first += prefillMs(g.prompt);
         if (first == 0) {
             emit(g);
         } else {
@@ -341,6 +366,7 @@ final class SimEngine {
         private int sent;
         private long timerId = -1;
         private long loadWaitNanos;
+        private String prompt = "";
 
         private Generation(long number, String model, int tokens, TokenSink sink, long startNanos) {
             this.number = number;

@@ -71,6 +71,20 @@ public final class SimMain implements Callable<Integer> {
                     + "starts with none loaded (default: ${DEFAULT-VALUE})")
     Duration loadTime;
 
+    @Option(names = "--kv-cache-blocks", defaultValue = "0",
+            description = "blocks of prompt prefix the node keeps cached (LRU, chained hashes as vLLM does); 0 = no "
+                    + "cache (default: ${DEFAULT-VALUE})")
+    int kvCacheBlocks;
+
+    @Option(names = "--kv-block-chars", defaultValue = "64",
+            description = "characters per cached block, as a stand-in for tokens (default: ${DEFAULT-VALUE})")
+    int kvBlockChars;
+
+    @Option(names = "--prefill-per-token", defaultValue = "0ms",
+            description = "time each prompt token (4 characters) not found in the cache adds before the first token "
+                    + "(default: ${DEFAULT-VALUE})")
+    Duration prefillPerToken;
+
     @Option(names = "--api-key",
             description = "inference calls (POST) need Authorization: Bearer KEY, as with vLLM --api-key; "
                     + "listings and health stay open for agents (default: none)")
@@ -108,7 +122,8 @@ public final class SimMain implements Callable<Integer> {
         try {
             Faults faults = new Faults(failHealth, errorStatus, hang, dropAfter, null, null);
             config = new SimConfig(name, bind, port, models, tokens, tokenDelay, firstTokenDelay, maxConcurrency,
-                    maxQueue, embeddingDim, faults, apiKey, maxLoadedModels, loadTime);
+                    maxQueue, embeddingDim, faults, apiKey, maxLoadedModels, loadTime,
+                    new SimConfig.Prefill(kvCacheBlocks, kvBlockChars, prefillPerToken));
         } catch (InvalidSettingException e) {
             spec.commandLine().getErr().println("inference-sim: " + Cli.flagError(e, Map.of("bindHost", "--bind",
                     "dropAfterTokens", "--drop-after")) + " (see --help)");

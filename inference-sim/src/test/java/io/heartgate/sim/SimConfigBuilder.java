@@ -53,13 +53,21 @@ public final class SimConfigBuilder {
         return this;
     }
 
+    private SimConfig.Prefill prefill = SimConfig.Prefill.NONE;
+
     public SimConfigBuilder faults(Faults f) {
         this.faults = f;
         return this;
     }
 
+    /** A prefix cache of {@code blocks} blocks of {@code blockChars}, and {@code perToken} per prompt token it lacks. */
+    public SimConfigBuilder prefill(int blocks, int blockChars, Duration perToken) {
+        this.prefill = new SimConfig.Prefill(blocks, blockChars, perToken);
+        return this;
+    }
+
     public SimConfig build() {
         return new SimConfig(name, "127.0.0.1", 0, models, tokens, tokenDelay, firstTokenDelay, maxConcurrency, maxQueue,
-                8, faults, apiKey, maxLoadedModels, loadTime);
+                8, faults, apiKey, maxLoadedModels, loadTime, prefill);
     }
 }

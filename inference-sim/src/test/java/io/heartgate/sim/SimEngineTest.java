@@ -30,6 +30,28 @@ class SimEngineTest {
     }
 
     @Test
+    void theUncachedPartOfAPromptAddsItsPrefillTimeBeforeTheFirstToken() {
+        SimConfig config = new SimConfigBuilder("n", List.of("m")).timing(2, Duration.ofMillis(10), Duration.ofMillis(100))
+                .prefill(1000, 16, Duration.ofMillis(1)).build();
+        SimEngine engine = new SimEngine(config, () -> faults, timers::nanos, timers, stats);
+        String prompt = "x".repeat(400); // 100 tokens, 25 blocks
+        Recorder first = new Recorder("first");
+        engine.admit(engine.open("m", Integer.MAX_VALUE, first, prompt));
+        timers.advanceMs(199);
+        assertThat(first.calls).isZero();
+        timers.advanceMs(1); // 100 ms first-token delay + 100 tokens x 1 ms
+        assertThat(first.calls).isEqualTo(1);
+        timers.advanceMs(1_000);
+        Recorder again = new Recorder("again");
+        engine.admit(engine.open("m", Integer.MAX_VALUE, again, prompt + "y".repeat(40))); // 10 new tokens
+        timers.advanceMs(109);
+        assertThat(again.calls).isZero();
+        timers.advanceMs(1);
+        assertThat(again.calls).isEqualTo(1);
+        assertThat(engine.prefixCacheCounters()).containsExactly(100 + 110, 100);
+    }
+
+    @Test
     void sendsTheFirstTokenAfterTheFirstTokenDelayThenOneEveryTokenDelay() {
         SimEngine engine = engine(4, 20, 100, 4, 64);
         Recorder a = new Recorder("a");

@@ -305,6 +305,33 @@ class SimServerIT {
     }
 
     @Test
+    void aConversationsNextTurnFindsItsHistoryInThePrefixCacheAndTheMetricsSayHowMuch() throws Exception {
+        start(new SimConfigBuilder("gpu-k", List.of("m")).timing(2, Duration.ofMillis(1), Duration.ofMillis(1))
+                .prefill(1000, 16, Duration.ZERO));
+        String system = "{\"role\":\"system\",\"content\":\"" + "You are terse. ".repeat(20) + "\"}";
+        String turn1 = "{\"model\":\"m\",\"messages\":[" + system + ",{\"role\":\"user\",\"content\":\"hello\"}]}";
+        String turn2 = "{\"model\":\"m\",\"messages\":[" + system + ",{\"role\":\"user\",\"content\":\"hello\"},"
+                + "{\"role\":\"assistant\",\"content\":\"hi\"},{\"role\":\"user\",\"content\":\"and now?\"}]}";
+        assertThat(sim.post("/v1/chat/completions", turn1).statusCode()).isEqualTo(200);
+        assertThat(sim.post("/v1/chat/completions", turn2).statusCode()).isEqualTo(200);
+        String metrics = sim.get("/metrics").body();
+        long queries = counter(metrics, "vllm:prefix_cache_queries_total{engine=\"0\",model_name=\"m\"}");
+        long hits = counter(metrics, "vllm:prefix_cache_hits_total{engine=\"0\",model_name=\"m\"}");
+        // The first turn is 323 chars ("<system>", the prompt, "<user>", "hello", each on its line): 20 whole blocks.
+        assertThat(hits).isEqualTo(20 * 16 / 4);
+        assertThat(queries).isGreaterThan(2 * hits);
+    }
+
+    private static long counter(String metrics, String series) {
+        for (String line : metrics.split("\n")) {
+            if (line.startsWith(series + " ")) {
+                return (long) Double.parseDouble(line.substring(series.length() + 1));
+            }
+        }
+        throw new AssertionError("no " + series);
+    }
+
+    @Test
     void queuesBeyondMaxConcurrencyAndShowsLoadInVllmMetrics() throws Exception {
         start(new SimConfigBuilder("gpu-h", List.of("m")).concurrency(1, 8)
                 .timing(1000, Duration.ofMillis(50), Duration.ofMillis(1)));

@@ -1,0 +1,88 @@
+package io.heartgate.sim;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * A prompt-prefix cache as vLLM keeps its KV blocks: a prompt is cut into whole blocks of
+ * {@code blockChars} characters (characters stand in for tokens), each named by a hash chained over
+ * every block before it, so a block matches only when the whole prompt up to it does; the cache
+ * holds the {@code blocks} most recently used. A lookup counts the prompt's tokens as queried and
+ * its cached prefix as hit (a token being 4 characters), in vLLM v1's terms, and then caches every
+ * whole block of the prompt. Not thread-safe: the engine's thread calls it.
+ */
+final class PrefixCache {
+
+    /** Characters per token, for the cache's counters and the prefill time. */
+    static final int CHARS_PER_TOKEN = 4;
+
+    private final int blockChars;
+    private final LinkedHashMap<Long, Boolean> lru;
+    private long queriedTokens;
+    private long hitTokens;
+
+    /** Creates a cache of {@code blocks} blocks (0: nothing is ever cached) of {@code blockChars} characters. */
+    PrefixCache(int blocks, int blockChars) {
+        this.blockChars = blockChars;
+        this.lru = new LinkedHashMap<>(16, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<Long, Boolean> eldest) {
+                return size() > blocks;
+            }
+        };
+    }
+
+    /** Returns the tokens of {@code prompt}, rounded up. */
+    static int tokens(int chars) {
+        return (chars + CHARS_PER_TOKEN - 1) / CHARS_PER_TOKEN;
+    }
+
+    /**
+     * Looks {@code prompt} up: returns how many of its leading characters are cached (whole blocks,
+     * from the start, up to the first block not cached), and caches all its whole blocks.
+     */
+    int lookup(String prompt) {
+        int whole = prompt.length() / blockChars;
+        long hash = 0xcbf29ce484222325L;
+        int cachedBlocks = 0;
+        boolean matching = true;
+        for (int b = 0; b < whole; b++) {
+            hash = chain(hash, prompt, b * blockChars, (b + 1) * blockChars);
+            if (matching && lru.get(hash) != null) {
+                cachedBlocks++;
+            } else {
+                matching = false;
+                lru.put(hash, Boolean.TRUE);
+            }
+        }
+        int cachedChars = cachedBlocks * blockChars;
+        queriedTokens += tokens(prompt.length());
+        hitTokens += cachedChars / CHARS_PER_TOKEN;
+        return cachedChars;
+    }
+
+    /** FNV-1a over {@code s[from, to)}, seeded with the hash of everything before it. */
+    private static long chain(long previous, String s, int from, int to) {
+        long h = previous ^ 0x100000001b3L * (to - from);
+        for (int i = from; i < to; i++) {
+            h ^= s.charAt(i);
+            h *= 0x100000001b3L;
+        }
+        return h;
+    }
+
+    /** Returns the prompt tokens looked up so far (vLLM's {@code prefix_cache_queries}). */
+    long queriedTokens() {
+        return queriedTokens;
+    }
+
+    /** Returns the tokens found cached so far (vLLM's {@code prefix_cache_hits}). */
+    long hitTokens() {
+        return hitTokens;
+    }
+
+    /** Returns the blocks held now. */
+    int blocks() {
+        return lru.size();
+    }
+}
