@@ -23,6 +23,7 @@
 #
 #   bench/overload.sh                      # about 25 minutes; after: mvn -B -DskipTests package
 #   PARTS=2 ROWS2="nginx-least-conn least-loaded" DURATION=30 bench/overload.sh   # a subset
+#   PARTS=1 ROWS1=scheduler+capacity LIGHT_PRIORITY=1 bench/overload.sh  # the light caller in a higher class
 #
 # Needs haproxy (Debian: apt-get install haproxy) besides what bench/lib.sh checks.
 set -uo pipefail
@@ -41,8 +42,9 @@ command -v haproxy >/dev/null || { echo "$NAME: haproxy is not installed (apt-ge
 [ -f loadgen/target/loadgen.jar ] || { echo "$NAME: loadgen/target/loadgen.jar missing; run mvn -B -DskipTests package" >&2; exit 2; }
 mkdir -p "$OUT"
 HEAVY=hg-heavy-caller-key; LIGHT=hg-light-caller-key
-printf 'heavy %s\nlight %s\n' "$(printf %s "$HEAVY" | sha256sum | cut -d' ' -f1)" \
-  "$(printf %s "$LIGHT" | sha256sum | cut -d' ' -f1)" > "$WORK/api-keys"
+LIGHT_PRIORITY=${LIGHT_PRIORITY:-0} # the light caller's key class in the gateway queue (priority=)
+printf 'heavy %s\nlight %s priority=%s\n' "$(printf %s "$HEAVY" | sha256sum | cut -d' ' -f1)" \
+  "$(printf %s "$LIGHT" | sha256sum | cut -d' ' -f1)" "$LIGHT_PRIORITY" > "$WORK/api-keys"
 
 # The embedded broker lives in a scheduler of its own that takes no traffic.
 java -Xmx256m -jar scheduler/target/scheduler.jar --embedded-kafka-port 0 --bind 127.0.0.1 --port 19180 \
