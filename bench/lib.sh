@@ -83,3 +83,12 @@ wrk_measure() { # wrk_measure PORT CONNECTIONS SECONDS PIDS...: small chat compl
     WRK_CPU="n/a"
   fi
 }
+
+stop_nodes() { # stop_nodes SIMS: NODE_PIDS holds SIMS sims, then their agents; agents go first, so each leaves with its tombstone
+  local sims=$1 p
+  for p in "${NODE_PIDS[@]:$sims}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${NODE_PIDS[@]:$sims}"; do while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; done
+  for p in "${NODE_PIDS[@]:0:$sims}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${NODE_PIDS[@]:0:$sims}"; do while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; done
+  NODE_PIDS=()
+}

@@ -119,14 +119,6 @@ start_nodes() { # start_nodes CAPACITY DELAY1 DELAY2 DELAY3: three sims with age
   done
 }
 
-stop_nodes() { # agents first, so each leaves with its tombstone
-  for p in "${NODE_PIDS[@]:3}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${NODE_PIDS[@]:3}"; do while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; done
-  for p in "${NODE_PIDS[@]:0:3}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${NODE_PIDS[@]:0:3}"; do while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; done
-  NODE_PIDS=()
-}
-
 busy_refusals() { # requests the three sims refused because their own queue was full
   local sum=0 n
   for i in 1 2 3; do
@@ -191,7 +183,7 @@ for caller in ("heavy", "light"):
 print(json.dumps(row))
 PY
   stop_scheduler
-  stop_nodes
+  stop_nodes 3
   tail -1 "$OUT/part1.jsonl" >&2
 }
 
@@ -216,7 +208,7 @@ print(json.dumps({"row": sys.argv[2], "ok": r["counts"]["ok"], "failed": r["coun
                   "meanTotalMs": mean, "errors": r["counts"]["failedByKind"]}))
 PY
   stop_scheduler
-  stop_nodes
+  stop_nodes 3
   tail -1 "$OUT/part2.jsonl" >&2
 }
 

@@ -55,14 +55,6 @@ start_nodes() { # four cold sims, each with its agent (1 s heartbeats)
   done
 }
 
-stop_nodes() { # agents first, so each leaves with its tombstone
-  for p in "${NODE_PIDS[@]:4}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${NODE_PIDS[@]:4}"; do while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; done
-  for p in "${NODE_PIDS[@]:0:4}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${NODE_PIDS[@]:0:4}"; do while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; done
-  NODE_PIDS=()
-}
-
 model_loads() { # the four sims' model loads so far
   local sum=0 n
   for i in 1 2 3 4; do
@@ -123,7 +115,7 @@ print(json.dumps({"mix": sys.argv[2], "row": sys.argv[3], "sent": c["sent"], "ok
                   "totalP50": r["totalMs"]["p50"], "totalP99": r["totalMs"]["p99"]}))
 PY
   if [ -n "$sched" ]; then kill "$sched"; while kill -0 "$sched" 2>/dev/null; do sleep 0.1; done; fi
-  stop_nodes
+  stop_nodes 4
   tail -1 "$OUT/rows.jsonl" >&2
 }
 

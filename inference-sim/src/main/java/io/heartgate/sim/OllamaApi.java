@@ -128,7 +128,7 @@ final class OllamaApi implements Dialect {
             long start = nanos.getAsLong();
             JsonArray vectors = new JsonArray();
             inputs.get().forEach(in -> vectors.add(Requests.json(engine.embedding(model, in))));
-            engine.usageReported(Requests.promptTokens(inputs.get()), 0);
+            requests.usageReported(Requests.promptTokens(inputs.get()), 0);
             Requests.json(ctx, 200, new JsonObject()
                     .put("model", model)
                     .put("embeddings", vectors)
@@ -230,7 +230,7 @@ final class OllamaApi implements Dialect {
                 o.put("context", context);
             }
             long promptEval = Math.min(total, firstTokenDelay.toNanos());
-            engine.usageReported(ask.promptTokens(), g.sent());
+            requests.usageReported(ask.promptTokens(), g.sent());
             return o.put("total_duration", total)
                     .put("load_duration", g.loadWaitNanos())
                     .put("prompt_eval_count", ask.promptTokens())

@@ -105,7 +105,7 @@ final class OpenAiApi implements Dialect {
                     .put("embedding", Requests.json(engine.embedding(model, inputs.get().get(i)))));
         }
         int promptTokens = Requests.promptTokens(inputs.get());
-        engine.usageReported(promptTokens, 0);
+        requests.usageReported(promptTokens, 0);
         Requests.json(ctx, 200, new JsonObject()
                 .put("object", "list")
                 .put("id", id("embd-", engine.nextRequestNumber()))
@@ -237,7 +237,7 @@ final class OpenAiApi implements Dialect {
 
         /** Returns the usage object, in vLLM's field order, and counts what it reports. */
         private JsonObject usage(Generation g) {
-            engine.usageReported(ask.promptTokens(), g.sent());
+            requests.usageReported(ask.promptTokens(), g.sent());
             return new JsonObject()
                     .put("prompt_tokens", ask.promptTokens())
                     .put("total_tokens", ask.promptTokens() + g.sent())

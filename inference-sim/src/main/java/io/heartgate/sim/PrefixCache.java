@@ -17,13 +17,24 @@ final class PrefixCache {
     static final int CHARS_PER_TOKEN = 4;
 
     private final int blockChars;
+    private final long perTokenNanos;
     private final LinkedHashMap<Long, Boolean> lru;
     private long queriedTokens;
     private long hitTokens;
 
-    /** Creates a cache of {@code blocks} blocks (0: nothing is ever cached) of {@code blockChars} characters. */
+    /** Creates the cache and prefill cost of {@code prefill}. */
+    PrefixCache(SimConfig.Prefill prefill) {
+        this(prefill.cacheBlocks(), prefill.blockChars(), prefill.perToken().toNanos());
+    }
+
+    /** Creates a cache of {@code blocks} blocks (0: nothing is ever cached) of {@code blockChars} characters, no prefill cost. */
     PrefixCache(int blocks, int blockChars) {
+        this(blocks, blockChars, 0);
+    }
+
+    private PrefixCache(int blocks, int blockChars, long perTokenNanos) {
         this.blockChars = blockChars;
+        this.perTokenNanos = perTokenNanos;
         this.lru = new LinkedHashMap<>(16, 0.75f, true) {
             @Override
             protected boolean removeEldestEntry(Map.Entry<Long, Boolean> eldest) {
@@ -59,6 +70,15 @@ final class PrefixCache {
         queriedTokens += tokens(prompt.length());
         hitTokens += cachedChars / CHARS_PER_TOKEN;
         return cachedChars;
+    }
+
+    /**
+     * Returns the time prompt processing adds for {@code prompt}, in ms: the prefill time of its
+     * tokens this cache does not hold; looks it up, so its blocks are cached after.
+     */
+    long prefillMs(String prompt) {
+        int cached = lookup(prompt);
+        return perTokenNanos * tokens(prompt.length() - cached) / 1_000_000;
     }
 
     /** FNV-1a over {@code s[from, to)}, seeded with the hash of everything before it. */

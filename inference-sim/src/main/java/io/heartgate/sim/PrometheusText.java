@@ -29,11 +29,11 @@ final class PrometheusText {
                 engine.waiting());
         gauge(sb, "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", labels,
                 (double) engine.running() / engine.maxConcurrency());
-        long[] prefix = engine.prefixCacheCounters();
+        PrefixCache prefix = engine.prefixCache();
         labelledCounter(sb, "vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.",
-                labels, prefix[0]);
+                labels, prefix.queriedTokens());
         labelledCounter(sb, "vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.",
-                labels, prefix[1]);
+                labels, prefix.hitTokens());
         sb.append("# HELP sim_requests_total Requests received, by endpoint.\n");
         sb.append("# TYPE sim_requests_total counter\n");
         stats.requests().forEach((endpoint, n) ->

@@ -129,6 +129,12 @@ final class Requests {
         return body.getValue("prompt") instanceof String s ? TextSource.promptTokens(s) : 1;
     }
 
+    /** Notes the token counts an answer reported in its usage figures: what a gateway's accounting must match. */
+    void usageReported(int promptTokens, int completionTokens) {
+        stats.usagePromptTokens.add(promptTokens);
+        stats.usageCompletionTokens.add(completionTokens);
+    }
+
     /**
      * Returns the prompt as a server renders it before prefill, for the prefix cache: a chat's
      * messages in order, each as its role and content, or a completion's {@code system} (Ollama) and

@@ -64,12 +64,6 @@ final class SimEngine {
      * @param faults read afresh at each decision, so a change applies from the next token on
      * @param nanos monotonic nanoseconds, for the durations reported
      */
-    /** Notes the token counts an answer reported in its usage figures: what a gateway's accounting must match. */
-    void usageReported(int promptTokens, int completionTokens) {
-        stats.usagePromptTokens.add(promptTokens);
-        stats.usageCompletionTokens.add(completionTokens);
-    }
-
     SimEngine(SimConfig config, Supplier<Faults> faults, LongSupplier nanos, Timers timers, SimStats stats) {
         this.config = config;
         this.faults = faults;
@@ -77,7 +71,7 @@ final class SimEngine {
         this.timers = timers;
         this.stats = stats;
         this.text = new TextSource(config.name());
-        this.prefixCache = new PrefixCache(config.prefill().cacheBlocks(), config.prefill().blockChars());
+        this.prefixCache = new PrefixCache(config.prefill());
         if (!config.loadsOnDemand()) {
             config.models().forEach(m -> loaded.put(m, 0));
         }
@@ -150,25 +144,13 @@ final class SimEngine {
 
     /** Opens a generation for the rendered {@code prompt}, which the prefix cache and the prefill time see. */
     Generation open(String model, int maxTokens, TokenSink sink, String prompt) {
-        Generation g = new Generation(nextRequestNumber(), model, Math.min(config.tokens(), maxTokens), sink,
-                nanos.getAsLong());
-        g.prompt = prompt;
-        return g;
+        return new Generation(nextRequestNumber(), model, Math.min(config.tokens(), maxTokens), sink,
+                nanos.getAsLong(), prompt);
     }
 
-    /** Returns the prompt tokens the prefix cache was asked about, and how many it held (vLLM v1's counters). */
-    long[] prefixCacheCounters() {
-        return new long[] {prefixCache.queriedTokens(), prefixCache.hitTokens()};
-    }
-
-    /**
-     * Returns the time prompt processing adds for {@code prompt}: the prefill time of its tokens the
-     * prefix cache does not hold, in ms; caches its blocks.
-     */
-    private long prefillMs(String prompt) {
-        int cached = prefixCache.lookup(prompt);
-        long uncachedTokens = PrefixCache.tokens(prompt.length() - cached);
-        return config.prefill().perToken().toNanos() * uncachedTokens / 1_000_000;
+    /** Returns the node's prompt-prefix cache, for its counters. */
+    PrefixCache prefixCache() {
+        return prefixCache;
     }
 
     /**
@@ -296,7 +278,7 @@ final class SimEngine {
             return; // holds the slot and never answers; cancel frees it
         }
         long first = f.firstTokenDelayMs() != null ? f.firstTokenDelayMs() : config.firstTokenDelay().toMillis();
-        first += prefillMs(g.prompt);
+        first += prefixCache.prefillMs(g.prompt);
         if (first == 0) {
             emit(g);
         } else {
@@ -366,9 +348,10 @@ final class SimEngine {
         private int sent;
         private long timerId = -1;
         private long loadWaitNanos;
-        private String prompt = "";
+        private final String prompt;
 
-        private Generation(long number, String model, int tokens, TokenSink sink, long startNanos) {
+        private Generation(long number, String model, int tokens, TokenSink sink, long startNanos, String prompt) {
+            this.prompt = prompt;
             this.number = number;
             this.model = model;
             this.tokens = tokens;

@@ -48,7 +48,8 @@ class SimEngineTest {
         assertThat(again.calls).isZero();
         timers.advanceMs(1);
         assertThat(again.calls).isEqualTo(1);
-        assertThat(engine.prefixCacheCounters()).containsExactly(100 + 110, 100);
+        assertThat(new long[] {engine.prefixCache().queriedTokens(), engine.prefixCache().hitTokens()})
+                .containsExactly(100 + 110, 100);
     }
 
     @Test

@@ -27,6 +27,7 @@ import io.heartgate.scheduler.proxy.ProxyServer;
 import io.heartgate.scheduler.proxy.RequestMetrics;
 import io.heartgate.scheduler.proxy.policy.RouteSelector;
 import io.heartgate.scheduler.config.SchedulerConfig;
+import io.heartgate.scheduler.discovery.DiscoveryConsumerConfig;
 import io.heartgate.scheduler.discovery.DiscoveryStats;
 import io.heartgate.scheduler.discovery.DiscoveryStatus;
 import io.heartgate.scheduler.discovery.HeartbeatConsumer;
@@ -166,7 +167,7 @@ public final class Scheduler implements AutoCloseable {
             DiscoveryStats stats = new DiscoveryStats();
             String clientId = "heartgate-scheduler-" + UUID.randomUUID().toString().substring(0, 8);
             discovery = new HeartbeatConsumer(
-                    new KafkaConsumer<>(HeartbeatConsumer.consumerConfig(bootstrap, clientId, kafkaClient)),
+                    new KafkaConsumer<>(DiscoveryConsumerConfig.consumerConfig(bootstrap, clientId, kafkaClient)),
                     config.topic(), table, clock, config.lookBack(),
                     Duration.ofSeconds(config.missedHeartbeats()), stats, config.proxy().allowUpstream(), verifier);
             if (verifier != null) {

@@ -1,5 +1,6 @@
 package io.heartgate.scheduler.proxy;
 
+import io.heartgate.scheduler.usage.UsageReader;
 import io.netty.buffer.ByteBuf;
 
 /**
@@ -12,20 +13,22 @@ final class BodyTail {
 
     static final int SIZE = 4096;
 
+    private boolean counting;
     private byte[] ring;
     /** The kept bytes in order, for reading: made once, like the ring. */
     private byte[] linear;
     private long written;
 
-    /** Forgets what was kept: the connection's next response starts afresh. */
-    void reset() {
+    /** Starts a response: its body is kept when {@code count} (usage is read from it), else ignored. */
+    void start(boolean count) {
+        counting = count;
         written = 0;
     }
 
-    /** Notes the readable bytes of {@code chunk}, without moving its indexes. */
+    /** Notes the readable bytes of {@code chunk} of a counted response, without moving its indexes. */
     void add(ByteBuf chunk) {
         int n = chunk.readableBytes();
-        if (n == 0) {
+        if (!counting || n == 0) {
             return;
         }
         if (ring == null) {
@@ -40,6 +43,11 @@ final class BodyTail {
             chunk.getBytes(from + first, ring, 0, take - first);
         }
         written += take;
+    }
+
+    /** Returns the token counts the counted response's end reports, or {@code null} (not counted, none found). */
+    UsageReader.Usage usage() {
+        return counting ? UsageReader.read(bytes(), length()) : null;
     }
 
     /** Returns how many bytes are kept: the body's length, at most {@value #SIZE}. */

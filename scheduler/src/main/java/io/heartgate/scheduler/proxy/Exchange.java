@@ -10,7 +10,7 @@ import io.heartgate.scheduler.proxy.policy.RetryPolicy.Decision;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy.Failure;
 import io.heartgate.scheduler.proxy.policy.Route;
 import io.heartgate.scheduler.proxy.stage.Answer;
-import io.heartgate.scheduler.usage.UsageReader;
+import io.heartgate.scheduler.usage.UsageAccounting;
 import io.netty.channel.ChannelFuture;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpContent;
@@ -43,8 +43,6 @@ final class Exchange implements Timeouts.Watched {
     private boolean pinned;
     /** Whether answering makes the node load the request's model; worked out once, when first asked. */
     private Boolean loadsModel;
-    /** The end of the body is kept for usage accounting: a success answer for a model. */
-    private boolean counting;
     /** The retry's place in the gateway queue while every other node is full, else {@code null}. */
     private FairQueue.Ticket<GatewayQueue.Waiter> queued;
 
@@ -128,10 +126,7 @@ final class Exchange implements Timeouts.Watched {
             return true;
         }
         phase = phase.to(Phase.RELAYING);
-        counting = code < 300 && facts.model() != null;
-        if (counting) {
-            conn.tail().reset();
-        }
+        conn.tail().start(code < 300 && facts.model() != null); // usage is counted on success answers for a model
         if (code < 300 && loadsModel()) {
             relay.answeredWell(attempts.node(), facts);
         }
@@ -145,9 +140,7 @@ final class Exchange implements Timeouts.Watched {
         if (phase == Phase.RELAYING) {
             watch.touch();
             relay.answeredBy(attempts.node());
-            if (counting) {
-                conn.tail().add(content.content());
-            }
+            conn.tail().add(content.content());
             if (!last) {
                 if (!client.chunk(content)) {
                     upstream.autoRead(false); // resumed by clientWritabilityChanged
@@ -157,13 +150,7 @@ final class Exchange implements Timeouts.Watched {
             ChannelFuture written = client.last(content);
             attempts.release();
             upstream.responseEnded();
-            if (counting) {
-                byte[] end = conn.tail().bytes();
-                UsageReader.Usage usage = UsageReader.read(end, conn.tail().length());
-                if (usage != null) {
-                    relay.used(facts.caller(), modelLabel(), usage);
-                }
-            }
+            relay.used(facts.caller(), modelLabel(), conn.tail().usage());
             finish(client.status());
             conn.exchangeDone(this, written, client.closesAfter());
             return;
@@ -368,17 +355,8 @@ final class Exchange implements Timeouts.Watched {
         return attempts.tried();
     }
 
-    /**
-     * Returns the model as usage metrics label it: the request's when the node that answered lists it,
-     * {@code other} when that node serves any model (the name is then the client's choice, which must
-     * not grow the labels), {@code null} when no node answered or the request named none.
-     */
     private String modelLabel() {
-        String model = facts.model();
-        if (answeredBy == null || model == null) {
-            return null;
-        }
-        return attempts.node().models().contains(model) ? model : "other";
+        return answeredBy == null ? null : UsageAccounting.modelLabel(facts.model(), attempts.node());
     }
 
     /** Answers the client with the proxy's own error and ends the exchange. */

@@ -209,6 +209,9 @@ final class Relay {
      * {@code null}) for {@code model}, and charges them to the key's tokens per minute.
      */
     void used(String caller, String model, UsageReader.Usage used) {
+        if (used == null) {
+            return; // not counted, or the answer reported nothing
+        }
         usage.used(caller, model, used);
         if (caller != null) {
             chargeTokens.accept(caller, used.total());

@@ -60,6 +60,18 @@ public final class UsageAccounting {
         final LongAdder completion = new LongAdder();
     }
 
+    /**
+     * Returns {@code model} as the usage metrics label it for an answer {@code node} gave: the model
+     * when the node lists it, {@code other} when the node serves any model (the name is then the
+     * client's choice, which must not grow the labels), {@code null} when the request named none.
+     */
+    public static String modelLabel(String model, io.heartgate.scheduler.table.Node node) {
+        if (model == null) {
+            return null;
+        }
+        return node.models().contains(model) ? model : "other";
+    }
+
     /** Creates the accounts over {@code registry}. */
     public UsageAccounting(MeterRegistry registry) {
         this.registry = registry;

@@ -21,6 +21,7 @@ class BodyTailTest {
     @Test
     void keepsTheLastBytesAcrossChunksAndWrapsAroundItsBuffer() {
         BodyTail tail = new BodyTail();
+        tail.start(true);
         assertThat(tail.length()).isZero();
         StringBuilder all = new StringBuilder();
         for (int i = 0; i < 500; i++) {
@@ -38,14 +39,27 @@ class BodyTailTest {
     @Test
     void aChunkLargerThanTheBufferLeavesItsEnd() {
         BodyTail tail = new BodyTail();
+        tail.start(true);
         tail.add(chunk("abc"));
         String big = "x".repeat(BodyTail.SIZE + 10) + "END";
         ByteBuf c = chunk(big);
         c.readerIndex(5); // only the readable part counts
         tail.add(c);
         assertThat(kept(tail)).isEqualTo(big.substring(big.length() - BodyTail.SIZE));
-        tail.reset();
+        tail.start(true);
         tail.add(chunk("next response"));
         assertThat(kept(tail)).isEqualTo("next response");
+    }
+
+    @Test
+    void aResponseNotCountedKeepsNothingAndReportsNoUsage() {
+        BodyTail tail = new BodyTail();
+        tail.start(false);
+        tail.add(chunk("{\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":2}}"));
+        assertThat(tail.length()).isZero();
+        assertThat(tail.usage()).isNull();
+        tail.start(true);
+        tail.add(chunk("{\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":2}}"));
+        assertThat(tail.usage()).isEqualTo(new io.heartgate.scheduler.usage.UsageReader.Usage(1, 2));
     }
 }
