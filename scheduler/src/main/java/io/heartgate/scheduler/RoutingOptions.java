@@ -1,6 +1,8 @@
 package io.heartgate.scheduler;
 
+import io.heartgate.scheduler.affinity.AffinityKeys;
 import io.heartgate.scheduler.balancer.Strategy;
+import io.heartgate.scheduler.config.AffinityConfig;
 import io.heartgate.scheduler.config.ResilienceConfig;
 import io.heartgate.scheduler.proxy.policy.WarmFirst;
 import java.time.Duration;
@@ -14,9 +16,30 @@ import picocli.CommandLine.Option;
 final class RoutingOptions {
 
     @Option(names = "--strategy", defaultValue = "${env:SCHEDULER_STRATEGY:-weighted}",
-            description = "random, round-robin, weighted, least-connections, least-loaded [env SCHEDULER_STRATEGY] "
-                    + "(default: weighted)")
+            description = "random, round-robin, weighted, least-connections, least-loaded, affinity "
+                    + "[env SCHEDULER_STRATEGY] (default: weighted)")
     String strategy;
+
+    @Option(names = "--affinity-key", defaultValue = "${env:SCHEDULER_AFFINITY_KEY:-" + AffinityKeys.DEFAULT_SOURCES + "}",
+            description = "where the affinity strategy finds a request's key, sources tried in order: header:NAME, "
+                    + "body:FIELD (a top-level field), prefix (the prompt's beginning) [env SCHEDULER_AFFINITY_KEY] "
+                    + "(default: " + AffinityKeys.DEFAULT_SOURCES + ")")
+    String affinityKey;
+
+    @Option(names = "--affinity-prefix", defaultValue = "${env:SCHEDULER_AFFINITY_PREFIX:-2048}",
+            description = "characters of the conversation, up to its first user message, that the prefix key hashes "
+                    + "[env SCHEDULER_AFFINITY_PREFIX] (default: 2048)")
+    int affinityPrefix;
+
+    @Option(names = "--affinity-load-factor", defaultValue = "${env:SCHEDULER_AFFINITY_LOAD_FACTOR:-1.25}",
+            description = "c: a key spills to the next node on the ring when its own has ceil(c x (total in flight + 1) "
+                    + "/ nodes) in flight [env SCHEDULER_AFFINITY_LOAD_FACTOR] (default: 1.25)")
+    double affinityLoadFactor;
+
+    @Option(names = "--affinity-fallback", defaultValue = "${env:SCHEDULER_AFFINITY_FALLBACK:-least-loaded}",
+            description = "the strategy for requests without an affinity key [env SCHEDULER_AFFINITY_FALLBACK] "
+                    + "(default: least-loaded)")
+    String affinityFallback;
 
     @Option(names = "--warm-first", arity = "0..1", fallbackValue = "true", defaultValue = "${env:SCHEDULER_WARM_FIRST:-true}",
             description = "send a request to the nodes holding its model in memory when any does, with every "
@@ -48,6 +71,12 @@ final class RoutingOptions {
     /** Returns the strategy named by {@code --strategy}. */
     Strategy strategy() {
         return Strategy.parse(strategy);
+    }
+
+    /** Returns the affinity strategy's settings. */
+    AffinityConfig affinity() {
+        return new AffinityConfig(AffinityKeys.parse(affinityKey, affinityPrefix), affinityLoadFactor,
+                Strategy.parse(affinityFallback));
     }
 
     /** Returns the flap-damping and slow-start settings. */

@@ -16,6 +16,7 @@ import io.heartgate.embedded.EmbeddedKafkaBroker;
 import io.heartgate.embedded.EmbeddedKafkaConfig;
 import io.heartgate.scheduler.admin.AdminServer;
 import io.heartgate.scheduler.balancer.Balancer;
+import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.health.FlapDamping;
 import io.heartgate.scheduler.health.SlowStart;
 import io.heartgate.scheduler.status.Ramp;
@@ -207,7 +208,9 @@ public final class Scheduler implements AutoCloseable {
                                     .addDisabledMetricsCategory(MetricsDomain.VERTICLES)))
                     .withMetrics(new MicrometerMetricsFactory(registry))
                     .build();
-            Balancer balancer = config.strategy().create();
+            Balancer balancer = config.strategy() == Strategy.AFFINITY
+                    ? Strategy.affinity(config.affinity().loadFactor(), config.affinity().fallback())
+                    : config.strategy().create();
             PassiveHealth health = new PassiveHealth(clock, config.proxy().ejectAfter(), config.proxy().ejectFor(),
                     Duration.ofMinutes(5));
             FlapDamping flaps = new FlapDamping(clock, config.resilience().flapLimit(), config.resilience().flapWindow());
@@ -283,7 +286,13 @@ public final class Scheduler implements AutoCloseable {
                     + "than {} requests more in flight than the least busy other (--warm-max-load)",
                     config.warmFirst().maxLoad());
         }
-        return new RouteSelector(balancer, ramp, () -> ThreadLocalRandom.current().nextDouble(), config.warmFirst(), clock);
+        if (config.strategy() == Strategy.AFFINITY) {
+            log.info("Affinity: keys from {} (prefix: the first {} characters), load factor {}, requests without a key "
+                    + "by {}", config.affinity().keys().sources(), config.affinity().keys().prefixChars(),
+                    config.affinity().loadFactor(), config.affinity().fallback().label());
+        }
+        return new RouteSelector(balancer, ramp, () -> ThreadLocalRandom.current().nextDouble(), config.warmFirst(), clock,
+                config.affinity().keys());
     }
 
     private static boolean isLoopback(String bind) {

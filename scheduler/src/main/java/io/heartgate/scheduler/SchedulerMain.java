@@ -280,7 +280,7 @@ public final class SchedulerMain implements Callable<Integer> {
         }
         return new SchedulerConfig(kafka, embeddedKafkaPort, embeddedKafkaHost, dataDir, topic, topicPartitions, bind,
                 adminPort, routing.strategy(), missedHeartbeats, proxy, demo, lookBack,
-                security, routing.resilience(), routing.warmFirst());
+                security, routing.resilience(), routing.warmFirst(), routing.affinity());
     }
 
     @Override

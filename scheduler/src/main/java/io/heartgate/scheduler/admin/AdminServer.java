@@ -187,7 +187,8 @@ public final class AdminServer extends VerticleBase {
                         .put("lastContactAgeMs", d.lastContact() == null || d.lastContact().equals(Instant.MIN) ? null
                                 : Duration.between(d.lastContact(), now).toMillis()))
                 .put("draining", draining.getAsBoolean())
-                .put("keys", keys());
+                .put("keys", keys())
+                .put("affinity", traffic.affinity().isEmpty() ? null : new JsonObject(new java.util.LinkedHashMap<>(traffic.affinity())));
         return Buffer.buffer("data: " + state.encode() + "\n\n");
     }
 

@@ -5,7 +5,7 @@ import java.util.Locale;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.random.RandomGenerator;
 
-/** Names the five balancing strategies and builds their balancers. */
+/** Names the six balancing strategies and builds their balancers. */
 public enum Strategy {
     /** Uniformly at random. */
     RANDOM,
@@ -16,7 +16,9 @@ public enum Strategy {
     /** Fewest of this scheduler's requests in flight, relative to weight; ties in rotation. */
     LEAST_CONNECTIONS,
     /** Lowest score of in-flight and reported load against capacity, KV-cache use and weight: every candidate compared when few, two random ones when many. */
-    LEAST_LOADED;
+    LEAST_LOADED,
+    /** Consistent hashing with bounded loads on the request's affinity key; requests without one go to least-loaded. */
+    AFFINITY;
 
     /** Returns the command-line name, such as {@code least-connections}. */
     public String label() {
@@ -35,7 +37,7 @@ public enum Strategy {
             }
         }
         throw new InvalidSettingException("strategy", "'" + value
-                + "' is not a strategy; use random, round-robin, weighted, least-connections or least-loaded");
+                + "' is not a strategy; use random, round-robin, weighted, least-connections, least-loaded or affinity");
     }
 
     /** Returns a new balancer drawing randomness from each thread's {@link ThreadLocalRandom}. */
@@ -55,6 +57,24 @@ public enum Strategy {
             case WEIGHTED -> new SmoothWeightedBalancer();
             case LEAST_CONNECTIONS -> new LeastConnectionsBalancer(counterStart);
             case LEAST_LOADED -> new LeastLoadedBalancer(random, counterStart);
+            case AFFINITY -> new AffinityBalancer(DEFAULT_LOAD_FACTOR, LEAST_LOADED.create(random, counterStart));
         };
+    }
+
+    /** The affinity strategy's default load factor: a node takes at most 25% more than the mean. */
+    public static final double DEFAULT_LOAD_FACTOR = 1.25;
+
+    /**
+     * Returns the affinity balancer with load factor {@code c}, requests without a key going to
+     * {@code fallback}'s balancer.
+     *
+     * @throws io.heartgate.protocol.InvalidSettingException for {@code affinity-load-factor} or, when
+     *     {@code fallback} is affinity itself, {@code affinity-fallback}
+     */
+    public static Balancer affinity(double c, Strategy fallback) {
+        if (fallback == AFFINITY) {
+            throw new InvalidSettingException("affinityFallback", "must be another strategy than affinity");
+        }
+        return new AffinityBalancer(c, fallback.create());
     }
 }

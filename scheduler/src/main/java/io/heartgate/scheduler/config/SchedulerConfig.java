@@ -28,12 +28,13 @@ import java.util.Objects;
  * @param security keys, tokens and certificates; {@link SecurityConfig#NONE} for none
  * @param resilience flap damping and the like
  * @param warmFirst whether and how far requests prefer nodes holding their model in memory
+ * @param affinity the affinity strategy's key sources, load factor and fallback
  */
 public record SchedulerConfig(String kafka, int embeddedKafkaPort, String embeddedKafkaHost, Path dataDir,
                               String topic, int topicPartitions, String bind, int adminPort,
                               Strategy strategy, int missedHeartbeats, ProxyConfig proxy, int demoNodes,
                               Duration lookBack, SecurityConfig security,
-                              ResilienceConfig resilience, WarmFirst warmFirst) {
+                              ResilienceConfig resilience, WarmFirst warmFirst, AffinityConfig affinity) {
 
     /** Validates every field; a bad value throws {@link InvalidSettingException} naming its component. */
     public SchedulerConfig {
@@ -66,6 +67,7 @@ public record SchedulerConfig(String kafka, int embeddedKafkaPort, String embedd
         Objects.requireNonNull(security, "security");
         Objects.requireNonNull(resilience, "resilience");
         Objects.requireNonNull(warmFirst, "warmFirst");
+        Objects.requireNonNull(affinity, "affinity");
     }
 
     private static void port(String setting, int value) {

@@ -18,6 +18,7 @@ final class Attempts {
     private String loading;
     private Target target;
     private String lastFailure;
+    private io.heartgate.scheduler.proxy.policy.AffinityPick affinity;
 
     /** @param slotFreed told whenever a slot on a node of known capacity is given back (the gateway queue) */
     Attempts(Runnable slotFreed) {
@@ -40,6 +41,7 @@ final class Attempts {
         }
         node = n;
         held = n;
+        affinity = route.affinity();
         this.loading = loading;
         target = targets.of(n.url());
     }
@@ -95,6 +97,11 @@ final class Attempts {
     /** Returns the model the current attempt's node was cold for when it was sent (warm first), or {@code null}. */
     String loading() {
         return loading;
+    }
+
+    /** Returns how the affinity strategy placed the current attempt, or {@code null} under another strategy. */
+    io.heartgate.scheduler.proxy.policy.AffinityPick affinity() {
+        return affinity;
     }
 
     /** Returns the current attempt's node, parsed. */

@@ -207,7 +207,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
         }
         counters.add(Counter.REQUESTS);
         long startNanos = relay.nanoTime(); // latencies count the stages too (a queue, later)
-        staging = new StagedCall(this, stages, request, facts.read(request.content(), request.uri()), startNanos);
+        staging = new StagedCall(this, stages, request, facts.read(request.content(), request.uri(), request.headers()::get), startNanos);
         staging.proceed();
     }
 

@@ -130,6 +130,10 @@ final class Exchange implements Timeouts.Watched {
         if (code < 300 && loadsModel()) {
             relay.answeredWell(attempts.node(), facts);
         }
+        if (attempts.affinity() != null) {
+            response.headers().set("X-Heartgate-Affinity", attempts.affinity().result());
+            relay.metrics().recordAffinity(attempts.affinity());
+        }
         client.head(response, answeredBy);
         watch.relaying();
         return true;

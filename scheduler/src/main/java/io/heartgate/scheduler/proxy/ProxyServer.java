@@ -144,7 +144,7 @@ public final class ProxyServer implements AutoCloseable {
                 }
             };
             List<Stage> stages = Stages.standard(table, selector, routing, access, new Admission(queue, limits));
-            RequestFactsReader facts = new RequestFactsReader(Stages.fieldsRead(stages));
+            RequestFactsReader facts = new RequestFactsReader(Stages.fieldsRead(stages), selector.affinityKeys());
             RetryPolicy retry = new RetryPolicy(config.retries());
             Targets targets = new Targets();
             Map<EventLoop, Relay> loops = new IdentityHashMap<>();

@@ -4,6 +4,9 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
+import io.heartgate.scheduler.affinity.AffinityKeys;
+import io.heartgate.scheduler.affinity.KeyHash;
+import io.heartgate.scheduler.affinity.PrefixHasher;
 import io.heartgate.scheduler.proxy.policy.RequestFacts;
 import io.heartgate.scheduler.table.ModelNames;
 import io.netty.buffer.ByteBuf;
@@ -11,6 +14,7 @@ import io.netty.buffer.ByteBufInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.Set;
+import java.util.function.Function;
 
 /**
  * Reads a request's {@link RequestFacts} from its aggregated body in one pass of Jackson's
@@ -20,7 +24,13 @@ import java.util.Set;
  * so that a long prompt after the model is not scanned for nothing. The model is the top-level
  * {@code model}, or Ollama's older {@code name} on {@code /api/show}, {@code /api/pull} and
  * {@code /api/delete}. A body that is not a JSON object gives {@link RequestFacts#NONE}: the node
- * will say what is wrong with it. Thread-safe.
+ * will say what is wrong with it.
+ *
+ * <p>With {@link AffinityKeys} (the {@code affinity} strategy), the same pass also finds the
+ * request's affinity key: the first of its sources present, a header looked up before the body is
+ * touched, so that a request carrying a session header pays nothing more; body fields and the
+ * prompt's beginning ({@link PrefixHasher}) are read only while no earlier source has a value.
+ * Thread-safe.
  */
 public final class RequestFactsReader {
 
@@ -33,38 +43,96 @@ public final class RequestFactsReader {
 
     private final boolean wantsStream;
     private final boolean wantsNamedOnce;
+    /** Where affinity keys come from, or {@code null} when no key is wanted. */
+    private final AffinityKeys keys;
+    private final int prefixIndex;
+    private final int firstBodyIndex;
 
     /** Creates a reader of the model and the {@code wanted} fields besides. */
     public RequestFactsReader(Set<RequestFacts.Field> wanted) {
-        this.wantsStream = wanted.contains(RequestFacts.Field.STREAM);
-        this.wantsNamedOnce = wanted.contains(RequestFacts.Field.MODEL_NAMED_ONCE);
+        this(wanted, null);
     }
 
-    /** Returns the facts of a request to {@code uri} with the readable bytes of {@code body}; indexes untouched. */
+    /** Creates a reader of the model, the {@code wanted} fields and, unless {@code keys} is {@code null}, the affinity key. */
+    public RequestFactsReader(Set<RequestFacts.Field> wanted, AffinityKeys keys) {
+        this.wantsStream = wanted.contains(RequestFacts.Field.STREAM);
+        this.wantsNamedOnce = wanted.contains(RequestFacts.Field.MODEL_NAMED_ONCE);
+        this.keys = keys;
+        int prefix = -1;
+        int body = -1;
+        for (int i = 0; keys != null && i < keys.sources().size(); i++) {
+            AffinityKeys.Source s = keys.sources().get(i);
+            if (s instanceof AffinityKeys.Source.Prefix) {
+                prefix = i;
+            } else if (s instanceof AffinityKeys.Source.Body && body < 0) {
+                body = i;
+            }
+        }
+        this.prefixIndex = prefix;
+        this.firstBodyIndex = body;
+    }
+
+    /** Returns the facts of a request to {@code uri} with the readable bytes of {@code body}, without its headers. */
     public RequestFacts read(ByteBuf body, String uri) {
+        return read(body, uri, name -> null);
+    }
+
+    /**
+     * Returns the facts of a request to {@code uri} with the readable bytes of {@code body} (indexes
+     * untouched) and the headers {@code header} looks up by name.
+     */
+    public RequestFacts read(ByteBuf body, String uri, Function<String, String> header) {
+        Affinity a = new Affinity();
+        if (keys != null) {
+            a.fromHeaders(keys, header);
+        }
         if (!startsWithBrace(body)) {
-            return RequestFacts.NONE;
+            return a.key == null ? RequestFacts.NONE : RequestFacts.NONE.withAffinity(a.key);
         }
         boolean nameIsModel = namesModelByName(uri);
         if (body.hasArray()) {
-            return read(body.array(), body.arrayOffset() + body.readerIndex(), body.readableBytes(), nameIsModel);
+            return read(body.array(), body.arrayOffset() + body.readerIndex(), body.readableBytes(), nameIsModel, a);
         }
         try (InputStream in = new ByteBufInputStream(body.duplicate()); JsonParser p = JSON.createParser(in)) {
-            return read(p, nameIsModel);
+            return read(p, nameIsModel, a);
         } catch (IOException e) {
-            return RequestFacts.NONE;
+            return a.key == null ? RequestFacts.NONE : RequestFacts.NONE.withAffinity(a.key);
         }
     }
 
     /** Returns the facts of {@code body[offset, offset+length)}; {@code nameIsModel} for Ollama's management paths. */
     public RequestFacts read(byte[] body, int offset, int length, boolean nameIsModel) {
+        return read(body, offset, length, nameIsModel, new Affinity());
+    }
+
+    private RequestFacts read(byte[] body, int offset, int length, boolean nameIsModel, Affinity a) {
         if (length == 0) {
-            return RequestFacts.NONE;
+            return a.key == null ? RequestFacts.NONE : RequestFacts.NONE.withAffinity(a.key);
         }
         try (JsonParser p = JSON.createParser(body, offset, length)) {
-            return read(p, nameIsModel);
+            return read(p, nameIsModel, a);
         } catch (IOException e) {
-            return RequestFacts.NONE;
+            return a.key == null ? RequestFacts.NONE : RequestFacts.NONE.withAffinity(a.key);
+        }
+    }
+
+    /** The affinity key found so far: {@code key} from the source at {@code best}, the lower the earlier. */
+    private static final class Affinity {
+        int best = Integer.MAX_VALUE;
+        Long key;
+        PrefixHasher prefix;
+
+        void fromHeaders(AffinityKeys keys, Function<String, String> header) {
+            for (int i = 0; i < keys.sources().size(); i++) {
+                if (keys.sources().get(i) instanceof AffinityKeys.Source.Header h) {
+                    String v = header.apply(h.name());
+                    if (v != null && !v.isBlank()) {
+                        best = i;
+                        key = KeyHash.of(v.trim());
+                        return;
+                    }
+                }
+            }
         }
     }
 
@@ -106,9 +174,13 @@ public final class RequestFactsReader {
         return path.equals("/api/show") || path.equals("/api/pull") || path.equals("/api/delete");
     }
 
-    private RequestFacts read(JsonParser p, boolean nameIsModel) throws IOException {
+    private RequestFacts read(JsonParser p, boolean nameIsModel, Affinity a) throws IOException {
         if (p.nextToken() != JsonToken.START_OBJECT) {
-            return RequestFacts.NONE;
+            return a.key == null ? RequestFacts.NONE : RequestFacts.NONE.withAffinity(a.key);
+        }
+        boolean wantsKey = keys != null && keys.readsBodyBefore(a.best);
+        if (wantsKey && prefixIndex >= 0 && prefixIndex < a.best) {
+            a.prefix = new PrefixHasher(keys.prefixChars());
         }
         String model = null;
         String name = null;
@@ -122,7 +194,9 @@ public final class RequestFactsReader {
                 if (wantsNamedOnce && (field.equalsIgnoreCase("model") || nameIsModel && field.equalsIgnoreCase("name"))) {
                     modelFields++;
                 }
-                if (value.isStructStart()) {
+                if (wantsKey && affinityField(p, field, value, a)) {
+                    // read (a nested prompt consumed): nothing more to do with this field
+                } else if (value.isStructStart()) {
                     p.skipChildren(); // nested: never a fact, whatever its name
                     if (field.equals("model")) {
                         modelSeen = true;
@@ -137,16 +211,72 @@ public final class RequestFactsReader {
                     stream = value == JsonToken.VALUE_TRUE ? Boolean.TRUE
                             : value == JsonToken.VALUE_FALSE ? Boolean.FALSE : null;
                 }
-                if (modelSeen && (!wantsStream || stream != null) && !wantsNamedOnce) {
+                if (modelSeen && (!wantsStream || stream != null) && !wantsNamedOnce && (!wantsKey || keyKnown(a))) {
                     break; // every field wanted is known: the rest of the body is the node's business
                 }
             }
         } catch (IOException e) {
             // Broken JSON after the fields already read: route on those; the node will reject the body.
         }
+        if (a.prefix != null && prefixIndex < a.best) {
+            Long k = a.prefix.key();
+            if (k != null) {
+                a.best = prefixIndex;
+                a.key = k;
+            }
+        }
         String chosen = modelSeen ? model : name;
         boolean twice = modelFields > 1;
-        return chosen == null && stream == null && !twice ? RequestFacts.NONE
-                : new RequestFacts(ModelNames.normalize(chosen), stream, null, null, null, twice);
+        return chosen == null && stream == null && !twice && a.key == null ? RequestFacts.NONE
+                : new RequestFacts(ModelNames.normalize(chosen), stream, a.key, null, twice);
+    }
+
+    /**
+     * Reads a top-level field as an affinity source if it is one that could still win; returns
+     * whether it consumed a nested value (the prompt's messages or parts).
+     */
+    private boolean affinityField(JsonParser p, String field, JsonToken value, Affinity a) throws IOException {
+        int i = keys.bodyIndex(field);
+        if (i >= 0 && i < a.best) {
+            if (value == JsonToken.VALUE_STRING || value.isNumeric()) {
+                String v = p.getText().trim();
+                if (!v.isEmpty()) {
+                    a.best = i;
+                    a.key = KeyHash.of(v);
+                }
+            }
+            return false;
+        }
+        if (a.prefix == null || prefixIndex >= a.best) {
+            return false;
+        }
+        switch (field) {
+            case "messages" -> {
+                if (value == JsonToken.START_ARRAY) {
+                    a.prefix.messages(p);
+                    return true;
+                }
+            }
+            case "system" -> {
+                if (value == JsonToken.VALUE_STRING) {
+                    a.prefix.system(p);
+                }
+            }
+            case "prompt" -> {
+                a.prefix.prompt(p, value);
+                return value.isStructStart();
+            }
+            default -> {
+                // not a source
+            }
+        }
+        return false;
+    }
+
+    /** Returns whether no source that could still appear in the body would beat the key found. */
+    private boolean keyKnown(Affinity a) {
+        boolean bodyPending = firstBodyIndex >= 0 && firstBodyIndex < a.best;
+        boolean prefixPending = a.prefix != null && prefixIndex < a.best && !a.prefix.complete();
+        return !bodyPending && !prefixPending;
     }
 }

@@ -26,6 +26,7 @@ public final class RequestMetrics implements TrafficView {
     private final MeterRegistry registry;
     private final Timer firstByteAll;
     private final UsageAccounting usage;
+    private final AffinityMeters affinity;
     // node -> meters; looked up per request by strings whose hashes are cached, so recording a
     // request builds no key and allocates nothing once its meters exist.
     private final Map<String, NodeMeters> byNode = new ConcurrentHashMap<>();
@@ -44,6 +45,7 @@ public final class RequestMetrics implements TrafficView {
     public RequestMetrics(MeterRegistry registry) {
         this.registry = registry;
         this.usage = new UsageAccounting(registry);
+        this.affinity = new AffinityMeters(registry);
         this.firstByteAll = Timer.builder("heartgate_proxy_first_byte_all")
                 .description("Time to first byte over all nodes, for the dashboard's chart")
                 .publishPercentiles(0.5, 0.99)
@@ -114,6 +116,16 @@ public final class RequestMetrics implements TrafficView {
         if (status >= 500 || status == 0) {
             meters.errors.increment();
         }
+    }
+
+    /** Counts a response the affinity strategy placed as {@code how}. */
+    void recordAffinity(io.heartgate.scheduler.proxy.policy.AffinityPick how) {
+        affinity.record(how);
+    }
+
+    @Override
+    public Map<String, Long> affinity() {
+        return affinity.totals();
     }
 
     /** Returns the requests and tokens counted per API key and model. */

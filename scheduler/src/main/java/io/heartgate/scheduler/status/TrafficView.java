@@ -19,4 +19,12 @@ public interface TrafficView {
     default java.util.Map<String, io.heartgate.scheduler.usage.UsageAccounting.KeyTotals> keyTotals() {
         return java.util.Map.of();
     }
+
+    /**
+     * Returns the responses the affinity strategy placed, by result ({@code hit}, {@code spill},
+     * {@code none}); empty under another strategy.
+     */
+    default java.util.Map<String, Long> affinity() {
+        return java.util.Map.of();
+    }
 }

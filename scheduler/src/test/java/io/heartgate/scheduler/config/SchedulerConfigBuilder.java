@@ -17,6 +17,7 @@ public final class SchedulerConfigBuilder {
     private SecurityConfig security = SecurityConfig.NONE;
     private ResilienceConfig resilience = ResilienceConfig.DEFAULTS;
     private WarmFirst warmFirst = new WarmFirst(true, 4);
+    private AffinityConfig affinity = AffinityConfig.DEFAULTS;
 
     public SchedulerConfigBuilder(String kafka, String topic) {
         this.kafka = kafka;
@@ -55,6 +56,11 @@ public final class SchedulerConfigBuilder {
         return this;
     }
 
+    public SchedulerConfigBuilder affinity(AffinityConfig a) {
+        this.affinity = a;
+        return this;
+    }
+
     public SchedulerConfigBuilder resilience(ResilienceConfig r) {
         this.resilience = r;
         return this;
@@ -62,6 +68,6 @@ public final class SchedulerConfigBuilder {
 
     public SchedulerConfig build() {
         return new SchedulerConfig(kafka, 0, "127.0.0.1", null, topic, 1, "127.0.0.1", 0, strategy, missedHeartbeats,
-                proxy.build(), demoNodes, Duration.ofMinutes(3), security, resilience, warmFirst);
+                proxy.build(), demoNodes, Duration.ofMinutes(3), security, resilience, warmFirst, affinity);
     }
 }

@@ -22,9 +22,9 @@ class RequestFactsReaderTest {
     @Test
     void readsTheTopLevelModelNormalisedAndTheStreamFlag() {
         assertThat(read("/v1/chat/completions", "{\"model\":\"llama3\",\"messages\":[{\"role\":\"user\",\"model\":\"x\"}],"
-                + "\"stream\":true}")).isEqualTo(new RequestFacts("llama3:latest", true, null, null, null));
+                + "\"stream\":true}")).isEqualTo(new RequestFacts("llama3:latest", true, null, null));
         assertThat(read("/api/generate", "  {\"stream\": false, \"prompt\": {\"model\": \"nested\"}, \"model\": \"qwen2.5:7b\"}"))
-                .isEqualTo(new RequestFacts("qwen2.5:7b", false, null, null, null));
+                .isEqualTo(new RequestFacts("qwen2.5:7b", false, null, null));
         assertThat(read("/api/generate", "{\"model\":\"m:1\"}")).isEqualTo(RequestFacts.ofModel("m:1"));
     }
 
@@ -61,7 +61,7 @@ class RequestFactsReaderTest {
         assertThat(MODEL_ONLY.read(Unpooled.copiedBuffer(longTail, StandardCharsets.UTF_8), "/x"))
                 .isEqualTo(RequestFacts.ofModel("m:latest"));
         assertThat(ALL.read(Unpooled.copiedBuffer(longTail, StandardCharsets.UTF_8), "/x"))
-                .isEqualTo(new RequestFacts("m:latest", true, null, null, null));
+                .isEqualTo(new RequestFacts("m:latest", true, null, null));
         // The tail is not even looked at: broken JSON after the model costs nothing and changes nothing.
         assertThat(MODEL_ONLY.read(Unpooled.copiedBuffer(brokenTail, StandardCharsets.UTF_8), "/x"))
                 .isEqualTo(RequestFacts.ofModel("m:latest"));
@@ -79,7 +79,7 @@ class RequestFactsReaderTest {
         direct.writeCharSequence("{\"model\":\"m\",\"stream\":true}", StandardCharsets.UTF_8);
         int readable = direct.readableBytes();
 
-        assertThat(ALL.read(direct, "/x")).isEqualTo(new RequestFacts("m:latest", true, null, null, null));
+        assertThat(ALL.read(direct, "/x")).isEqualTo(new RequestFacts("m:latest", true, null, null));
         assertThat(direct.readerIndex()).isZero();
         assertThat(direct.readableBytes()).isEqualTo(readable);
         direct.release();

@@ -9,8 +9,8 @@ package io.heartgate.scheduler.proxy.policy;
  *     or {@code null} when the request names none (it may go to any node)
  * @param stream {@code true} or {@code false} as the body's top-level {@code stream} said, {@code null}
  *     when it said nothing (each API has its own default)
- * @param sessionKey a key that ties requests of one conversation together, or {@code null}
- * @param prefixHash a hash of the prompt's beginning, or {@code null}
+ * @param affinity the hash of the request's affinity key ({@code --affinity-key}: a session header,
+ *     a body field, or the prompt's beginning), or {@code null} when it has none or no stage wants one
  * @param caller who sent the request (an API key's name), or {@code null} when unknown
  * @param modelNamedTwice whether the body names its model in more than one top-level field (read
  *     only when a stage asks, {@link Field#MODEL_NAMED_ONCE}): servers disagree on which one counts
@@ -18,18 +18,17 @@ package io.heartgate.scheduler.proxy.policy;
  *     a check of the first
  * @param priority the caller's priority class in the gateway queue (its key's {@code priority=}); 0 by default
  */
-public record RequestFacts(String model, Boolean stream, String sessionKey, Long prefixHash, String caller,
+public record RequestFacts(String model, Boolean stream, Long affinity, String caller,
                            boolean modelNamedTwice, int priority) {
 
     /** Facts in the default priority class. */
-    public RequestFacts(String model, Boolean stream, String sessionKey, Long prefixHash, String caller,
-                        boolean modelNamedTwice) {
-        this(model, stream, sessionKey, prefixHash, caller, modelNamedTwice, 0);
+    public RequestFacts(String model, Boolean stream, Long affinity, String caller, boolean modelNamedTwice) {
+        this(model, stream, affinity, caller, modelNamedTwice, 0);
     }
 
     /** Facts of a body that names its model once (or no check was asked for). */
-    public RequestFacts(String model, Boolean stream, String sessionKey, Long prefixHash, String caller) {
-        this(model, stream, sessionKey, prefixHash, caller, false);
+    public RequestFacts(String model, Boolean stream, Long affinity, String caller) {
+        this(model, stream, affinity, caller, false);
     }
 
     /**
@@ -47,26 +46,26 @@ public record RequestFacts(String model, Boolean stream, String sessionKey, Long
     }
 
     /** The facts of a request whose body says nothing (no body, or not a JSON object). */
-    public static final RequestFacts NONE = new RequestFacts(null, null, null, null, null);
+    public static final RequestFacts NONE = new RequestFacts(null, null, null, null);
 
     /** Returns the facts of a request naming {@code model} and nothing else. */
     public static RequestFacts ofModel(String model) {
-        return new RequestFacts(model, null, null, null, null);
+        return new RequestFacts(model, null, null, null);
     }
 
     /** Returns a copy with the caller's identity. */
     public RequestFacts withCaller(String who) {
-        return new RequestFacts(model, stream, sessionKey, prefixHash, who, modelNamedTwice, priority);
+        return new RequestFacts(model, stream, affinity, who, modelNamedTwice, priority);
     }
 
     /** Returns a copy with the caller's identity and priority class. */
     public RequestFacts withCaller(String who, int priorityClass) {
-        return new RequestFacts(model, stream, sessionKey, prefixHash, who, modelNamedTwice, priorityClass);
+        return new RequestFacts(model, stream, affinity, who, modelNamedTwice, priorityClass);
     }
 
-    /** Returns a copy with a session key. */
-    public RequestFacts withSessionKey(String key) {
-        return new RequestFacts(model, stream, key, prefixHash, caller, modelNamedTwice, priority);
+    /** Returns a copy with the affinity key's hash ({@code null}: none). */
+    public RequestFacts withAffinity(Long key) {
+        return new RequestFacts(model, stream, key, caller, modelNamedTwice, priority);
     }
 
     /** Returns the model as users write it, without the {@code :latest} that normalising added; "" for none. */

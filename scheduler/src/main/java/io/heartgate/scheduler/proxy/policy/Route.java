@@ -13,12 +13,18 @@ public sealed interface Route {
      *     retried on another
      * @param held whether one of the node's slots is already counted for the request (a node of known
      *     capacity, claimed when chosen); the attempt then takes over that count instead of adding one
+     * @param affinity how the {@code affinity} strategy placed it, or {@code null} under another strategy
      */
-    record To(Node node, boolean panic, boolean pinned, boolean held) implements Route {
+    record To(Node node, boolean panic, boolean pinned, boolean held, AffinityPick affinity) implements Route {
 
         /** Send to {@code node}, retried elsewhere as the retry policy says. */
         public To(Node node, boolean panic) {
-            this(node, panic, false, false);
+            this(node, panic, false, false, null);
+        }
+
+        /** Send to {@code node}, outside the {@code affinity} strategy. */
+        public To(Node node, boolean panic, boolean pinned, boolean held) {
+            this(node, panic, pinned, held, null);
         }
 
         /** Send to {@code node} and to no other. */

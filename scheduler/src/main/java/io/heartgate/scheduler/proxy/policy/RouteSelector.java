@@ -1,5 +1,7 @@
 package io.heartgate.scheduler.proxy.policy;
 
+import io.heartgate.scheduler.affinity.AffinityKeys;
+import io.heartgate.scheduler.balancer.AffinityBalancer;
 import io.heartgate.scheduler.balancer.Balancer;
 import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.status.Ramp;
@@ -23,7 +25,10 @@ import java.util.function.DoubleSupplier;
  * was tried, and {@code overloaded} ({@link Route.Refused#FULL}) when every candidate of known
  * capacity is at it: a slot is claimed for the request when it is chosen, so no node is ever sent
  * more than its capacity by this scheduler. With slow start, a node warming up stays a candidate only with the probability of its
- * share; with {@link WarmFirst}, the nodes holding the model in memory are preferred. Pure apart
+ * share; with {@link WarmFirst}, the nodes holding the model in memory are preferred. Under the
+ * {@code affinity} strategy, a request with a key walks the ring of every candidate for its model,
+ * passing over the nodes set aside (tried, ejected, cold, ramped out), so the key keeps its place
+ * while they are; each route says how it was placed ({@link AffinityPick}). Pure apart
  * from the balancer's own rotation state, the random draws and warm first's last list per model;
  * allocates nothing in the common case of a first attempt with no node ejected and none ramping,
  * warm first's narrowed list being reused while it holds the same nodes.
@@ -31,6 +36,9 @@ import java.util.function.DoubleSupplier;
 public final class RouteSelector {
 
     private final Balancer balancer;
+    /** The balancer when the strategy is affinity, else {@code null}. */
+    private final AffinityBalancer affinity;
+    private final AffinityKeys keys;
     private final Ramp ramp;
     private final DoubleSupplier random;
     private final WarmFirst warmFirst;
@@ -44,19 +52,33 @@ public final class RouteSelector {
         this(balancer, Ramp.NONE, () -> 0.0, WarmFirst.OFF, Clock.systemUTC());
     }
 
+    /** As {@link #RouteSelector(Balancer, Ramp, DoubleSupplier, WarmFirst, Clock)}, with the default affinity key sources. */
+    public RouteSelector(Balancer balancer, Ramp ramp, DoubleSupplier random, WarmFirst warmFirst, Clock clock) {
+        this(balancer, ramp, random, warmFirst, clock, AffinityKeys.DEFAULTS);
+    }
+
     /**
      * Creates a selector picking with {@code balancer} whose ramping nodes ({@code ramp}) each stay a
      * candidate with the probability of their share, drawn from {@code random} (uniform in [0, 1)), so
      * that every strategy gives them that fraction of what it would; when every candidate is drawn
      * out, all stay. {@code warmFirst} then narrows what is left to the nodes with the model in memory;
-     * {@code clock} (the table's) times the answers it counts as evidence.
+     * {@code clock} (the table's) times the answers it counts as evidence. {@code keys} say where
+     * requests' affinity keys come from, when the balancer is the affinity strategy's.
      */
-    public RouteSelector(Balancer balancer, Ramp ramp, DoubleSupplier random, WarmFirst warmFirst, Clock clock) {
+    public RouteSelector(Balancer balancer, Ramp ramp, DoubleSupplier random, WarmFirst warmFirst, Clock clock,
+                         AffinityKeys keys) {
         this.balancer = balancer;
+        this.affinity = balancer instanceof AffinityBalancer a ? a : null;
+        this.keys = keys;
         this.ramp = ramp;
         this.random = random;
         this.warmFirst = warmFirst;
         this.clock = clock;
+    }
+
+    /** Returns where affinity keys come from when the strategy uses them, else {@code null}: nothing to read. */
+    public AffinityKeys affinityKeys() {
+        return affinity == null ? null : keys;
     }
 
     /**
@@ -135,12 +157,19 @@ public final class RouteSelector {
      * has, {@link Route.Refused#FULL}: the request is to wait in the gateway queue.
      */
     private Route claim(List<Node> nodes, RequestFacts facts, TableSnapshot snapshot, boolean panic) {
+        AffinityPick none = null;
+        if (affinity != null) {
+            if (facts.affinity() != null) {
+                return claimByKey(nodes, facts, snapshot, panic);
+            }
+            none = AffinityPick.NONE;
+        }
         Node n = pick(nodes, facts, snapshot);
         if (n.capacity() == 0) {
-            return new Route.To(n, panic);
+            return new Route.To(n, panic, false, false, none);
         }
         if (n.inFlight().tryIncrement(n.limit())) {
-            return new Route.To(n, panic, false, true);
+            return new Route.To(n, panic, false, true, none);
         }
         List<Node> roomy = new ArrayList<>(nodes.size());
         for (Node other : nodes) {
@@ -151,14 +180,48 @@ public final class RouteSelector {
         while (!roomy.isEmpty()) {
             n = pick(roomy, facts, snapshot);
             if (n.capacity() == 0) {
-                return new Route.To(n, panic);
+                return new Route.To(n, panic, false, false, none);
             }
             if (n.inFlight().tryIncrement(n.limit())) {
-                return new Route.To(n, panic, false, true);
+                return new Route.To(n, panic, false, true, none);
             }
             roomy.remove(n);
         }
         return Route.Refused.FULL;
+    }
+
+    /**
+     * The affinity strategy for a request with a key: the first node on its ring under the load bound
+     * with room, claimed as {@link #claim} does; a lost race for a slot walks again, the node taken
+     * being full by then.
+     */
+    private Route claimByKey(List<Node> nodes, RequestFacts facts, TableSnapshot snapshot, boolean panic) {
+        List<Node> base = snapshot.candidates(facts.model());
+        List<Node> allowed = narrow(nodes, facts, snapshot);
+        for (int race = 0; race < 4; race++) {
+            AffinityBalancer.Choice choice = affinity.pick(base, allowed, facts.affinity());
+            Node n = choice.node();
+            AffinityPick how = choice.hit() ? AffinityPick.HIT : AffinityPick.spill(choice.own().id());
+            if (n.capacity() == 0) {
+                return new Route.To(n, panic, false, false, how);
+            }
+            if (n.inFlight().tryIncrement(n.limit())) {
+                return new Route.To(n, panic, false, true, how);
+            }
+            if (!anyRoom(allowed)) {
+                break;
+            }
+        }
+        return Route.Refused.FULL;
+    }
+
+    private static boolean anyRoom(List<Node> nodes) {
+        for (Node n : nodes) {
+            if (n.hasRoom()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -169,9 +232,14 @@ public final class RouteSelector {
      * least-connections) see one list, not a new one per request.
      */
     private Node pick(List<Node> candidates, RequestFacts facts, TableSnapshot snapshot) {
+        return balancer.pick(narrow(candidates, facts, snapshot)).orElseThrow();
+    }
+
+    /** Returns {@code candidates} as warm first narrows them (the same list when it does not). */
+    private List<Node> narrow(List<Node> candidates, RequestFacts facts, TableSnapshot snapshot) {
         String model = facts.model();
         if (!warmFirst.enabled() || model == null || snapshot.heldEverywhere(model)) {
-            return balancer.pick(candidates).orElseThrow();
+            return candidates;
         }
         List<Node> previous = narrowed.get(model);
         List<Node> kept = warmFirst.prefer(candidates, model, previous);
@@ -181,7 +249,7 @@ public final class RouteSelector {
             }
             narrowed.put(model, kept);
         }
-        return balancer.pick(kept).orElseThrow();
+        return kept;
     }
 
     /**

@@ -15,10 +15,10 @@ class RequestFactsTest {
 
     @Test
     void stagesAddWhatTheyLearnToACopy() {
-        RequestFacts f = new RequestFacts("m:latest", true, null, 7L, null);
+        RequestFacts f = new RequestFacts("m:latest", true, 7L, null);
 
-        assertThat(f.withCaller("team-a")).isEqualTo(new RequestFacts("m:latest", true, null, 7L, "team-a"));
-        assertThat(f.withSessionKey("s1")).isEqualTo(new RequestFacts("m:latest", true, "s1", 7L, null));
+        assertThat(f.withCaller("team-a")).isEqualTo(new RequestFacts("m:latest", true, 7L, "team-a"));
+        assertThat(f.withAffinity(9L)).isEqualTo(new RequestFacts("m:latest", true, 9L, null));
         assertThat(f.caller()).isNull();
     }
 }

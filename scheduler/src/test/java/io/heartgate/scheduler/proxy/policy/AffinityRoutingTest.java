@@ -1,0 +1,80 @@
+package io.heartgate.scheduler.proxy.policy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.heartgate.protocol.Heartbeat;
+import io.heartgate.scheduler.affinity.KeyHash;
+import io.heartgate.scheduler.balancer.Strategy;
+import io.heartgate.scheduler.status.EjectionView;
+import io.heartgate.scheduler.table.InFlight;
+import io.heartgate.scheduler.table.Node;
+import io.heartgate.scheduler.table.TableSnapshot;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The affinity strategy through the route selector: claims, retries, and how each route says it was placed. */
+class AffinityRoutingTest {
+
+    private static final Instant NOW = Instant.parse("2026-12-01T12:00:00Z");
+
+    private static Node node(String id, Integer capacity) {
+        Heartbeat hb = Heartbeat.builder(id, "http://" + id + ":8000").instance("i1").seq(1L).intervalMs(1000)
+                .capacity(capacity).models(List.of("m:latest")).build();
+        return Node.of(hb, NOW, new InFlight());
+    }
+
+    private final RouteSelector selector = new RouteSelector(Strategy.affinity(1.25, Strategy.ROUND_ROBIN));
+    private final RequestFacts keyed = RequestFacts.ofModel("m:latest").withAffinity(KeyHash.of("conversation-1"));
+
+    private static TableSnapshot fleet(Integer capacity) {
+        List<Node> nodes = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            nodes.add(node("n" + i, capacity));
+        }
+        return new TableSnapshot(1, nodes);
+    }
+
+    @Test
+    void aKeyedRequestHitsItsNodeAndSpillsWhenItIsFull() {
+        TableSnapshot t = fleet(1);
+        Route.To first = (Route.To) selector.select(t, keyed, List.of(), EjectionView.NONE);
+        assertThat(first.affinity()).isEqualTo(AffinityPick.HIT);
+        assertThat(first.held()).as("its slot claimed").isTrue();
+
+        Route.To second = (Route.To) selector.select(t, keyed, List.of(), EjectionView.NONE);
+        assertThat(second.node()).isNotSameAs(first.node());
+        assertThat(second.affinity()).isEqualTo(AffinityPick.spill(first.node().id()));
+
+        first.unclaim();
+        second.unclaim();
+        assertThat(((Route.To) selector.select(t, keyed, List.of(), EjectionView.NONE)).node()).isSameAs(first.node());
+    }
+
+    @Test
+    void everyNodeFullMeansTheQueue() {
+        TableSnapshot t = fleet(1);
+        for (int i = 0; i < 4; i++) {
+            assertThat(selector.select(t, keyed, List.of(), EjectionView.NONE)).isInstanceOf(Route.To.class);
+        }
+        assertThat(selector.select(t, keyed, List.of(), EjectionView.NONE)).isSameAs(Route.Refused.FULL);
+    }
+
+    @Test
+    void aRetryGoesToTheNextNodeOnTheRingAndAKeylessRequestSaysNone() {
+        TableSnapshot t = fleet(null);
+        Route.To first = (Route.To) selector.select(t, keyed, List.of(), EjectionView.NONE);
+        Route.To retry = (Route.To) selector.select(t, keyed, List.of(first.node().id()), EjectionView.NONE);
+        assertThat(retry.node()).isNotSameAs(first.node());
+        Route.To again = (Route.To) selector.select(t, keyed, List.of(first.node().id()), EjectionView.NONE);
+        assertThat(again.node()).as("the same next node each time").isSameAs(retry.node());
+
+        Route.To none = (Route.To) selector.select(t, RequestFacts.ofModel("m:latest"), List.of(), EjectionView.NONE);
+        assertThat(none.affinity()).isEqualTo(AffinityPick.NONE);
+        assertThat(selector.affinityKeys()).isNotNull();
+        assertThat(new RouteSelector(Strategy.ROUND_ROBIN.create()).affinityKeys()).as("nothing to read").isNull();
+        assertThat(((Route.To) new RouteSelector(Strategy.ROUND_ROBIN.create()).select(t, keyed, List.of(),
+                EjectionView.NONE)).affinity()).isNull();
+    }
+}
