@@ -135,4 +135,33 @@ class DashboardBrowserIT {
             }
         }
     }
+
+    @Test
+    void underAffinityTheDashboardShowsTheHitRatio(TestKafka kafka, @TempDir Path profile) throws Exception {
+        Assumptions.assumeTrue(Files.isExecutable(CHROMIUM) && Files.isExecutable(CHROMEDRIVER),
+                "Chromium is not installed (apt-get install chromium chromium-driver): skipping the browser test");
+        try (Cluster cluster = new Cluster(kafka.bootstrapServers())) {
+            for (String id : List.of("gpu-a", "gpu-b")) {
+                Cluster.SimNode n = cluster.sim(id, c -> c);
+                cluster.heartbeat(id, n.url(), b -> b.models(List.of("llama3:8b")));
+            }
+            cluster.startScheduler(c -> c.strategy(io.heartgate.scheduler.balancer.Strategy.AFFINITY));
+            cluster.awaitRoutable(2);
+            for (int i = 0; i < 4; i++) { // one conversation: its prompt's beginning is its key
+                cluster.post("/api/chat", "{\"model\":\"llama3:8b\",\"stream\":false,\"messages\":"
+                        + "[{\"role\":\"user\",\"content\":\"hello\"}]}");
+            }
+            cluster.post("/api/generate", "{\"model\":\"llama3:8b\",\"stream\":false}"); // no key
+            ChromeDriver browser = browser(profile);
+            try {
+                browser.get("http://127.0.0.1:" + cluster.scheduler.adminPort() + "/");
+                new WebDriverWait(browser, Duration.ofSeconds(5)).until(
+                        ExpectedConditions.textToBe(By.id("hit-ratio"), "100% hits"));
+                assertThat(browser.findElement(By.id("affinity-detail")).getText()).isEqualTo("(4 hit, 0 spill, 1 no key)");
+                assertThat(browser.findElement(By.id("strategy")).getText()).isEqualTo("affinity");
+            } finally {
+                browser.quit();
+            }
+        }
+    }
 }
