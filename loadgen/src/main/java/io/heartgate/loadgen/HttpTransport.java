@@ -26,6 +26,7 @@ public final class HttpTransport implements Transport {
                 .timeout(request.timeout())
                 .header("content-type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(request.body(), StandardCharsets.UTF_8));
+        request.headers().forEach(b::header);
         if (request.bearer() != null) {
             b.header("authorization", "Bearer " + request.bearer());
         }

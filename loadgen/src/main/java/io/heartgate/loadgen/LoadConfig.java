@@ -32,7 +32,16 @@ import java.util.Objects;
  */
 public record LoadConfig(URI url, Api api, double rate, Duration duration, Arrivals arrivals, long seed,
                          Duration timeout, int maxInFlight, Mix mix, int turns, Duration thinkTime,
-                         List<String> keys, int maxTokens, int promptWords, String label, int minTokens) {
+                         List<String> keys, int maxTokens, int promptWords, String label, int minTokens,
+                         Sessions sessions) {
+
+    /** A configuration without system prompts or session headers. */
+    public LoadConfig(URI url, Api api, double rate, Duration duration, Arrivals arrivals, long seed,
+                      Duration timeout, int maxInFlight, Mix mix, int turns, Duration thinkTime,
+                      List<String> keys, int maxTokens, int promptWords, String label, int minTokens) {
+        this(url, api, rate, duration, arrivals, seed, timeout, maxInFlight, mix, turns, thinkTime, keys, maxTokens,
+                promptWords, label, minTokens, Sessions.NONE);
+    }
 
     /** A configuration whose answers all ask for {@code maxTokens}. */
     public LoadConfig(URI url, Api api, double rate, Duration duration, Arrivals arrivals, long seed,

@@ -93,6 +93,21 @@ public final class LoadGenMain implements Callable<Integer> {
     @Option(names = "--prompt-words", defaultValue = "20", description = "words per user message (default: ${DEFAULT-VALUE})")
     int promptWords;
 
+    @Option(names = "--system-prompts", defaultValue = "0", description = "distinct system prompts the conversations "
+            + "open with, conversation i taking prompt i mod N; 0 = none (default: ${DEFAULT-VALUE})")
+    int systemPrompts;
+
+    @Option(names = "--system-words", defaultValue = "300", description = "words per system prompt (default: ${DEFAULT-VALUE})")
+    int systemWords;
+
+    @Option(names = "--session-header", description = "a header naming the conversation (such as X-Session-Id), "
+            + "sent by --session-share of them")
+    String sessionHeader;
+
+    @Option(names = "--session-share", defaultValue = "1", description = "fraction of conversations that send "
+            + "--session-header, 0 to 1 (default: ${DEFAULT-VALUE})")
+    double sessionShare;
+
     @Option(names = "--label", description = "name of the result row (default: the API)")
     String label;
 
@@ -154,7 +169,8 @@ public final class LoadGenMain implements Callable<Integer> {
             all.addAll(Keys.read(keysFile));
         }
         return new LoadConfig(uri, api, rate, duration, arrivals, seed, timeout, maxInFlight, Mix.parse(mix), turns,
-                thinkTime, all, maxTokens, promptWords, label, minTokens == null ? maxTokens : minTokens);
+                thinkTime, all, maxTokens, promptWords, label, minTokens == null ? maxTokens : minTokens,
+                new Sessions(systemPrompts, systemWords, sessionHeader, sessionShare));
     }
 
     private static Report run(LoadConfig config) throws InterruptedException {

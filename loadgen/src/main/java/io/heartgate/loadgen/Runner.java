@@ -79,7 +79,7 @@ public final class Runner {
         for (Plan.Conversation c : conversations) {
             long at = start + c.startNanos();
             clock.sleepUntil(at);
-            begin(new Dialogue(c), 1, at);
+            begin(new Dialogue(c, config.sessions().system(config.seed(), c.index())), 1, at);
         }
         clock.await(allDone, hardEnd);
         List<Exchange> late;
@@ -117,7 +117,8 @@ public final class Runner {
             open.add(x);
         }
         String body = config.api().body(json, d.plan.model(), messages, config.tokensFor(d.plan.index(), turn));
-        x.call = transport.send(new Transport.Outgoing(target, body, key, config.timeout()), x);
+        x.call = transport.send(new Transport.Outgoing(target, body, key, config.timeout(),
+                config.sessions().headers(config.seed(), d.plan.index())), x);
         clock.schedule(scheduled + config.timeout().toNanos(), x::timeout);
     }
 
@@ -164,8 +165,11 @@ public final class Runner {
         final Plan.Conversation plan;
         private final List<Message> history = new ArrayList<>();
 
-        Dialogue(Plan.Conversation plan) {
+        Dialogue(Plan.Conversation plan, String system) {
             this.plan = plan;
+            if (system != null) {
+                history.add(new Message("system", system));
+            }
         }
 
         synchronized List<Message> ask(String user) {

@@ -16,8 +16,13 @@ public interface Transport {
      * @param body the JSON body
      * @param bearer the API key for {@code Authorization: Bearer}, or null for no header
      * @param timeout how long to wait for the response headers
+     * @param headers more request headers (a session id), usually none
      */
-    record Outgoing(URI uri, String body, String bearer, Duration timeout) {
+    record Outgoing(URI uri, String body, String bearer, Duration timeout, java.util.Map<String, String> headers) {
+        /** A request without more headers. */
+        public Outgoing(URI uri, String body, String bearer, Duration timeout) {
+            this(uri, body, bearer, timeout, java.util.Map.of());
+        }
     }
 
     /**

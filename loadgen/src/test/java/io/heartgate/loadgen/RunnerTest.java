@@ -77,6 +77,44 @@ class RunnerTest {
     }
 
     @Test
+    void conversationsOpenWithTheirSystemPromptAndHalfSendTheSessionHeader() throws InterruptedException {
+        LoadConfig c = new LoadConfig(URI.create("http://127.0.0.1:9/"), Api.OLLAMA, 20, Duration.ofSeconds(1),
+                Arrivals.UNIFORM, 1, Duration.ofSeconds(5), 100, Mix.parse("m1"), 2, Duration.ZERO, List.of(), 16, 3,
+                "t", 16, new Sessions(3, 5, "X-Session-Id", 0.5));
+        ScriptedTransport t = new ScriptedTransport(clock, r -> ScriptedTransport.ollama(100, 3, 300, 0));
+
+        run(c, t);
+
+        assertThat(t.sent).hasSize(20);
+        java.util.Map<String, Integer> perSession = new java.util.HashMap<>();
+        int without = 0;
+        for (Transport.Outgoing o : t.sent) {
+            JsonNode messages = read(o.body()).get("messages");
+            assertThat(messages.get(0).get("role").asText()).isEqualTo("system");
+            assertThat(messages.get(0).get("content").asText()).startsWith("You are assistant persona ");
+            String session = o.headers().get("X-Session-Id");
+            if (session == null) {
+                without++;
+            } else {
+                perSession.merge(session, 1, Integer::sum);
+            }
+        }
+        assertThat(perSession).hasSize(5).allSatisfy((k, n) -> assertThat(n).as("both turns of %s", k).isEqualTo(2));
+        assertThat(without).isEqualTo(10);
+        java.util.Set<String> systems = new java.util.HashSet<>();
+        t.sent.forEach(o -> systems.add(read(o.body()).get("messages").get(0).get("content").asText()));
+        assertThat(systems).as("three shared system prompts").hasSize(3);
+    }
+
+    private JsonNode read(String body) {
+        try {
+            return json.readTree(body);
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    @Test
     void countsTheGeneratorsOwnDelayAsLatency() throws InterruptedException {
         ScriptedTransport t = new ScriptedTransport(clock, r -> ScriptedTransport.ollama(100, 1, 200, 0));
         t.stallNextSend(250_000_000); // the first send blocks the dispatcher for 250 ms

@@ -1,0 +1,53 @@
+package io.heartgate.loadgen;
+
+import io.heartgate.protocol.InvalidSettingException;
+import java.util.Map;
+
+/**
+ * What ties a run's conversations to a cache, as real clients do: a few shared system prompts that
+ * every conversation starts with ({@code --system-prompts}, {@code --system-words}), and a session
+ * header that a share of conversations send ({@code --session-header}, {@code --session-share}),
+ * the rest sending nothing. Which conversations send it is fixed by their index, spread evenly
+ * (golden-ratio steps), so a rerun is the same. Immutable.
+ *
+ * @param systemPrompts how many distinct system prompts (0: none)
+ * @param systemWords words per system prompt
+ * @param header the session header's name, or {@code null} for none
+ * @param share the fraction of conversations that send it, 0 to 1
+ */
+public record Sessions(int systemPrompts, int systemWords, String header, double share) {
+
+    /** No system prompt, no session header: what runs had before. */
+    public static final Sessions NONE = new Sessions(0, 0, null, 0);
+
+    /** Validates, naming the flag of a bad value. */
+    public Sessions {
+        if (systemPrompts < 0 || systemPrompts > 100_000) {
+            throw new InvalidSettingException("systemPrompts", "must be 0 to 100000, was " + systemPrompts);
+        }
+        if (systemWords < 0 || systemWords > 1_000_000) {
+            throw new InvalidSettingException("systemWords", "must be 0 to 1000000, was " + systemWords);
+        }
+        if (!(share >= 0 && share <= 1)) {
+            throw new InvalidSettingException("sessionShare", "must be 0 to 1, was " + share);
+        }
+    }
+
+    /** Returns the system prompt conversation {@code index} opens with, or {@code null} when there are none. */
+    public String system(long seed, int index) {
+        if (systemPrompts == 0) {
+            return null;
+        }
+        int which = Math.floorMod(index, systemPrompts);
+        return "You are assistant persona " + which + ". " + Prompts.user(seed ^ 0x5eed, -1 - which, 0, systemWords);
+    }
+
+    /** Returns the headers conversation {@code index} sends with every turn. */
+    public Map<String, String> headers(long seed, int index) {
+        if (header == null) {
+            return Map.of();
+        }
+        double spot = (index * 0.6180339887498949) % 1.0;
+        return spot < share ? Map.of(header, "conv-" + seed + "-" + index) : Map.of();
+    }
+}
