@@ -178,6 +178,9 @@ public final class HeartbeatCodec {
                 if (load.kvCacheUsage() != null) {
                     g.writeNumberField("kvCacheUsage", load.kvCacheUsage());
                 }
+                if (load.prefixCacheHitRate() != null) {
+                    g.writeNumberField("prefixCacheHitRate", load.prefixCacheHitRate());
+                }
                 g.writeEndObject();
             }
             if (!hb.gpus().isEmpty()) {
@@ -307,7 +310,8 @@ public final class HeartbeatCodec {
         return new Load(
                 optionalInt(node, "inFlight", "load.inFlight"),
                 optionalInt(node, "queued", "load.queued"),
-                optionalDouble(node, "kvCacheUsage", "load.kvCacheUsage"));
+                optionalDouble(node, "kvCacheUsage", "load.kvCacheUsage"),
+                optionalDouble(node, "prefixCacheHitRate", "load.prefixCacheHitRate"));
     }
 
     private static List<Gpu> readGpus(JsonNode node) {

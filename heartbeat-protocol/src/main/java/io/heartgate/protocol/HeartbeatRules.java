@@ -276,6 +276,9 @@ public final class HeartbeatRules {
         if (load.kvCacheUsage() != null && !isFraction(load.kvCacheUsage())) {
             return reject(Rule.OUT_OF_RANGE, "load.kvCacheUsage", "must be 0 to 1");
         }
+        if (load.prefixCacheHitRate() != null && !isFraction(load.prefixCacheHitRate())) {
+            return reject(Rule.OUT_OF_RANGE, "load.prefixCacheHitRate", "must be 0 to 1");
+        }
         return Optional.empty();
     }
 

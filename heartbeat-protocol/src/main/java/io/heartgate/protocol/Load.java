@@ -6,14 +6,26 @@ package io.heartgate.protocol;
  * @param inFlight requests the server is working on now, or {@code null}
  * @param queued requests waiting for a slot, or {@code null}
  * @param kvCacheUsage fraction of the KV cache in use, 0 to 1, or {@code null}
+ * @param prefixCacheHitRate fraction of the prompt tokens looked up in the prefix cache since the
+ *     previous heartbeat that were found there, 0 to 1, or {@code null} (no cache, or nothing looked up)
  */
-public record Load(Integer inFlight, Integer queued, Double kvCacheUsage) {
+public record Load(Integer inFlight, Integer queued, Double kvCacheUsage, Double prefixCacheHitRate) {
 
     /** A load with no figures at all. */
-    public static final Load UNKNOWN = new Load(null, null, null);
+    public static final Load UNKNOWN = new Load(null, null, null, null);
+
+    /** A load without a prefix-cache figure. */
+    public Load(Integer inFlight, Integer queued, Double kvCacheUsage) {
+        this(inFlight, queued, kvCacheUsage, null);
+    }
 
     /** Returns whether no figure is known. */
     public boolean isUnknown() {
-        return inFlight == null && queued == null && kvCacheUsage == null;
+        return inFlight == null && queued == null && kvCacheUsage == null && prefixCacheHitRate == null;
+    }
+
+    /** Returns a copy with the prefix cache's hit rate. */
+    public Load withPrefixCacheHitRate(Double rate) {
+        return new Load(inFlight, queued, kvCacheUsage, rate);
     }
 }

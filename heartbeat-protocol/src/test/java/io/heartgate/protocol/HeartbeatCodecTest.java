@@ -128,6 +128,7 @@ class HeartbeatCodecTest {
         "model-too-long.json,        VALUE_TOO_LONG,      models[1]",
         "negative-in-flight.json,    OUT_OF_RANGE,        load.inFlight",
         "kv-cache-percent.json,      OUT_OF_RANGE,        load.kvCacheUsage",
+        "prefix-cache-hit-rate-above-1.json, OUT_OF_RANGE, load.prefixCacheHitRate",
         "gpu-memory-as-string.json,  WRONG_TYPE,          gpus[0].memoryUsedMiB",
     })
     void rejectsInvalidFixtureWithItsReason(String file, Rule rule, String field) {
@@ -169,7 +170,7 @@ class HeartbeatCodecTest {
                 .sentAt(Instant.parse("2026-11-30T16:00:00.5Z"))
                 .backend("vllm")
                 .models(List.of("a", "b"))
-                .load(new Load(1, 2, 0.5))
+                .load(new Load(1, 2, 0.5, 0.82))
                 .gpus(List.of(new Gpu("NVIDIA H200", 1.0, 21619L, 143771L), new Gpu(null, null, null, null)))
                 .build();
 

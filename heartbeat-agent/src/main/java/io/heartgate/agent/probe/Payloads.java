@@ -162,6 +162,47 @@ public final class Payloads {
                 fraction(kv));
     }
 
+    /**
+     * The prefix cache's cumulative counters, in prompt tokens: looked up, and found cached.
+     *
+     * @param queries tokens looked up
+     * @param hits tokens found
+     */
+    public record PrefixCounters(double queries, double hits) {
+
+        /**
+         * Returns the hit rate since {@code before}, or {@code null} when nothing was looked up in
+         * between or the counters went back (the server restarted).
+         */
+        public Double rateSince(PrefixCounters before) {
+            double q = queries - before.queries;
+            double h = hits - before.hits;
+            if (q <= 0 || h < 0 || h > q) {
+                return null;
+            }
+            return h / q;
+        }
+    }
+
+    /**
+     * Returns vLLM's prefix-cache counters from {@code /metrics}, summed over engines:
+     * {@code vllm:prefix_cache_queries_total} and {@code vllm:prefix_cache_hits_total} (v1), each
+     * else its deprecated {@code vllm:gpu_prefix_cache_*_total} (0.10 has both and may be scraped
+     * with either cut); {@code null} when the server has neither.
+     */
+    public static PrefixCounters vllmPrefixCache(String metrics) {
+        PrometheusText p = PrometheusText.parse(metrics);
+        OptionalDouble queries = p.sum("vllm:prefix_cache_queries_total");
+        if (queries.isEmpty()) {
+            queries = p.sum("vllm:gpu_prefix_cache_queries_total");
+        }
+        OptionalDouble hits = p.sum("vllm:prefix_cache_hits_total");
+        if (hits.isEmpty()) {
+            hits = p.sum("vllm:gpu_prefix_cache_hits_total");
+        }
+        return queries.isEmpty() || hits.isEmpty() ? null : new PrefixCounters(queries.getAsDouble(), hits.getAsDouble());
+    }
+
     /** Returns TGI's load from {@code /metrics}: the current batch size and the queue size. */
     public static Load tgiLoad(String metrics) {
         PrometheusText p = PrometheusText.parse(metrics);

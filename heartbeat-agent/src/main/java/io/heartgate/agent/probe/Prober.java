@@ -33,6 +33,8 @@ public final class Prober {
     private List<LoadedModel> loaded = List.of();
     /** What the server said of its capacity at the last probe that read it (TGI, llama.cpp). */
     private Integer capacity;
+    /** vLLM's prefix-cache counters at the previous probe, for the hit rate between probes. */
+    private Payloads.PrefixCounters prefixBefore;
 
     /** Creates a prober; {@code nodeId} only labels log lines. */
     public Prober(Backend configured, HttpGetter http, String nodeId) {
@@ -166,7 +168,13 @@ public final class Prober {
         switch (backend) {
             case VLLM -> {
                 HttpGetter.Response r = quietly("/metrics");
-                return r != null && r.ok() ? Payloads.vllmLoad(r.body()) : Load.UNKNOWN;
+                if (r == null || !r.ok()) {
+                    return Load.UNKNOWN;
+                }
+                Payloads.PrefixCounters prefix = Payloads.vllmPrefixCache(r.body());
+                Double rate = prefix == null || prefixBefore == null ? null : prefix.rateSince(prefixBefore);
+                prefixBefore = prefix;
+                return Payloads.vllmLoad(r.body()).withPrefixCacheHitRate(rate);
             }
             case TGI -> {
                 HttpGetter.Response r = quietly("/metrics");

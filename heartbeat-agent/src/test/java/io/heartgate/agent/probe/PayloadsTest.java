@@ -79,6 +79,24 @@ class PayloadsTest {
     }
 
     @Test
+    void readsVllmPrefixCacheCountersInBothNamings() {
+        assertThat(Payloads.vllmPrefixCache(Samples.read("vllm-metrics-v1-engine-label-excerpt.txt")))
+                .isEqualTo(new Payloads.PrefixCounters(0.0, 0.0));
+        // 0.10: the v1 queries counter, and hits only under the deprecated gpu_ name in this cut.
+        assertThat(Payloads.vllmPrefixCache(Samples.read("vllm-metrics-v0.10-excerpt.txt")))
+                .isEqualTo(new Payloads.PrefixCounters(32.0, 0.0));
+        assertThat(Payloads.vllmPrefixCache(Samples.read("vllm-metrics-v0.5.txt"))).as("no prefix cache").isNull();
+    }
+
+    @Test
+    void theHitRateIsTheShareOfTokensFoundSinceTheLastProbe() {
+        Payloads.PrefixCounters before = new Payloads.PrefixCounters(100, 40);
+        assertThat(new Payloads.PrefixCounters(300, 190).rateSince(before)).isEqualTo(0.75);
+        assertThat(new Payloads.PrefixCounters(100, 40).rateSince(before)).as("nothing looked up").isNull();
+        assertThat(new Payloads.PrefixCounters(10, 5).rateSince(before)).as("restarted").isNull();
+    }
+
+    @Test
     void omitsVllmFiguresTheExpositionLacks() {
         // 0.10's excerpt has the newer cache metric (in scientific notation) but no request counts.
         assertThat(Payloads.vllmLoad(Samples.read("vllm-metrics-v0.10-excerpt.txt")))

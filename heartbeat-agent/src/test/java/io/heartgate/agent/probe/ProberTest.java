@@ -89,6 +89,22 @@ class ProberTest {
     }
 
     @Test
+    void vllmsPrefixCacheHitRateIsCarriedFromTheSecondProbe() {
+        String v1 = Samples.read("vllm-metrics-v1-engine-label-excerpt.txt");
+        server.route("/health", 200, "").route("/v1/models", 200, Samples.read("vllm-v1-models.json"))
+                .route("/metrics", 200, v1);
+        Prober prober = new Prober(Backend.VLLM, server, "n");
+        assertThat(prober.probe().load().prefixCacheHitRate()).as("no earlier counters").isNull();
+        // The same exposition, later: 400 tokens looked up since, 300 of them found.
+        server.route("/metrics", 200, v1
+                .replace("vllm:prefix_cache_queries_total{engine=\"0\",model_name=\"llama-vllm-single\"} 0.0",
+                        "vllm:prefix_cache_queries_total{engine=\"0\",model_name=\"llama-vllm-single\"} 400.0")
+                .replace("vllm:prefix_cache_hits_total{engine=\"0\",model_name=\"llama-vllm-single\"} 0.0",
+                        "vllm:prefix_cache_hits_total{engine=\"0\",model_name=\"llama-vllm-single\"} 300.0"));
+        assertThat(prober.probe().load().prefixCacheHitRate()).isEqualTo(0.75);
+    }
+
+    @Test
     void detectsAndProbesTgi() {
         ProbeResult r = new Prober(Backend.AUTO, tgi(), "n").probe();
 

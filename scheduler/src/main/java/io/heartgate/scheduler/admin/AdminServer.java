@@ -290,6 +290,9 @@ public final class AdminServer extends VerticleBase {
         if (load.kvCacheUsage() != null) {
             o.put("kvCacheUsage", load.kvCacheUsage());
         }
+        if (load.prefixCacheHitRate() != null) {
+            o.put("prefixCacheHitRate", load.prefixCacheHitRate());
+        }
         return o;
     }
 

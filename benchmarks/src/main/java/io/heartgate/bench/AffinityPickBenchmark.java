@@ -1,0 +1,87 @@
+package io.heartgate.bench;
+
+import io.heartgate.protocol.Heartbeat;
+import io.heartgate.protocol.Load;
+import io.heartgate.scheduler.affinity.KeyHash;
+import io.heartgate.scheduler.balancer.AffinityBalancer;
+import io.heartgate.scheduler.balancer.Strategy;
+import io.heartgate.scheduler.table.Node;
+import io.heartgate.scheduler.table.NodeTable;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * Measures one keyed pick of the affinity strategy over the candidates of a real table snapshot
+ * (weights 1 to 5), a different key each time. {@code idle}: nothing in flight, so no pick needs
+ * the load bound; {@code busy}: 0 to 2 requests in flight per node, so most picks sum every
+ * candidate's count for the bound.
+ */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(1)
+@State(Scope.Benchmark)
+public class AffinityPickBenchmark {
+
+    @Param({"10", "100", "10000"})
+    public int nodes;
+
+    @Param({"idle", "busy"})
+    public String load;
+
+    private AffinityBalancer balancer;
+    private List<Node> candidates;
+    private final long[] keys = new long[4096];
+    private int next;
+
+    @Setup
+    public void setUp() {
+        Random random = new Random(7);
+        NodeTable table = new NodeTable(Clock.systemUTC(), 3, Duration.ZERO);
+        for (int i = 0; i < nodes; i++) {
+            String id = String.format("gpu-%05d", i);
+            Heartbeat hb = Heartbeat.builder(id, "http://10.0." + (i / 250) + "." + (i % 250) + ":11434")
+                    .instance("i").seq(1L).weight(1 + random.nextInt(5)).intervalMs(1000)
+                    .models(List.of("llama3:8b"))
+                    .load(new Load(random.nextInt(8), random.nextInt(4), random.nextDouble()))
+                    .build();
+            table.apply(hb, Instant.now());
+        }
+        table.publish();
+        candidates = table.snapshot().candidates("llama3:8b");
+        if (load.equals("busy")) {
+            for (Node n : candidates) {
+                for (int k = random.nextInt(3); k > 0; k--) {
+                    n.inFlight().increment();
+                }
+            }
+        }
+        for (int i = 0; i < keys.length; i++) {
+            keys[i] = KeyHash.of("conversation-" + i);
+        }
+        balancer = (AffinityBalancer) Strategy.affinity(1.25, Strategy.LEAST_LOADED);
+        balancer.pick(candidates, candidates, keys[0]); // the ring, built once per membership
+    }
+
+    @Benchmark
+    public Node pick() {
+        next = (next + 1) & (keys.length - 1);
+        return balancer.pick(candidates, candidates, keys[next]).node();
+    }
+}
