@@ -109,7 +109,7 @@ final class OllamaApi implements Dialect {
         Object numPredict = body.getValue("options") instanceof JsonObject o ? o.getValue("num_predict") : null;
         Ask ask = new Ask(accepted.get().model(), chat, stream, Requests.promptTokens(body));
         requests.generate(ctx, ask.model(), Requests.maxTokens(numPredict), new Answer(ctx, ask), this,
-                Requests.promptText(body));
+                body);
     }
 
     private void embed(RoutingContext ctx, boolean legacy) {

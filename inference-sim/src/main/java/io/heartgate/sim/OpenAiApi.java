@@ -85,7 +85,7 @@ final class OpenAiApi implements Dialect {
                 ? body.getValue("max_completion_tokens") : body.getValue("max_tokens");
         Ask ask = new Ask(accepted.get().model(), chat, stream, Requests.promptTokens(body));
         requests.generate(ctx, ask.model(), Requests.maxTokens(maxTokens), new Answer(ctx, ask, includeUsage), this,
-                Requests.promptText(body));
+                body);
     }
 
     private void embeddings(RoutingContext ctx) {

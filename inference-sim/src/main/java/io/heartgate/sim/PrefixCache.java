@@ -73,6 +73,22 @@ final class PrefixCache {
     }
 
     /**
+     * Caches the blocks of a finished generation, prompt and answer, as vLLM keeps a request's full
+     * blocks (generated ones too) for the next prompt that starts the same way: a chat's next turn,
+     * whose messages render this {@code prompt}, then the answer as an {@code assistant} message.
+     * A completion's answer simply follows its prompt. Counts no query.
+     */
+    void answered(String prompt, boolean chat, String answer) {
+        String text = chat ? prompt + "<assistant>\n" + answer + "\n" : prompt + answer;
+        int whole = text.length() / blockChars;
+        long hash = 0xcbf29ce484222325L;
+        for (int b = 0; b < whole; b++) {
+            hash = chain(hash, text, b * blockChars, (b + 1) * blockChars);
+            lru.put(hash, Boolean.TRUE);
+        }
+    }
+
+    /**
      * Returns the time prompt processing adds for {@code prompt}, in ms: the prefill time of its
      * tokens this cache does not hold; looks it up, so its blocks are cached after.
      */

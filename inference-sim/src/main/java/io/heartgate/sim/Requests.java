@@ -70,8 +70,8 @@ final class Requests {
      * Runs a generation of {@code model} of at most {@code maxTokens} tokens into {@code sink}, stopping it
      * when the client goes away, and answers "busy" through {@code dialect} when the engine refuses it.
      */
-    void generate(RoutingContext ctx, String model, int maxTokens, TokenSink sink, Dialect dialect, String prompt) {
-        Generation g = engine.open(model, maxTokens, sink, prompt);
+    void generate(RoutingContext ctx, String model, int maxTokens, TokenSink sink, Dialect dialect, JsonObject body) {
+        Generation g = engine.open(model, maxTokens, sink, promptText(body), body.getValue("messages") instanceof JsonArray);
         ctx.response().closeHandler(v -> engine.cancel(g));
         ctx.response().exceptionHandler(e -> log.debug("Node {} response error: {}", nodeName, e.toString()));
         if (engine.admit(g) == Admission.BUSY) {

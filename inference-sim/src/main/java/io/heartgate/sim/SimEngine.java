@@ -29,15 +29,8 @@ import org.slf4j.LoggerFactory;
  */
 final class SimEngine {
 
-    /** What admission decided for one generation. */
-    enum Admission {
-        /** A slot was free: the generation runs now. */
-        RUNNING,
-        /** Every slot was taken: the generation waits for one. */
-        WAITING,
-        /** Slots and queue were full: the generation is refused and never runs. */
-        BUSY
-    }
+    /** What admission decided for one generation: it runs now, waits for a slot, or is refused (slots and queue full). */
+    enum Admission { RUNNING, WAITING, BUSY }
 
     private enum Phase { NEW, WAITING, RUNNING, DONE }
 
@@ -139,13 +132,13 @@ final class SimEngine {
      * and starts its clock; it waits for {@link #admit} before it takes a slot.
      */
     Generation open(String model, int maxTokens, TokenSink sink) {
-        return open(model, maxTokens, sink, "");
+        return open(model, maxTokens, sink, "", false);
     }
 
-    /** Opens a generation for the rendered {@code prompt}, which the prefix cache and the prefill time see. */
-    Generation open(String model, int maxTokens, TokenSink sink, String prompt) {
+    /** Opens a generation for the rendered {@code prompt} (a chat's messages when {@code chat}). */
+    Generation open(String model, int maxTokens, TokenSink sink, String prompt, boolean chat) {
         return new Generation(nextRequestNumber(), model, Math.min(config.tokens(), maxTokens), sink,
-                nanos.getAsLong(), prompt);
+                nanos.getAsLong(), prompt, chat);
     }
 
     /** Returns the node's prompt-prefix cache, for its counters. */
@@ -323,6 +316,7 @@ final class SimEngine {
         }
         g.phase = Phase.DONE;
         stats.completed.increment();
+        prefixCache.answered(g.prompt, g.chat, g.text()); // its KV blocks stay, as vLLM keeps a finished request's
         g.sink.finish(g);
         freeSlot(g);
         return 0;
@@ -349,9 +343,12 @@ final class SimEngine {
         private long timerId = -1;
         private long loadWaitNanos;
         private final String prompt;
+        private final boolean chat;
 
-        private Generation(long number, String model, int tokens, TokenSink sink, long startNanos, String prompt) {
+        private Generation(long number, String model, int tokens, TokenSink sink, long startNanos, String prompt,
+                           boolean chat) {
             this.prompt = prompt;
+            this.chat = chat;
             this.number = number;
             this.model = model;
             this.tokens = tokens;

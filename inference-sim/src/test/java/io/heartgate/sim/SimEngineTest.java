@@ -36,20 +36,37 @@ class SimEngineTest {
         SimEngine engine = new SimEngine(config, () -> faults, timers::nanos, timers, stats);
         String prompt = "x".repeat(400); // 100 tokens, 25 blocks
         Recorder first = new Recorder("first");
-        engine.admit(engine.open("m", Integer.MAX_VALUE, first, prompt));
+        engine.admit(engine.open("m", Integer.MAX_VALUE, first, prompt, true));
         timers.advanceMs(199);
         assertThat(first.calls).isZero();
         timers.advanceMs(1); // 100 ms first-token delay + 100 tokens x 1 ms
         assertThat(first.calls).isEqualTo(1);
         timers.advanceMs(1_000);
         Recorder again = new Recorder("again");
-        engine.admit(engine.open("m", Integer.MAX_VALUE, again, prompt + "y".repeat(40))); // 10 new tokens
+        engine.admit(engine.open("m", Integer.MAX_VALUE, again, prompt + "y".repeat(40), true)); // 10 new tokens
         timers.advanceMs(109);
         assertThat(again.calls).isZero();
         timers.advanceMs(1);
         assertThat(again.calls).isEqualTo(1);
         assertThat(new long[] {engine.prefixCache().queriedTokens(), engine.prefixCache().hitTokens()})
                 .containsExactly(100 + 110, 100);
+    }
+
+    @Test
+    void aChatsNextTurnFindsTheAnswerCachedAsVllmKeepsAFinishedRequestsBlocks() {
+        SimConfig config = new SimConfigBuilder("n", List.of("m")).timing(8, Duration.ofMillis(1), Duration.ofMillis(1))
+                .prefill(1000, 16, Duration.ofMillis(1)).build();
+        SimEngine engine = new SimEngine(config, () -> faults, timers::nanos, timers, stats);
+        String turn1 = "<system>\n" + "s".repeat(300) + "\n<user>\nhello\n";
+        Recorder first = new Recorder("first");
+        engine.admit(engine.open("m", Integer.MAX_VALUE, first, turn1, true));
+        timers.advanceMs(1_000);
+        String turn2 = turn1 + "<assistant>\n" + first.text + "\n<user>\n" + "q".repeat(200) + "\n";
+        long hitsBefore = engine.prefixCache().hitTokens();
+        engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("second"), turn2, true));
+        int answered = (turn1 + "<assistant>\n" + first.text + "\n").length() / 16 * 16; // whole blocks
+        assertThat(engine.prefixCache().hitTokens() - hitsBefore).isEqualTo(answered / 4);
+        assertThat(answered).as("more than the first prompt's blocks").isGreaterThan(turn1.length() / 16 * 16);
     }
 
     @Test

@@ -51,6 +51,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
     private final Relay relay;
     private final List<Stage> stages;
     private final RequestFactsReader facts;
+    private final boolean readsHeaders;
     private final ProxyCounters counters;
     private final LongSupplier nowMs;
     private final long keepAliveMs;
@@ -85,6 +86,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
         this.relay = relay;
         this.stages = stages;
         this.facts = facts;
+        this.readsHeaders = facts.readsHeaders();
         this.counters = counters;
         this.nowMs = nowMs;
         this.keepAliveMs = timeouts.keepAliveMs();
@@ -207,7 +209,9 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
         }
         counters.add(Counter.REQUESTS);
         long startNanos = relay.nanoTime(); // latencies count the stages too (a queue, later)
-        staging = new StagedCall(this, stages, request, facts.read(request.content(), request.uri(), request.headers()::get), startNanos);
+        RequestFacts read = readsHeaders ? facts.read(request.content(), request.uri(), request.headers()::get)
+                : facts.read(request.content(), request.uri());
+        staging = new StagedCall(this, stages, request, read, startNanos);
         staging.proceed();
     }
 

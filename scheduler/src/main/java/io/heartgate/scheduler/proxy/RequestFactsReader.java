@@ -82,8 +82,9 @@ public final class RequestFactsReader {
      * untouched) and the headers {@code header} looks up by name.
      */
     public RequestFacts read(ByteBuf body, String uri, Function<String, String> header) {
-        Affinity a = new Affinity();
+        Affinity a = NO_KEY;
         if (keys != null) {
+            a = new Affinity();
             a.fromHeaders(keys, header);
         }
         if (!startsWithBrace(body)) {
@@ -102,8 +103,16 @@ public final class RequestFactsReader {
 
     /** Returns the facts of {@code body[offset, offset+length)}; {@code nameIsModel} for Ollama's management paths. */
     public RequestFacts read(byte[] body, int offset, int length, boolean nameIsModel) {
-        return read(body, offset, length, nameIsModel, new Affinity());
+        return read(body, offset, length, nameIsModel, keys == null ? NO_KEY : new Affinity());
     }
+
+    /** Returns whether reading needs the request's headers (an affinity source is a header). */
+    public boolean readsHeaders() {
+        return keys != null && keys.sources().stream().anyMatch(s -> s instanceof AffinityKeys.Source.Header);
+    }
+
+    /** The affinity state of a reader that wants no key: never written, so shared. */
+    private static final Affinity NO_KEY = new Affinity();
 
     private RequestFacts read(byte[] body, int offset, int length, boolean nameIsModel, Affinity a) {
         if (length == 0) {
