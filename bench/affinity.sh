@@ -10,19 +10,21 @@
 # fleet's capacity. Half the conversations (SESSION_SHARE) send X-Session-Id, the rest nothing.
 #
 # Rows (fresh sims, cold caches, for each): the scheduler's round-robin, least-loaded and affinity
-# (capacity and the gateway queue), nginx round robin, nginx `hash $http_x_session_id consistent`,
+# (capacity and the gateway queue; affinity@C is affinity with --affinity-load-factor C), nginx
+# round robin, nginx `hash $http_x_session_id consistent`,
 # and HAProxy `balance hdr(X-Session-Id)` with `hash-type consistent` and `hash-balance-factor 125`.
 # Per row: mean/p50/p99 time to first token, the sims' prefix-cache hit rate (tokens), and the spread
 # of load: requests running or waiting per node sampled each second, reported as max/mean over
 # the nodes of each node's mean over the run (how evenly the work was shared), and as the mean over
 # seconds of that second's max/mean (which, with a few requests per node, counting noise dominates).
 #
-# Then the membership run (affinity): the same load; at DURATION/3 a fifth node joins, at
-# 2 x DURATION/3 the first leaves. For every conversation with a turn sent before the change and
-# its next turn after, it counts whether that turn went to another node; the baseline is the same
-# count over consecutive turns that straddle no change (spills).
+# Then the membership run (affinity, MOVE_DURATION s): the same load; at a third of it a fifth
+# node joins, at two thirds the first leaves. A conversation's own node is where its turns answered
+# X-Heartgate-Affinity: hit went; for every conversation with hits before a change and after it, it
+# counts whether its own node changed (spilled turns do not count). The check: between consecutive
+# hits with no change in between, the share that changed node (0).
 #
-#   bench/affinity.sh                          # about 10 minutes; after: mvn -B -DskipTests package
+#   bench/affinity.sh                          # about 15 minutes; after: mvn -B -DskipTests package
 #   ROWS="affinity haproxy-hash" MOVES=0 DURATION=30 bench/affinity.sh   # a subset
 #
 # Needs haproxy (Debian: apt-get install haproxy) besides what bench/lib.sh checks.
@@ -33,8 +35,8 @@ NODES=${NODES:-4}; SLOTS=${SLOTS:-8}; TOKENS=${TOKENS:-96}; TOKEN_DELAY=${TOKEN_
 FIRST_TOKEN=${FIRST_TOKEN:-30ms}; PREFILL=${PREFILL:-2ms}; KV_BLOCKS=${KV_BLOCKS:-800}; BLOCK=${BLOCK:-64}
 RATE=${RATE:-6}; DURATION=${DURATION:-60}; TURNS=${TURNS:-6}; THINK=${THINK:-4s}; PROMPT_WORDS=${PROMPT_WORDS:-30}
 SYSTEM_PROMPTS=${SYSTEM_PROMPTS:-8}; SYSTEM_WORDS=${SYSTEM_WORDS:-300}; SESSION_SHARE=${SESSION_SHARE:-0.5}
-ROWS=${ROWS:-"round-robin least-loaded affinity nginx nginx-hash haproxy-hash"}
-MOVES=${MOVES:-1}
+ROWS=${ROWS:-"round-robin least-loaded affinity affinity@2 nginx nginx-hash haproxy-hash"}
+MOVES=${MOVES:-1}; MOVE_DURATION=${MOVE_DURATION:-120}
 OUT=${OUT:-/tmp/heartgate-affinity-$(date -u +%Y%m%dT%H%M%SZ)}
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
@@ -164,6 +166,8 @@ row() { # one row: fresh sims, the proxy of the row, the load, then the figures
     nginx) port=19390 ;;
     nginx-hash) port=19392 ;;
     haproxy-hash) port=19391 ;;
+    affinity@*) start_scheduler "$WORK/scheduler-$name.log" "$NODES" --strategy affinity \
+      --affinity-load-factor "${name#affinity@}" ;;
     *) start_scheduler "$WORK/scheduler-$name.log" "$NODES" --strategy "$name" ;;
   esac
   sleep 2 # every agent's first heartbeat carries its capacity
@@ -175,7 +179,7 @@ row() { # one row: fresh sims, the proxy of the row, the load, then the figures
   # shellcheck disable=SC2046
   read -r queries hits < <(cache_totals $(ports))
   local affinity=""
-  [ "$name" = affinity ] && affinity=$(curl -s 127.0.0.1:19081/metrics | grep '^heartgate_affinity_total' | tr '\n' ';')
+  case $name in affinity*) affinity=$(curl -s 127.0.0.1:19081/metrics | grep '^heartgate_affinity_total' | tr '\n' ';') ;; esac
   python3 - "$OUT" "$name" "$queries" "$hits" "$affinity" >> "$OUT/rows.jsonl" <<'PY'
 import json, os, sys
 out, name, queries, hits, affinity = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
@@ -214,11 +218,11 @@ moves() { # the membership run: a node joins at DURATION/3, the first leaves at 
   start_scheduler "$WORK/scheduler-moves.log" "$NODES" --strategy affinity
   sleep 2
   start=$(date +%s.%N)
-  loadgen 19080 moves "$OUT/moves.json" &
+  DURATION=$MOVE_DURATION loadgen 19080 moves "$OUT/moves.json" &
   local gen=$!
-  sleep "$(python3 -c "print($DURATION / 3)")"
+  sleep "$(python3 -c "print($MOVE_DURATION / 3)")"
   join=$(date +%s.%N); start_node $((NODES + 1)); wait_routable $((NODES + 1))
-  sleep "$(python3 -c "print(max(0.0, $DURATION / 3 - ($(date +%s.%N) - $join)))")"
+  sleep "$(python3 -c "print(max(0.0, $MOVE_DURATION / 3 - ($(date +%s.%N) - $join)))")"
   leave=$(date +%s.%N); stop_node 1
   wait "$gen"
   python3 - "$OUT/moves.json" "$start" "$join" "$leave" "$NODES" > "$OUT/moves-summary.json" <<'PY'
@@ -228,31 +232,31 @@ start, join, leave, n = float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4
 join_ms, leave_ms = (join - start) * 1000, (leave - start) * 1000
 turns = {}
 for s in r["requests"]:
-    if s.get("kind") == "ok" and s.get("node"):
-        turns.setdefault(s["conversation"], []).append((s["turn"], s["scheduledMs"], s["node"]))
-def straddles(a, b, at):  # turn a sent a second or more before the change, turn b two or more after
-    return a < at - 1000 and b > at + 2000
-count = {"join": [0, 0], "leave": [0, 0], "none": [0, 0]}
-for ts in turns.values():
-    ts.sort()
-    for (ta, sa, na), (tb, sb, nb) in zip(ts, ts[1:]):
-        if tb != ta + 1:
-            continue
-        if straddles(sa, sb, join_ms):
-            k = "join"
-        elif straddles(sa, sb, leave_ms):
-            k = "leave"
-        elif sb < join_ms - 1000 or (sa > join_ms + 2000 and sb < leave_ms - 1000) or sa > leave_ms + 2000:
-            k = "none"
-        else:
-            continue
-        count[k][0] += 1
-        count[k][1] += na != nb
-share = {k: (round(m / c, 3) if c else None, c) for k, (c, m) in count.items()}
-print(json.dumps({"nodesBefore": n, "joinMovedShare": share["join"][0], "joinPairs": share["join"][1],
-                  "leaveMovedShare": share["leave"][0], "leavePairs": share["leave"][1],
-                  "baselineMovedShare": share["none"][0], "baselinePairs": share["none"][1],
-                  "dueOnJoin": round(1 / (n + 1), 3), "dueOnLeave": round(1 / (n + 1), 3)}))
+    if s.get("kind") == "ok" and s.get("node") and s.get("affinity") == "hit":
+        turns.setdefault(s["conversation"], []).append((s["scheduledMs"], s["node"]))
+def moved(at, until):  # conversations whose own node (hit turns) before a change differs after it
+    n = m = 0
+    for ts in turns.values():
+        before = [node for t, node in ts if t < at - 1000]
+        after = [node for t, node in ts if at + 2000 < t < until]
+        if before and after:
+            n += 1
+            m += before[-1] != after[0]
+    return (round(m / n, 3) if n else None), n
+def steady(lo, hi):  # the same between consecutive hits with no change in between: should be 0
+    n = m = 0
+    for ts in turns.values():
+        inside = [node for t, node in ts if lo < t < hi]
+        for a, b in zip(inside, inside[1:]):
+            n += 1
+            m += a != b
+    return (round(m / n, 3) if n else None), n
+j, jn = moved(join_ms, leave_ms - 1000)
+l, ln = moved(leave_ms, float("inf"))
+b, bn = steady(0, join_ms - 1000)
+print(json.dumps({"nodesBefore": n, "joinMovedShare": j, "joinKeys": jn, "leaveMovedShare": l, "leaveKeys": ln,
+                  "steadyMovedShare": b, "steadyPairs": bn, "dueOnJoin": round(1 / (n + 1), 3),
+                  "dueOnLeave": round(1 / (n + 1), 3)}))
 PY
   stop_scheduler
   for i in "${!SIM_PID[@]}"; do stop_node "$i"; done
@@ -281,10 +285,10 @@ for r in rows:
 p = os.path.join(out, "moves-summary.json")
 if os.path.exists(p):
     m = json.load(open(p))
-    print(f"\nMembership (affinity): of {m['joinPairs']} conversations' consecutive turns across the join of node "
-          f"{int(m['nodesBefore']) + 1}, {m['joinMovedShare']} moved (due {m['dueOnJoin']}); across a leave "
-          f"{m['leaveMovedShare']} of {m['leavePairs']}; between turns with no change {m['baselineMovedShare']} of "
-          f"{m['baselinePairs']} (spills).")
+    print(f"\nMembership (affinity): of {m['joinKeys']} conversations with hits before and after node "
+          f"{int(m['nodesBefore']) + 1} joined, {m['joinMovedShare']} changed node (due {m['dueOnJoin']}); of "
+          f"{m['leaveKeys']} across a node leaving, {m['leaveMovedShare']} (due {m['dueOnLeave']}); between "
+          f"consecutive hits with no change, {m['steadyMovedShare']} of {m['steadyPairs']}.")
 PY
 echo
 echo "Results: $OUT (one loadgen JSON and load samples per row, rows.jsonl, moves-summary.json)"

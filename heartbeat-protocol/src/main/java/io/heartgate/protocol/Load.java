@@ -7,7 +7,8 @@ package io.heartgate.protocol;
  * @param queued requests waiting for a slot, or {@code null}
  * @param kvCacheUsage fraction of the KV cache in use, 0 to 1, or {@code null}
  * @param prefixCacheHitRate fraction of the prompt tokens looked up in the prefix cache since the
- *     previous heartbeat that were found there, 0 to 1, or {@code null} (no cache, or nothing looked up)
+ *     agent's previous reading that were found there (about one heartbeat period), 0 to 1, or
+ *     {@code null} (no cache, or nothing looked up)
  */
 public record Load(Integer inFlight, Integer queued, Double kvCacheUsage, Double prefixCacheHitRate) {
 

@@ -34,6 +34,7 @@ public final class HttpTransport implements Transport {
         CompletableFuture<HttpResponse<Void>> future = client.sendAsync(b.build(), info -> {
             listener.headers(info.statusCode());
             info.headers().firstValue("x-upstream-node").ifPresent(listener::upstream);
+            info.headers().firstValue("x-heartgate-affinity").ifPresent(listener::affinity);
             // A null separator splits at \n, \r\n and \r alike, which NDJSON and SSE both need.
             return HttpResponse.BodySubscribers.fromLineSubscriber(lines, s -> null, StandardCharsets.UTF_8, null);
         });

@@ -197,6 +197,7 @@ public final class Runner {
         private boolean ended;
         private int status;
         private String node;
+        private String affinity;
         private long firstNanos = -1;
         private int tokens;
         private boolean done;
@@ -221,6 +222,11 @@ public final class Runner {
         @Override
         public synchronized void upstream(String node) {
             this.node = node;
+        }
+
+        @Override
+        public synchronized void affinity(String placement) {
+            this.affinity = placement;
         }
 
         @Override
@@ -305,7 +311,7 @@ public final class Runner {
             return new Sample(dialogue.plan.index(), turn, dialogue.plan.model(), keyLabel,
                     Percentiles.round((scheduled - start) / 1e6), outcome, status, ttft,
                     totalMs < 0 ? totalMs : Percentiles.round(totalMs), tokens, loadNanos, promptTokens, promptChars,
-                    node, outcome == Outcome.OK ? null : error);
+                    node, outcome == Outcome.OK ? null : error, affinity);
         }
     }
 }

@@ -23,12 +23,22 @@ import com.fasterxml.jackson.annotation.JsonPropertyOrder;
  * @param promptChars characters in the messages sent
  * @param node the node that answered (a proxy's {@code X-Upstream-Node}), or null
  * @param error the server's or the client's message for a failure, or null
+ * @param affinity how a scheduler on the affinity strategy placed it ({@code X-Heartgate-Affinity}:
+ *     {@code hit}, {@code spill}, {@code none}), or null
  */
 @JsonPropertyOrder({"conversation", "turn", "model", "key", "scheduledMs", "kind", "status", "ttftMs", "totalMs",
     "tokens", "loadNanos", "promptTokens", "promptChars", "error"})
 public record Sample(int conversation, int turn, String model, String key, double scheduledMs,
                      @JsonIgnore Outcome outcome, int status, double ttftMs, double totalMs, int tokens,
-                     long loadNanos, int promptTokens, int promptChars, String node, String error) {
+                     long loadNanos, int promptTokens, int promptChars, String node, String error, String affinity) {
+
+    /** A sample without an affinity placement. */
+    public Sample(int conversation, int turn, String model, String key, double scheduledMs, Outcome outcome, int status,
+                  double ttftMs, double totalMs, int tokens, long loadNanos, int promptTokens, int promptChars,
+                  String node, String error) {
+        this(conversation, turn, model, key, scheduledMs, outcome, status, ttftMs, totalMs, tokens, loadNanos,
+                promptTokens, promptChars, node, error, null);
+    }
 
     /** Returns the kind a report counts this under, such as {@code ok} or {@code http_503}. */
     @JsonProperty("kind")

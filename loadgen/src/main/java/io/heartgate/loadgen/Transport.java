@@ -41,6 +41,10 @@ public interface Transport {
         default void upstream(String node) {
         }
 
+        /** Reports a scheduler's {@code X-Heartgate-Affinity} (how the affinity strategy placed it), when present. */
+        default void affinity(String placement) {
+        }
+
         /** Reports one line of the body, without its line break. */
         void line(String line);
 

@@ -1,5 +1,6 @@
 package io.heartgate.scheduler;
 
+import io.heartgate.protocol.InvalidSettingException;
 import io.heartgate.scheduler.affinity.AffinityKeys;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.config.AffinityConfig;
@@ -75,8 +76,13 @@ final class RoutingOptions {
 
     /** Returns the affinity strategy's settings. */
     AffinityConfig affinity() {
-        return new AffinityConfig(AffinityKeys.parse(affinityKey, affinityPrefix), affinityLoadFactor,
-                Strategy.parse(affinityFallback));
+        Strategy fallback;
+        try {
+            fallback = Strategy.parse(affinityFallback);
+        } catch (InvalidSettingException e) {
+            throw new InvalidSettingException("affinityFallback", e.problem());
+        }
+        return new AffinityConfig(AffinityKeys.parse(affinityKey, affinityPrefix), affinityLoadFactor, fallback);
     }
 
     /** Returns the flap-damping and slow-start settings. */

@@ -153,7 +153,11 @@ public final class Payloads {
      * (older), the largest over engines.
      */
     public static Load vllmLoad(String metrics) {
-        PrometheusText p = PrometheusText.parse(metrics);
+        return vllmLoad(PrometheusText.parse(metrics));
+    }
+
+    /** As {@link #vllmLoad(String)}, from an exposition already parsed. */
+    public static Load vllmLoad(PrometheusText p) {
         OptionalDouble kv = p.max("vllm:kv_cache_usage_perc");
         if (kv.isEmpty()) {
             kv = p.max("vllm:gpu_cache_usage_perc");
@@ -191,7 +195,11 @@ public final class Payloads {
      * with either cut); {@code null} when the server has neither.
      */
     public static PrefixCounters vllmPrefixCache(String metrics) {
-        PrometheusText p = PrometheusText.parse(metrics);
+        return vllmPrefixCache(PrometheusText.parse(metrics));
+    }
+
+    /** As {@link #vllmPrefixCache(String)}, from an exposition already parsed. */
+    public static PrefixCounters vllmPrefixCache(PrometheusText p) {
         OptionalDouble queries = p.sum("vllm:prefix_cache_queries_total");
         if (queries.isEmpty()) {
             queries = p.sum("vllm:gpu_prefix_cache_queries_total");

@@ -171,10 +171,11 @@ public final class Prober {
                 if (r == null || !r.ok()) {
                     return Load.UNKNOWN;
                 }
-                Payloads.PrefixCounters prefix = Payloads.vllmPrefixCache(r.body());
+                PrometheusText metrics = PrometheusText.parse(r.body());
+                Payloads.PrefixCounters prefix = Payloads.vllmPrefixCache(metrics);
                 Double rate = prefix == null || prefixBefore == null ? null : prefix.rateSince(prefixBefore);
-                prefixBefore = prefix;
-                return Payloads.vllmLoad(r.body()).withPrefixCacheHitRate(rate);
+                prefixBefore = prefix; // a failed read in between: the next rate covers both periods
+                return Payloads.vllmLoad(metrics).withPrefixCacheHitRate(rate);
             }
             case TGI -> {
                 HttpGetter.Response r = quietly("/metrics");

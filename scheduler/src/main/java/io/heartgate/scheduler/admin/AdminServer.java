@@ -177,6 +177,7 @@ public final class AdminServer extends VerticleBase {
         }
         DiscoveryView d = discovery.get();
         double ttfb = traffic.firstByteMedianMs();
+        java.util.Map<String, Long> affinity = traffic.affinity();
         state.put("time", now.toEpochMilli())
                 .put("requests", traffic.totalRequests())
                 .put("firstByteMedianMs", Double.isNaN(ttfb) ? null : ttfb)
@@ -188,7 +189,7 @@ public final class AdminServer extends VerticleBase {
                                 : Duration.between(d.lastContact(), now).toMillis()))
                 .put("draining", draining.getAsBoolean())
                 .put("keys", keys())
-                .put("affinity", traffic.affinity().isEmpty() ? null : new JsonObject(new java.util.LinkedHashMap<>(traffic.affinity())));
+                .put("affinity", affinity.isEmpty() ? null : new JsonObject(new java.util.LinkedHashMap<>(affinity)));
         return Buffer.buffer("data: " + state.encode() + "\n\n");
     }
 

@@ -36,6 +36,10 @@ public final class PrefixHasher {
      * parser on its {@code END_ARRAY}. Messages after the first user one are skipped, not read.
      */
     public void messages(JsonParser p) throws IOException {
+        if (messagesSeen) {
+            p.skipChildren(); // a second messages field: the first one read decides, not a mix of both
+            return;
+        }
         messagesSeen = true;
         boolean done = false;
         JsonToken t;
@@ -99,7 +103,7 @@ public final class PrefixHasher {
             return;
         }
         int n = Math.min(room, p.getTextLength());
-        hash.add(p.getTextCharacters(), p.getTextOffset(), n);
+        hash.add(p.getTextCharacters(), p.getTextOffset(), n).add('\u0001'); // "ab","c" is not "a","bc"
         used += n;
     }
 

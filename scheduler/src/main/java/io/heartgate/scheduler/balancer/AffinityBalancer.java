@@ -23,11 +23,17 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  */
 public final class AffinityBalancer implements Balancer {
 
-    /** Where a key went: {@code node}, its own node on the ring being {@code own}. */
-    public record Choice(Node node, Node own) {
+    /**
+     * Where a key went.
+     *
+     * @param node the node chosen
+     * @param owner the key's own node: the first on the whole ring, set aside or not
+     * @param passedOver whether the owner could have taken it but was at its bound or its capacity
+     */
+    public record Choice(Node node, Node owner, boolean passedOver) {
         /** Whether the key's own node took it. */
         public boolean hit() {
-            return node == own;
+            return node == owner;
         }
     }
 
@@ -35,6 +41,8 @@ public final class AffinityBalancer implements Balancer {
     private static final int MAX_WALK = 1024;
     private static final int CACHE_SLOTS = 64;
     private static final int MAX_RINGS = 256;
+    /** The most ring points held in all (8 bytes each). */
+    private static final long MAX_POINTS_HELD = 1L << 23;
 
     private final double loadFactor;
     private final Balancer fallback;
@@ -42,6 +50,7 @@ public final class AffinityBalancer implements Balancer {
     private final AtomicReferenceArray<Bound> recent = new AtomicReferenceArray<>(CACHE_SLOTS);
     /** Rings by member fingerprint, so that a new snapshot with the same members reuses one. */
     private final ConcurrentHashMap<Long, HashRing> rings = new ConcurrentHashMap<>();
+    private final java.util.concurrent.atomic.AtomicLong pointsHeld = new java.util.concurrent.atomic.AtomicLong();
 
     private record Bound(List<Node> list, HashRing ring) {
     }
@@ -69,8 +78,13 @@ public final class AffinityBalancer implements Balancer {
     /**
      * Picks for {@code key} among {@code allowed}, which is {@code base} or a subset of it in the same
      * order (the nodes not tried yet, not ejected, warm): the ring is {@code base}'s, so a key keeps
-     * its place on it while some nodes are set aside. Nodes at capacity are passed over like nodes at
-     * their bound. Returns {@code null} only when {@code allowed} is empty.
+     * its place on it while some nodes are set aside. The bound of a node is its weight's share of
+     * {@code c x (total + 1)} over the allowed nodes, rounded up ({@code ceil(c x (total + 1) / n)}
+     * for equal weights). Nodes at capacity are passed over like nodes at their bound; when every
+     * node with room is at its bound, the least busy of them is taken (a bound must not leave a slot
+     * idle while the request waits); when none has room, the key's own node or the first allowed one
+     * is returned, and claiming its slot fails. Returns {@code null} only when no allowed node is in
+     * {@code base}.
      */
     public Choice pick(List<Node> base, List<Node> allowed, long key) {
         if (allowed.isEmpty()) {
@@ -78,65 +92,92 @@ public final class AffinityBalancer implements Balancer {
         }
         HashRing ring = ring(base);
         boolean[] mask = allowed == base ? null : mask(ring, allowed);
-        int n = allowed.size();
         int start = ring.start(key);
-        Node own = null;
-        long bound = -1; // worked out when first needed: a node with nothing in flight is under any bound
+        Node owner = base.get(ring.memberAt(start, 0));
+        boolean ownerAllowed = mask == null || mask[ring.memberAt(start, 0)];
+        Totals load = null; // worked out when first needed: a node with nothing in flight is under any bound
         int walk = Math.min(MAX_WALK, ring.points());
         for (int s = 0; s < walk; s++) {
             int m = ring.memberAt(start, s);
             if (mask != null && !mask[m]) {
                 continue;
             }
-            Node c = base.get(m);
-            if (own == null) {
-                own = c;
-            }
-            int load = ring.inFlight(m);
-            if (load > 0) {
-                if (bound < 0) {
-                    bound = bound(ring, mask, n);
+            int busy = ring.inFlight(m);
+            if (busy > 0) {
+                if (load == null) {
+                    load = load(ring, mask);
                 }
-                if (load >= bound) {
+                if (busy >= load.bound(ring.weight(m))) {
                     continue;
                 }
             }
+            Node c = base.get(m);
             if (c.hasRoom()) {
-                return new Choice(c, own);
+                return new Choice(c, owner, ownerAllowed && c != owner);
             }
         }
-        return scan(ring, base, mask, n, own);
+        return scan(ring, base, mask, owner, ownerAllowed, load == null ? load(ring, mask) : load);
     }
 
-    /** The slow way round for a ring whose walk found nothing: members in order, the first under its bound with room. */
-    private Choice scan(HashRing ring, List<Node> base, boolean[] mask, int n, Node own) {
-        long bound = bound(ring, mask, n);
+    /**
+     * The slow way round, when the walk found nothing (nearly every node full, or few allowed among
+     * many): members in order, the first under its bound with room, else the least busy with room.
+     */
+    private Choice scan(HashRing ring, List<Node> base, boolean[] mask, Node owner, boolean ownerAllowed, Totals load) {
         Node first = null;
+        Node leastBusy = null;
+        int leastBusyLoad = Integer.MAX_VALUE;
         for (int m = 0; m < ring.members(); m++) {
             if (mask != null && !mask[m]) {
                 continue;
             }
             Node c = base.get(m);
-            if (first == null) {
-                first = c;
+            first = first == null ? c : first;
+            if (!c.hasRoom()) {
+                continue;
             }
-            if (ring.inFlight(m) < bound && c.hasRoom()) {
-                return new Choice(c, own == null ? c : own);
+            int busy = ring.inFlight(m);
+            if (busy < load.bound(ring.weight(m))) {
+                return new Choice(c, owner, ownerAllowed && c != owner);
+            }
+            if (busy < leastBusyLoad) {
+                leastBusy = c;
+                leastBusyLoad = busy;
             }
         }
-        Node fallbackOwn = own == null ? first : own;
-        return new Choice(fallbackOwn, fallbackOwn); // every node full: the claim fails and the request waits
+        if (leastBusy != null) {
+            return new Choice(leastBusy, owner, ownerAllowed && leastBusy != owner);
+        }
+        Node full = ownerAllowed ? owner : first;
+        return full == null ? null : new Choice(full, owner, false); // every node full: the claim fails, the request waits
     }
 
-    /** Returns {@code ceil(c * (total in flight + 1) / n)} over the allowed members. */
-    private long bound(HashRing ring, boolean[] mask, int n) {
+    /** The allowed members' requests in flight and weights, from which each node's bound follows. */
+    private final class Totals {
+        private final long total;
+        private final long weights;
+
+        Totals(long total, long weights) {
+            this.total = total;
+            this.weights = weights;
+        }
+
+        /** Returns {@code ceil(c * (total + 1) * weight / weights)}. */
+        long bound(int weight) {
+            return (long) Math.ceil(loadFactor * (total + 1) * weight / weights);
+        }
+    }
+
+    private Totals load(HashRing ring, boolean[] mask) {
         long total = 0;
+        long weights = 0;
         for (int m = 0; m < ring.members(); m++) {
             if (mask == null || mask[m]) {
                 total += ring.inFlight(m);
+                weights += ring.weight(m);
             }
         }
-        return (long) Math.ceil(loadFactor * (total + 1) / n);
+        return new Totals(total, weights);
     }
 
     private static boolean[] mask(HashRing ring, List<Node> allowed) {
@@ -150,23 +191,40 @@ public final class AffinityBalancer implements Balancer {
         return mask;
     }
 
-    /** Returns the ring of {@code base}: cached for the list, else for its members, else built. */
+    /**
+     * Returns the ring of {@code base}: cached for the list (two ways, so that two models' lists
+     * seldom evict each other), else for its members, else built, once: event loops that meet a new
+     * membership together wait for the one building it. Rings of memberships gone are dropped when
+     * more than {@value #MAX_RINGS} rings or {@value #MAX_POINTS_HELD} points are held.
+     */
     HashRing ring(List<Node> base) {
         int slot = System.identityHashCode(base) & (CACHE_SLOTS - 1);
+        int other = slot ^ 1;
         Bound b = recent.get(slot);
         if (b != null && b.list() == base) {
             return b.ring();
         }
+        Bound c = recent.get(other);
+        if (c != null && c.list() == base) {
+            return c.ring();
+        }
         long fp = HashRing.fingerprint(base);
         HashRing ring = rings.get(fp);
         if (ring == null || !ring.sameMembers(base)) {
-            ring = new HashRing(base);
-            if (rings.size() >= MAX_RINGS) {
+            if (rings.size() >= MAX_RINGS || pointsHeld.get() > MAX_POINTS_HELD) {
                 rings.clear(); // memberships long gone; the ones in use come back on their next pick
+                pointsHeld.set(0);
             }
-            rings.put(fp, ring);
+            ring = rings.compute(fp, (k, old) -> {
+                if (old != null && old.sameMembers(base)) {
+                    return old;
+                }
+                HashRing built = new HashRing(base);
+                pointsHeld.addAndGet(built.points() - (old == null ? 0 : old.points()));
+                return built;
+            });
         }
-        recent.set(slot, new Bound(base, ring));
+        recent.set(b != null && c == null ? other : slot, new Bound(base, ring)); // an empty way first
         return ring;
     }
 

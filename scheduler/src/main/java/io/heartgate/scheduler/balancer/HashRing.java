@@ -130,6 +130,11 @@ final class HashRing {
         return inFlight[i].get();
     }
 
+    /** Returns member {@code i}'s weight as the ring has it (at least 1). */
+    int weight(int i) {
+        return weights[i];
+    }
+
     /** Returns the member index of the node with {@code id}, or -1. */
     int indexOf(String id) {
         Integer i = indexOf.get(id);

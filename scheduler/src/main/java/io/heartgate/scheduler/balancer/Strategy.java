@@ -17,7 +17,7 @@ public enum Strategy {
     LEAST_CONNECTIONS,
     /** Lowest score of in-flight and reported load against capacity, KV-cache use and weight: every candidate compared when few, two random ones when many. */
     LEAST_LOADED,
-    /** Consistent hashing with bounded loads on the request's affinity key; requests without one go to least-loaded. */
+    /** Consistent hashing with bounded loads on the request's affinity key; requests without one go to the fallback strategy. */
     AFFINITY;
 
     /** Returns the command-line name, such as {@code least-connections}. */

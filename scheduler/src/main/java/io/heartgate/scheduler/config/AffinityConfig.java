@@ -6,7 +6,8 @@ import io.heartgate.scheduler.balancer.Strategy;
 import java.util.Objects;
 
 /**
- * The {@code affinity} strategy's settings; unused under another strategy.
+ * The {@code affinity} strategy's settings; validated whatever the strategy (a typo in a setting
+ * meant for later is caught at once), used only under {@code affinity}.
  *
  * @param keys where a request's key comes from and how much of the prompt the prefix key covers
  * @param loadFactor {@code c}: no node is sent more than {@code ceil(c x (total in flight + 1) / nodes)}

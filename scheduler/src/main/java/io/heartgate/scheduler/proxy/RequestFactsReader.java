@@ -263,6 +263,11 @@ public final class RequestFactsReader {
             case "messages" -> {
                 if (value == JsonToken.START_ARRAY) {
                     a.prefix.messages(p);
+                    Long k = a.prefix.key(); // complete now: it beats every later source at once
+                    if (k != null) {
+                        a.best = prefixIndex;
+                        a.key = k;
+                    }
                     return true;
                 }
             }

@@ -97,7 +97,8 @@ class AffinityBalancerTest {
             AffinityBalancer.Choice c = b.pick(nodes, nodes, key(i));
             if (was[i].equals("n002")) {
                 assertThat(c.node().id()).isNotEqualTo("n002");
-                assertThat(c.own().id()).isEqualTo("n002");
+                assertThat(c.owner().id()).isEqualTo("n002");
+                assertThat(c.passedOver()).isTrue();
                 assertThat(c.hit()).isFalse();
             } else {
                 assertThat(c.node().id()).as("key %d", i).isEqualTo(was[i]);
@@ -150,7 +151,7 @@ class AffinityBalancerTest {
             for (Node x : nodes) {
                 assertThat((long) x.inFlight().get()).as("%s after %d requests", x.id(), total).isLessThanOrEqualTo(bound);
             }
-            assertThat(c.own().id()).isEqualTo(own);
+            assertThat(c.owner().id()).isEqualTo(own);
         }
         assertThat(counters.get(own).get()).as("the key's own node is filled to its bound").isEqualTo(125);
     }
@@ -177,10 +178,13 @@ class AffinityBalancerTest {
             AffinityBalancer.Choice c = b.pick(nodes, allowed, key(i));
             if (was[i].equals("n004")) {
                 assertThat(c.node().id()).isNotEqualTo("n004");
+                assertThat(c.owner().id()).as("still the key's own node").isEqualTo("n004");
+                assertThat(c.hit()).isFalse();
+                assertThat(c.passedOver()).as("set aside, not over its bound").isFalse();
             } else {
                 assertThat(c.node().id()).isEqualTo(was[i]);
+                assertThat(c.hit()).isTrue();
             }
-            assertThat(c.hit()).as("the own node is the first allowed one").isTrue();
         }
     }
 
@@ -198,7 +202,73 @@ class AffinityBalancerTest {
         own.inFlight().increment(); // its one slot taken
         AffinityBalancer.Choice c = b.pick(nodes, nodes, k);
         assertThat(c.node()).isNotSameAs(own);
-        assertThat(c.own()).isSameAs(own);
+        assertThat(c.owner()).isSameAs(own);
+        assertThat(c.passedOver()).isTrue();
+    }
+
+    @Test
+    void whenEveryNodeWithRoomIsAtItsBoundTheLeastBusyOfThemTakesTheKeyRatherThanAQueue() {
+        AffinityBalancer b = balancer();
+        Node small = Node.of(Beats.of("small").capacity(1).build(), Instant.parse("2026-12-01T12:00:00Z"),
+                counters.computeIfAbsent("small", k -> new InFlight()));
+        Node big = Node.of(Beats.of("big").capacity(10).build(), Instant.parse("2026-12-01T12:00:00Z"),
+                counters.computeIfAbsent("big", k -> new InFlight()));
+        List<Node> nodes = List.of(big, small);
+        small.inFlight().increment(); // full
+        for (int i = 0; i < 5; i++) {
+            big.inFlight().increment(); // 5 of 10: at its bound ceil(1.25 x 7 / 2) = 5
+        }
+        for (int i = 0; i < 200; i++) {
+            AffinityBalancer.Choice c = b.pick(nodes, nodes, key(i));
+            assertThat(c.node()).as("key %d", i).isSameAs(big);
+        }
+    }
+
+    @Test
+    void aNodesBoundFollowsItsWeight() {
+        AffinityBalancer b = balancer();
+        List<Node> nodes = List.of(node("heavy", 3), node("light", 1));
+        // 8 in flight in all: bounds ceil(1.25 x 9 x 3/4) = 9 and ceil(1.25 x 9 x 1/4) = 3.
+        for (int i = 0; i < 6; i++) {
+            counters.get("heavy").increment();
+        }
+        counters.get("light").increment();
+        counters.get("light").increment();
+        int toHeavy = 0;
+        for (int i = 0; i < 2_000; i++) {
+            AffinityBalancer.Choice c = b.pick(nodes, nodes, key(i));
+            if (c.owner().id().equals("heavy")) {
+                assertThat(c.hit()).as("6 of its 9").isTrue();
+                toHeavy++;
+            } else {
+                assertThat(c.hit()).as("2 of its 3").isTrue();
+            }
+        }
+        counters.get("light").increment();
+        counters.get("light").increment(); // 4 of 10 in all: at its bound ceil(1.25 x 11 / 4) = 4
+        for (int i = 0; i < 2_000; i++) {
+            assertThat(b.pick(nodes, nodes, key(i)).node().id()).isEqualTo("heavy");
+        }
+        assertThat(toHeavy / 2_000.0).isBetween(0.68, 0.82);
+    }
+
+    @Test
+    void theBoundCountsOnlyTheNodesAllowed() {
+        AffinityBalancer b = balancer();
+        List<Node> nodes = fleet(4);
+        List<Node> two = List.of(nodes.get(0), nodes.get(1));
+        counters.get("n000").increment();
+        counters.get("n000").increment();
+        counters.get("n001").increment();
+        // 3 in flight on the 2 allowed: bound ceil(1.25 x 4 / 2) = 3, so n000 (2) keeps its keys;
+        // counted over all 4 nodes it would be ceil(1.25 x 4 / 4) = 2, and n000 would pass them on.
+        int toFirst = 0;
+        for (int i = 0; i < 500; i++) {
+            AffinityBalancer.Choice c = b.pick(nodes, two, key(i));
+            assertThat(c.node().id()).isIn("n000", "n001");
+            toFirst += c.node().id().equals("n000") ? 1 : 0;
+        }
+        assertThat(toFirst).isGreaterThan(100);
     }
 
     @Test

@@ -5,8 +5,9 @@ package io.heartgate.scheduler.proxy.policy;
  * {@code X-Heartgate-Affinity} header and {@code heartgate_affinity_total{result}} say.
  *
  * @param result {@code hit} (the key's own node on the ring), {@code spill} (a later node: the own
- *     one was at its load bound or its capacity) or {@code none} (the request had no key)
- * @param spilledFrom the key's own node when it spilled, else {@code null}
+ *     one was at its load bound or its capacity, or set aside for this request: already tried,
+ *     ejected, cold under warm first) or {@code none} (the request had no key)
+ * @param spilledFrom the key's own node when its bound or capacity passed the key on, else {@code null}
  */
 public record AffinityPick(String result, String spilledFrom) {
 
@@ -15,7 +16,7 @@ public record AffinityPick(String result, String spilledFrom) {
     /** No key: the fallback strategy chose. */
     public static final AffinityPick NONE = new AffinityPick("none", null);
 
-    /** The key went past {@code ownNodeId}, at its bound, to a later node. */
+    /** The key went to a later node; {@code ownNodeId} when its own node's bound or capacity sent it on, else {@code null}. */
     public static AffinityPick spill(String ownNodeId) {
         return new AffinityPick("spill", ownNodeId);
     }

@@ -200,8 +200,12 @@ public final class RouteSelector {
         List<Node> allowed = narrow(nodes, facts, snapshot);
         for (int race = 0; race < 4; race++) {
             AffinityBalancer.Choice choice = affinity.pick(base, allowed, facts.affinity());
+            if (choice == null) {
+                break;
+            }
             Node n = choice.node();
-            AffinityPick how = choice.hit() ? AffinityPick.HIT : AffinityPick.spill(choice.own().id());
+            AffinityPick how = choice.hit() ? AffinityPick.HIT
+                    : AffinityPick.spill(choice.passedOver() ? choice.owner().id() : null);
             if (n.capacity() == 0) {
                 return new Route.To(n, panic, false, false, how);
             }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.heartgate.protocol.Heartbeat;
 import io.heartgate.scheduler.affinity.KeyHash;
+import io.heartgate.scheduler.balancer.AffinityBalancer;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.table.InFlight;
@@ -67,6 +68,11 @@ class AffinityRoutingTest {
         Route.To first = (Route.To) selector.select(t, keyed, List.of(), EjectionView.NONE);
         Route.To retry = (Route.To) selector.select(t, keyed, List.of(first.node().id()), EjectionView.NONE);
         assertThat(retry.node()).isNotSameAs(first.node());
+        assertThat(retry.affinity()).as("not its own node, nor over a bound").isEqualTo(AffinityPick.spill(null));
+        List<Node> others = t.candidates("m:latest").stream().filter(n -> n != first.node()).toList();
+        AffinityBalancer successor = (AffinityBalancer) Strategy.affinity(1.25, Strategy.ROUND_ROBIN);
+        assertThat(retry.node()).as("the key's next node on the ring")
+                .isSameAs(successor.pick(t.candidates("m:latest"), others, keyed.affinity()).node());
         Route.To again = (Route.To) selector.select(t, keyed, List.of(first.node().id()), EjectionView.NONE);
         assertThat(again.node()).as("the same next node each time").isSameAs(retry.node());
 
