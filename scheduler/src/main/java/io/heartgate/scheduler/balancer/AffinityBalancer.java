@@ -46,6 +46,7 @@ public final class AffinityBalancer implements Balancer {
 
     private final double loadFactor;
     private final Balancer fallback;
+    private final java.util.function.LongSupplier ticker;
     /** Candidate list (by identity) to its ring, direct-mapped: the lists of current snapshots. */
     private final AtomicReferenceArray<Bound> recent = new AtomicReferenceArray<>(CACHE_SLOTS);
     /** Rings by member fingerprint, so that a new snapshot with the same members reuses one. */
@@ -61,12 +62,18 @@ public final class AffinityBalancer implements Balancer {
      * @throws InvalidSettingException for {@code affinity-load-factor} unless 1 to 100
      */
     public AffinityBalancer(double loadFactor, Balancer fallback) {
+        this(loadFactor, fallback, System::nanoTime);
+    }
+
+    /** As {@link #AffinityBalancer(double, Balancer)}, timing a large ring's cached total by {@code ticker} (tests). */
+    AffinityBalancer(double loadFactor, Balancer fallback, java.util.function.LongSupplier ticker) {
         if (!(loadFactor >= 1.0 && loadFactor <= 100.0)) {
             throw new InvalidSettingException("affinityLoadFactor", "must be 1 to 100 (1.25: a node takes at most "
                     + "25% more than the mean), was " + loadFactor);
         }
         this.loadFactor = loadFactor;
         this.fallback = fallback;
+        this.ticker = ticker;
     }
 
     /** A request without a key: the fallback decides. */
@@ -169,6 +176,9 @@ public final class AffinityBalancer implements Balancer {
     }
 
     private Totals load(HashRing ring, boolean[] mask) {
+        if (mask == null) {
+            return new Totals(ring.totalInFlight(ticker.getAsLong()), ring.weightSum());
+        }
         long total = 0;
         long weights = 0;
         for (int m = 0; m < ring.members(); m++) {

@@ -13,8 +13,9 @@ import java.util.Map;
  * with a replica number, as many as {@value #POINTS_PER_WEIGHT} times its weight over the lightest
  * weight listed, so that its share of keys follows its weight; a key belongs to the first point at
  * or after its hash. A node's points depend on its id alone, so when one node joins or leaves only
- * the keys of the arcs it gains or loses change owner. Immutable and shared by every snapshot with
- * the same members; the nodes themselves are read from the list it is used with, in the same order.
+ * the keys of the arcs it gains or loses change owner. Immutable but for a large ring's cached
+ * in-flight total, and shared by every snapshot with the same members; the nodes themselves are
+ * read from the list it is used with, in the same order.
  */
 final class HashRing {
 
@@ -29,6 +30,10 @@ final class HashRing {
     private final String[] ids;
     private final int[] weights;
     private final InFlight[] inFlight;
+    /** Each member's count, read straight from the table's shared arrays: a sum over thousands stays in contiguous memory. */
+    private final java.util.concurrent.atomic.AtomicIntegerArray[] chunkOf;
+    private final int[] slotOf;
+    private final long weightSum;
     /** Sorted positions, each with its member's index in the low bits. */
     private final long[] points;
     private final Map<String, Integer> indexOf;
@@ -41,6 +46,8 @@ final class HashRing {
         ids = new String[n];
         weights = new int[n];
         inFlight = new InFlight[n];
+        chunkOf = new java.util.concurrent.atomic.AtomicIntegerArray[n];
+        slotOf = new int[n];
         indexOf = new HashMap<>(n * 2);
         int lightest = Integer.MAX_VALUE;
         long weightSum = 0;
@@ -49,10 +56,13 @@ final class HashRing {
             ids[i] = m.id();
             weights[i] = Math.max(1, m.weight());
             inFlight[i] = m.inFlight();
+            chunkOf[i] = m.inFlight().chunk();
+            slotOf[i] = m.inFlight().index();
             indexOf.put(m.id(), i);
             lightest = Math.min(lightest, weights[i]);
             weightSum += weights[i];
         }
+        this.weightSum = weightSum;
         double perUnit = Math.min(POINTS_PER_WEIGHT, (double) MAX_POINTS * lightest / weightSum);
         int[] counts = new int[n];
         long total = 0;
@@ -127,7 +137,41 @@ final class HashRing {
 
     /** Returns this scheduler's requests in flight on member {@code i}. */
     int inFlight(int i) {
-        return inFlight[i].get();
+        return chunkOf[i].get(slotOf[i]);
+    }
+
+    /** Rings of more members than this sum their counts at most once per {@link #REFRESH_NANOS}. */
+    static final int EXACT_UP_TO = 1024;
+    static final long REFRESH_NANOS = 1_000_000;
+    private volatile long cachedTotal;
+    private volatile long cachedAtNanos;
+    private volatile boolean cached;
+
+    /**
+     * Returns every member's requests in flight, summed: exactly up to {@value #EXACT_UP_TO} members;
+     * above, a sum at most a millisecond old ({@code nowNanos} from the balancer's ticker), since
+     * summing ten thousand counts on every pick would cost more than the pick, and a total that large
+     * moves a node's bound by well under one request in a millisecond. Racing refreshes are harmless.
+     */
+    long totalInFlight(long nowNanos) {
+        if (slotOf.length > EXACT_UP_TO && cached && nowNanos - cachedAtNanos < REFRESH_NANOS) {
+            return cachedTotal;
+        }
+        long total = 0;
+        for (int i = 0; i < slotOf.length; i++) {
+            total += chunkOf[i].get(slotOf[i]);
+        }
+        if (slotOf.length > EXACT_UP_TO) {
+            cachedTotal = total;
+            cachedAtNanos = nowNanos;
+            cached = true;
+        }
+        return total;
+    }
+
+    /** Returns the members' weights, summed. */
+    long weightSum() {
+        return weightSum;
     }
 
     /** Returns member {@code i}'s weight as the ring has it (at least 1). */

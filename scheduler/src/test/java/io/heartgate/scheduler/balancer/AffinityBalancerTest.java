@@ -272,6 +272,24 @@ class AffinityBalancerTest {
     }
 
     @Test
+    void aLargeRingSumsItsCountsAtMostOnceAMillisecondASmallOneEveryTime() {
+        HashRing small = new HashRing(fleet(HashRing.EXACT_UP_TO));
+        counters.get("n000").increment();
+        assertThat(small.totalInFlight(0)).isEqualTo(1);
+        counters.get("n001").increment();
+        assertThat(small.totalInFlight(0)).isEqualTo(2);
+        List<Node> many = new ArrayList<>();
+        for (int i = 0; i < HashRing.EXACT_UP_TO + 1; i++) {
+            many.add(node("big-" + i, 1));
+        }
+        HashRing large = new HashRing(many);
+        assertThat(large.totalInFlight(0)).isZero();
+        counters.get("big-7").increment();
+        assertThat(large.totalInFlight(HashRing.REFRESH_NANOS - 1)).as("the sum of a moment ago").isZero();
+        assertThat(large.totalInFlight(HashRing.REFRESH_NANOS)).isEqualTo(1);
+    }
+
+    @Test
     void aRingIsBuiltOncePerMembershipNotPerSnapshot() {
         AffinityBalancer b = balancer();
         HashRing first = b.ring(fleet(5));
