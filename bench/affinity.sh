@@ -24,7 +24,7 @@
 # counts whether its own node changed (spilled turns do not count). The check: between consecutive
 # hits with no change in between, the share that changed node (0).
 #
-#   bench/affinity.sh                          # about 15 minutes; after: mvn -B -DskipTests package
+#   bench/affinity.sh                          # about 25 minutes; after: mvn -B -DskipTests package
 #   ROWS="affinity haproxy-hash" MOVES=0 DURATION=30 bench/affinity.sh   # a subset
 #
 # Needs haproxy (Debian: apt-get install haproxy) besides what bench/lib.sh checks.

@@ -92,6 +92,8 @@ class ProxyIT {
             case RANDOM -> assertThat(byHeader).hasSize(3);
             // Idle nodes score 1/weight and every candidate is compared: the heaviest idle node wins each time.
             case LEAST_LOADED -> assertThat(byHeader).containsExactlyInAnyOrderEntriesOf(Map.of("gpu-c", 60));
+            // One prompt, one key: every request to its node, which is never busy between sequential requests.
+            case AFFINITY -> assertThat(byHeader).hasSize(1).containsValue(60);
             default -> throw new AssertionError(strategy);
         }
     }
