@@ -45,29 +45,18 @@ command -v haproxy >/dev/null || { echo "$NAME: haproxy is not installed (apt-ge
 mkdir -p "$OUT"
 
 # The embedded broker lives in a scheduler of its own that takes no traffic.
-java -Xmx256m -jar scheduler/target/scheduler.jar --embedded-kafka-port 0 --bind 127.0.0.1 --port 19180 \
-  --admin-port 19181 > "$WORK/broker-host.log" 2>&1 &
-PIDS+=($!)
-wait_for "$WORK/broker-host.log" "proxy listening"
-KAFKA=$(grep -o 'kafka bootstrap [0-9.:]*' "$WORK/broker-host.log" | awk '{print $3}')
+start_broker_host
 
 servers() { local i; for i in $(seq 1 "$NODES"); do printf 'server 127.0.0.1:1940%s; ' "$i"; done; }
-cat > "$WORK/nginx.conf" <<NGINX
-worker_processes auto;
-pid $WORK/nginx.pid;
-error_log $WORK/nginx-error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
+nginx_with "$(cat <<NGINX
   upstream rr { $(servers) keepalive 64; }
   upstream hash { hash \$http_x_session_id consistent; $(servers) keepalive 64; }
   server { listen 127.0.0.1:19390; location / { proxy_pass http://rr; proxy_http_version 1.1;
     proxy_set_header Connection ""; proxy_buffering off; proxy_read_timeout 120s; } }
   server { listen 127.0.0.1:19392; location / { proxy_pass http://hash; proxy_http_version 1.1;
     proxy_set_header Connection ""; proxy_buffering off; proxy_read_timeout 120s; } }
-}
 NGINX
-nginx -c "$WORK/nginx.conf"
+)"
 {
   printf 'global\n  maxconn 4096\n  pidfile %s/haproxy.pid\n' "$WORK"
   printf 'defaults\n  mode http\n  timeout connect 5s\n  timeout client 120s\n  timeout server 120s\n'

@@ -32,16 +32,24 @@ cpu_ticks() { # total user+system clock ticks of the given pids
   echo "$sum"
 }
 
+start_broker_host() { # the embedded broker in a scheduler of its own that takes no traffic (ports 19180/19181); sets KAFKA
+  java -Xmx256m -jar scheduler/target/scheduler.jar --embedded-kafka-port 0 --bind 127.0.0.1 --port 19180 \
+    --admin-port 19181 > "$WORK/broker-host.log" 2>&1 &
+  PIDS+=($!)
+  wait_for "$WORK/broker-host.log" "proxy listening"
+  KAFKA=$(grep -o 'kafka bootstrap [0-9.:]*' "$WORK/broker-host.log" | awk '{print $3}')
+}
+
+nginx_with() { # nginx_with HTTP_BODY: starts nginx with the shared preamble and HTTP_BODY inside http { }
+  printf 'worker_processes auto;\npid %s/nginx.pid;\nerror_log %s/nginx-error.log warn;\nevents { worker_connections 4096; }\nhttp {\n  access_log off;\n%s\n}\n' \
+    "$WORK" "$WORK" "$1" > "$WORK/nginx.conf"
+  nginx -c "$WORK/nginx.conf"
+}
+
 nginx_pids() { pgrep -f "nginx: (master|worker)" | tr '\n' ' '; }
 
 start_nginx() { # nginx as the closest equivalent: port 19090 -> fast sims 1900x, 19091 -> stream sims 1901x
-  cat > "$WORK/nginx.conf" <<NGINX
-worker_processes auto;
-pid $WORK/nginx.pid;
-error_log $WORK/nginx-error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
+  nginx_with "$(cat <<'NGINX'
   upstream fast { server 127.0.0.1:19001; server 127.0.0.1:19002; server 127.0.0.1:19003; keepalive 256; }
   upstream stream { server 127.0.0.1:19011; server 127.0.0.1:19012; server 127.0.0.1:19013; keepalive 256; }
   server {
@@ -52,9 +60,8 @@ http {
     listen 127.0.0.1:19091;
     location / { proxy_pass http://stream; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_buffering off; }
   }
-}
 NGINX
-  nginx -c "$WORK/nginx.conf"
+)"
   sleep 0.5
 }
 

@@ -47,28 +47,17 @@ printf 'heavy %s\nlight %s priority=%s\n' "$(printf %s "$HEAVY" | sha256sum | cu
   "$(printf %s "$LIGHT" | sha256sum | cut -d' ' -f1)" "$LIGHT_PRIORITY" > "$WORK/api-keys"
 
 # The embedded broker lives in a scheduler of its own that takes no traffic.
-java -Xmx256m -jar scheduler/target/scheduler.jar --embedded-kafka-port 0 --bind 127.0.0.1 --port 19180 \
-  --admin-port 19181 > "$WORK/broker-host.log" 2>&1 &
-PIDS+=($!)
-wait_for "$WORK/broker-host.log" "proxy listening"
-KAFKA=$(grep -o 'kafka bootstrap [0-9.:]*' "$WORK/broker-host.log" | awk '{print $3}')
+start_broker_host
 
-cat > "$WORK/nginx.conf" <<NGINX
-worker_processes auto;
-pid $WORK/nginx.pid;
-error_log $WORK/nginx-error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
+nginx_with "$(cat <<NGINX
   upstream rr { server 127.0.0.1:19401; server 127.0.0.1:19402; server 127.0.0.1:19403; keepalive 64; }
   upstream lc { least_conn; server 127.0.0.1:19401; server 127.0.0.1:19402; server 127.0.0.1:19403; keepalive 64; }
   server { listen 127.0.0.1:19390; location / { proxy_pass http://rr; proxy_http_version 1.1;
     proxy_set_header Connection ""; proxy_buffering off; proxy_read_timeout 120s; } }
   server { listen 127.0.0.1:19392; location / { proxy_pass http://lc; proxy_http_version 1.1;
     proxy_set_header Connection ""; proxy_buffering off; proxy_read_timeout 120s; } }
-}
 NGINX
-nginx -c "$WORK/nginx.conf"
+)"
 cat > "$WORK/haproxy.cfg" <<HAPROXY
 global
   maxconn 4096

@@ -30,11 +30,7 @@ mkdir -p "$OUT"
 
 # The embedded broker lives in a scheduler of its own that takes no traffic, so that each row's
 # scheduler can start fresh with its own flags while the agents keep publishing.
-java -Xmx256m -jar scheduler/target/scheduler.jar --embedded-kafka-port 0 --bind 127.0.0.1 --port 19180 \
-  --admin-port 19181 > "$WORK/broker-host.log" 2>&1 &
-PIDS+=($!)
-wait_for "$WORK/broker-host.log" "proxy listening"
-KAFKA=$(grep -o 'kafka bootstrap [0-9.:]*' "$WORK/broker-host.log" | awk '{print $3}')
+start_broker_host
 
 NODE_PIDS=()
 start_nodes() { # four cold sims, each with its agent (1 s heartbeats)
@@ -64,21 +60,14 @@ model_loads() { # the four sims' model loads so far
   echo "$sum"
 }
 
-cat > "$WORK/nginx.conf" <<NGINX
-worker_processes auto;
-pid $WORK/nginx.pid;
-error_log $WORK/nginx-error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
+nginx_with "$(cat <<NGINX
   upstream fleet { server 127.0.0.1:19301; server 127.0.0.1:19302; server 127.0.0.1:19303; server 127.0.0.1:19304; keepalive 64; }
   server {
     listen 127.0.0.1:19390;
     location / { proxy_pass http://fleet; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_buffering off; }
   }
-}
 NGINX
-nginx -c "$WORK/nginx.conf"
+)"
 
 row() { # row MIX ROW: one measured row, its loadgen JSON and a line of rows.jsonl
   local mix=$1 name=$2 port strategy flags=() sched="" before after label=$1/$2

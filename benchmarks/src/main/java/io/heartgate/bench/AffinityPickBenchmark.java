@@ -1,15 +1,9 @@
 package io.heartgate.bench;
 
-import io.heartgate.protocol.Heartbeat;
-import io.heartgate.protocol.Load;
 import io.heartgate.scheduler.affinity.KeyHash;
 import io.heartgate.scheduler.balancer.AffinityBalancer;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.table.Node;
-import io.heartgate.scheduler.table.NodeTable;
-import java.time.Clock;
-import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
@@ -53,24 +47,9 @@ public class AffinityPickBenchmark {
     @Setup
     public void setUp() {
         Random random = new Random(7);
-        NodeTable table = new NodeTable(Clock.systemUTC(), 3, Duration.ZERO);
-        for (int i = 0; i < nodes; i++) {
-            String id = String.format("gpu-%05d", i);
-            Heartbeat hb = Heartbeat.builder(id, "http://10.0." + (i / 250) + "." + (i % 250) + ":11434")
-                    .instance("i").seq(1L).weight(1 + random.nextInt(5)).intervalMs(1000)
-                    .models(List.of("llama3:8b"))
-                    .load(new Load(random.nextInt(8), random.nextInt(4), random.nextDouble()))
-                    .build();
-            table.apply(hb, Instant.now());
-        }
-        table.publish();
-        candidates = table.snapshot().candidates("llama3:8b");
+        candidates = BenchFleet.candidates(nodes, random);
         if (load.equals("busy")) {
-            for (Node n : candidates) {
-                for (int k = random.nextInt(3); k > 0; k--) {
-                    n.inFlight().increment();
-                }
-            }
+            BenchFleet.busy(candidates, random);
         }
         for (int i = 0; i < keys.length; i++) {
             keys[i] = KeyHash.of("conversation-" + i);

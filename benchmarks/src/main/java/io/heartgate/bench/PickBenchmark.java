@@ -1,14 +1,8 @@
 package io.heartgate.bench;
 
-import io.heartgate.protocol.Heartbeat;
-import io.heartgate.protocol.Load;
 import io.heartgate.scheduler.balancer.Balancer;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.table.Node;
-import io.heartgate.scheduler.table.NodeTable;
-import java.time.Clock;
-import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
@@ -45,23 +39,8 @@ public class PickBenchmark {
     @Setup
     public void setUp() {
         Random random = new Random(7);
-        NodeTable table = new NodeTable(Clock.systemUTC(), 3, Duration.ZERO);
-        for (int i = 0; i < nodes; i++) {
-            String id = String.format("gpu-%05d", i);
-            Heartbeat hb = Heartbeat.builder(id, "http://10.0." + (i / 250) + "." + (i % 250) + ":11434")
-                    .instance("i").seq(1L).weight(1 + random.nextInt(5)).intervalMs(1000)
-                    .models(List.of("llama3:8b"))
-                    .load(new Load(random.nextInt(8), random.nextInt(4), random.nextDouble()))
-                    .build();
-            table.apply(hb, Instant.now());
-        }
-        table.publish();
-        candidates = table.snapshot().candidates("llama3:8b");
-        for (Node n : candidates) {
-            for (int k = random.nextInt(3); k > 0; k--) {
-                n.inFlight().increment();
-            }
-        }
+        candidates = BenchFleet.candidates(nodes, random);
+        BenchFleet.busy(candidates, random);
         balancer = Strategy.parse(strategy).create();
     }
 

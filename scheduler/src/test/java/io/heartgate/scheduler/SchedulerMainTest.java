@@ -44,6 +44,11 @@ class SchedulerMainTest {
     @CsvSource(delimiter = '|', value = {
         "--transport kqueue | --transport: must be one of auto, io_uring, epoll, nio, was 'kqueue'",
         "--strategy fastest | --strategy: 'fastest' is not a strategy",
+        "--affinity-key cookie:sid | --affinity-key: 'cookie:sid' is not a key source",
+        "--affinity-prefix 0 | --affinity-prefix: must be 1 to 1048576, was 0",
+        "--affinity-load-factor 0.5 | --affinity-load-factor: must be 1 to 100",
+        "--affinity-fallback affinity | --affinity-fallback: must be another strategy than affinity",
+        "--affinity-fallback fastest | --affinity-fallback: 'fastest' is not a strategy",
         "--max-body 512 | --max-body: must be at least 1KiB",
         "--first-byte-timeout 0s | --first-byte-timeout: must be positive",
         "--log-format yaml | --log-format: must be text or json",

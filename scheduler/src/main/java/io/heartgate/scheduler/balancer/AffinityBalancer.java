@@ -100,8 +100,9 @@ public final class AffinityBalancer implements Balancer {
         HashRing ring = ring(base);
         boolean[] mask = allowed == base ? null : mask(ring, allowed);
         int start = ring.start(key);
-        Node owner = base.get(ring.memberAt(start, 0));
-        boolean ownerAllowed = mask == null || mask[ring.memberAt(start, 0)];
+        int ownerIndex = ring.memberAt(start, 0);
+        Node owner = base.get(ownerIndex);
+        boolean ownerAllowed = mask == null || mask[ownerIndex];
         Totals load = null; // worked out when first needed: a node with nothing in flight is under any bound
         int walk = Math.min(MAX_WALK, ring.points());
         for (int s = 0; s < walk; s++) {
