@@ -7,6 +7,11 @@
 #   bench/proxy.sh                 # after: mvn -B -DskipTests package
 #   REPEATS=3 DURATION=15 WARMUP=120 STREAMS=100 STREAM_REPEATS=9 STREAM_WARMUP=20 bench/proxy.sh
 #
+# API_KEYS=1 also starts a second scheduler with --api-keys (a file of 100 keys) on port 19082 and
+# measures it as a row of its own in every wrk run, next to the scheduler without keys; every row
+# then sends the same Authorization header, so the only difference between the two is the key check.
+# (Streams go to the scheduler without keys only.)
+#
 # SCHEDULER_JAVA_OPTS adds JVM options to the scheduler (e.g. -Xlog:gc:file=gc.log); by default it
 # runs as README.md says to run it, on the JVM's defaults.
 #
@@ -22,6 +27,7 @@ WARMUP=${WARMUP:-120}
 STREAMS=${STREAMS:-100}
 STREAM_REPEATS=${STREAM_REPEATS:-9}
 STREAM_WARMUP=${STREAM_WARMUP:-20}
+API_KEYS=${API_KEYS:-0}
 NAME=bench/proxy.sh
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
@@ -53,10 +59,33 @@ for i in 1 2 3; do
   done
 done
 wait_routable 6
+KEYED=""
+if [ "$API_KEYS" = 1 ]; then
+  # 100 keys as `keys add` writes them (NAME SHA256_HEX); every row sends the last one's key.
+  API_KEY=$(python3 - "$WORK/api-keys" <<'PY'
+import hashlib, secrets, sys
+with open(sys.argv[1], "w") as f:
+    for i in range(100):
+        key = "hg-" + secrets.token_urlsafe(32)
+        f.write(f"caller-{i} {hashlib.sha256(key.encode()).hexdigest()}\n")
+print(key)
+PY
+)
+  export API_KEY
+  java ${SCHEDULER_JAVA_OPTS:-} -jar scheduler/target/scheduler.jar --kafka "$KAFKA" --bind 127.0.0.1 --port 19082 \
+    --admin-port 19083 --strategy round-robin --api-keys "$WORK/api-keys" > "$WORK/scheduler-keys.log" 2>&1 &
+  KEYED=$!
+  PIDS+=($KEYED)
+  wait_for "$WORK/scheduler-keys.log" "proxy listening"
+  for _ in $(seq 1 300); do
+    [ "$(curl -s 127.0.0.1:19083/admin/nodes | grep -o '"routable":true' | wc -l)" -eq 6 ] && break; sleep 0.1
+  done
+fi
 start_nginx
 
 echo "Warming up the scheduler's JIT for ${WARMUP}s..." >&2
 MODEL=bench-fast wrk -t2 -c64 -d"${WARMUP}s" -s bench/chat-completion.lua http://127.0.0.1:19080 > /dev/null
+[ -n "$KEYED" ] && MODEL=bench-fast wrk -t2 -c64 -d"${WARMUP}s" -s bench/chat-completion.lua http://127.0.0.1:19082 > /dev/null
 MODEL=bench-fast wrk -t2 -c64 -d10s -s bench/chat-completion.lua http://127.0.0.1:19090 > /dev/null
 # Streams open a new client connection each, a path the request warm-up barely runs: warm it too.
 for _ in $(seq 1 "$STREAM_WARMUP"); do python3 bench/streams.py 127.0.0.1 19080 bench-stream "$STREAMS" > /dev/null; done
@@ -85,6 +114,7 @@ for conns in 32 256; do
   for _ in $(seq 1 "$REPEATS"); do
     run_wrk "direct (one sim)" 19001 "$conns"
     run_wrk "nginx (3 sims)" 19090 "$conns" $(nginx_pids)
+    [ -n "$KEYED" ] && run_wrk "scheduler, API keys (3 sims)" 19082 "$conns" "$KEYED"
     run_wrk "scheduler (3 sims)" 19080 "$conns" "$SCHED"
   done
 done

@@ -10,6 +10,7 @@ import statistics
 import sys
 
 NGINX, SCHEDULER = "nginx (3 sims)", "scheduler (3 sims)"
+KEYED = "scheduler, API keys (3 sims)"  # API_KEYS=1: a second scheduler with --api-keys
 DIRECT = "direct"  # "direct (one sim)" for requests, "direct (3 sims)" for streams
 
 
@@ -60,6 +61,12 @@ def main():
         nginx_cpu = [float(r[NGINX][5]) for r in rs]
         print(f"| proxy CPU per request, {conns} connections | {span(cpu, lambda v: f'{v:.1f} us')} "
               f"| {span(nginx_cpu, lambda v: f'{v:.1f} us')} | (none) | - |")
+        keyed = [r for r in rs if KEYED in r]
+        if keyed:
+            with_keys = [float(r[KEYED][5]) / float(r[SCHEDULER][5]) for r in keyed]
+            print(f"| proxy CPU per request with API keys, {conns} connections (x without, same run) "
+                  f"| {span(with_keys, lambda v: f'{v:.3f}x')} | - | <= 1.03x "
+                  f"| {'yes' if statistics.median(with_keys) <= 1.03 else 'no'} |")
     streams = list(runs([r for r in rows if r[0] == "streams"]))
     if streams:
         ttft = [float(r[SCHEDULER][2]) - float(r[DIRECT][2]) for r in streams]

@@ -2,8 +2,12 @@ package io.heartgate.scheduler;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import io.heartgate.protocol.cli.KafkaAuthNoise;
 import io.heartgate.scheduler.config.SecurityConfig;
 import io.heartgate.testkit.KafkaExtension;
+import io.heartgate.testkit.LogCapture;
 import io.heartgate.testkit.TestKafka;
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
@@ -91,5 +95,33 @@ class AdminTokenIT {
             assertRefused(admin(path, null));
             assertThat(admin(path, "Bearer " + TOKEN).statusCode()).as(path).isEqualTo(200);
         }
+    }
+
+    @Test
+    void offLoopbackWithoutATokenOrAnAllowListTheSchedulerWarnsOnceEach() throws Exception {
+        List<String> open;
+        try (LogCapture logs = new LogCapture(new KafkaAuthNoise())) {
+            cluster.startScheduler(c -> c.bind("0.0.0.0"));
+            cluster.awaitRoutable(1);
+            open = warnings(logs);
+        }
+        assertThat(open.stream().filter(w -> w.startsWith("Admin port 0.0.0.0:") && w.contains("has no --admin-token")))
+                .hasSize(1);
+        assertThat(open.stream().filter(w -> w.startsWith("No --allow-upstream: any record on"))).hasSize(1);
+        cluster.scheduler.close();
+
+        List<String> guarded;
+        try (LogCapture logs = new LogCapture(new KafkaAuthNoise())) {
+            cluster.startScheduler(c -> c.bind("0.0.0.0").proxy(p -> p.allowUpstream("127.0.0.0/8"))
+                    .security(new SecurityConfig(null, null, tokenFile, false, null, null, null, null, null)));
+            cluster.awaitRoutable(1);
+            guarded = warnings(logs);
+        }
+        assertThat(guarded).noneMatch(w -> w.contains("--admin-token") || w.contains("--allow-upstream"));
+    }
+
+    private static List<String> warnings(LogCapture logs) {
+        return logs.events().stream().filter(e -> e.getLevel().isGreaterOrEqual(Level.WARN))
+                .map(ILoggingEvent::getFormattedMessage).toList();
     }
 }

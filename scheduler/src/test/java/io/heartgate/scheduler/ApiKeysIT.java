@@ -3,13 +3,18 @@ package io.heartgate.scheduler;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import ch.qos.logback.classic.Level;
+import io.heartgate.protocol.cli.KafkaAuthNoise;
 import io.heartgate.scheduler.config.SecurityConfig;
 import io.heartgate.scheduler.trust.ApiKeys;
 import io.heartgate.sim.NodeClients;
 import io.heartgate.testkit.KafkaExtension;
+import io.heartgate.testkit.LogCapture;
 import io.heartgate.testkit.TestKafka;
 import io.vertx.core.json.JsonObject;
 import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.net.http.HttpRequest;
@@ -18,13 +23,17 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
 
 /**
  * API keys on the proxy port end to end: sims that, like vLLM with {@code --api-key}, refuse any
@@ -36,7 +45,9 @@ class ApiKeysIT {
     private static final String ALICE = "hg-alice-0123456789";
     private static final String BOB = "hg-bob-0123456789";
     private static final String NODE_KEY = "node-secret-42";
-    private static final String CHAT = "{\"model\":\"llama3:8b\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+    /** A short answer (4 tokens); the sims' own answers are long (40 tokens, 4 s) for the revocation test. */
+    private static final String CHAT =
+            "{\"model\":\"llama3:8b\",\"max_tokens\":4,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
 
     @TempDir
     Path dir;
@@ -53,7 +64,7 @@ class ApiKeysIT {
         Path nodeKey = Files.writeString(dir.resolve("node-key"), NODE_KEY + "\n");
         for (String id : List.of("gpu-a", "gpu-b")) {
             Cluster.SimNode sim = cluster.sim(id, c -> c.apiKey(NODE_KEY)
-                    .timing(4, Duration.ofMillis(250), Duration.ofMillis(1)));
+                    .timing(40, Duration.ofMillis(100), Duration.ofMillis(1)));
             cluster.heartbeat(id, sim.url(), b -> b.models(List.of("llama3:8b", "qwen2.5:7b")));
         }
         cluster.startScheduler(c -> c.security(new SecurityConfig(keysFile, nodeKey, null, false, null, null, null, null, null)));
@@ -115,26 +126,69 @@ class ApiKeysIT {
 
     @Test
     void aKeyRevokedWhileItsStreamRunsLetsTheStreamFinishAndRefusesTheNextRequest() throws Exception {
+        String longStream = CHAT.replace("\"max_tokens\":4,", "").replace("\"messages\"", "\"stream\":true,\"messages\"");
         HttpResponse<InputStream> stream = cluster.http.send(HttpRequest.newBuilder(cluster.proxy("/v1/chat/completions"))
                 .header("authorization", "Bearer " + ALICE)
-                .POST(HttpRequest.BodyPublishers.ofString(CHAT.replace("\"messages\"", "\"stream\":true,\"messages\"")))
-                .build(), HttpResponse.BodyHandlers.ofInputStream());
+                .POST(HttpRequest.BodyPublishers.ofString(longStream)).build(), HttpResponse.BodyHandlers.ofInputStream());
         assertThat(stream.statusCode()).isEqualTo(200);
-        List<String> lines = new ArrayList<>();
-        try (BufferedReader reader = new BufferedReader(new InputStreamReader(stream.body(), StandardCharsets.UTF_8))) {
-            lines.add(reader.readLine()); // the first token is here: the stream is running
-
-            Files.writeString(keysFile, "bob " + ApiKeys.hash(BOB) + " models=qwen2.5:7b\n");
-            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100))
-                    .until(() -> post(ALICE, CHAT).statusCode() == 401);
-
-            String line;
-            while ((line = reader.readLine()) != null) {
-                lines.add(line);
+        // Lines with the time they were read, by a reader of their own, so "after the 401" means after.
+        List<Map.Entry<Long, String>> lines = new CopyOnWriteArrayList<>();
+        BufferedReader reader = new BufferedReader(new InputStreamReader(stream.body(), StandardCharsets.UTF_8));
+        CompletableFuture<Void> reading = CompletableFuture.runAsync(() -> {
+            try (reader) {
+                for (String line; (line = reader.readLine()) != null; ) {
+                    lines.add(Map.entry(System.nanoTime(), line));
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
             }
-        }
-        assertThat(lines).contains("data: [DONE]");
+        });
+        await().atMost(Duration.ofSeconds(5)).until(() -> !lines.isEmpty()); // the stream is running
+
+        Files.writeString(keysFile, "bob " + ApiKeys.hash(BOB) + " models=qwen2.5:7b\n");
+        // The catalogue answers at once, so each poll is a fresh request with alice's key.
+        await().atMost(Duration.ofSeconds(3)).pollInterval(Duration.ofMillis(50))
+                .until(() -> catalogue(ALICE).statusCode() == 401);
+        long refusedAt = System.nanoTime();
+        reading.get(30, TimeUnit.SECONDS);
+
+        // The stream (40 tokens, 100 ms apart) still sent tokens after alice's next request got 401,
+        // and went on to its end.
+        assertThat(lines.stream().filter(l -> l.getKey() > refusedAt && l.getValue().startsWith("data: {")))
+                .as("tokens read after the revocation took effect").isNotEmpty();
+        assertThat(lines.stream().map(Map.Entry::getValue)).contains("data: [DONE]");
+        HttpResponse<String> refused = post(ALICE, CHAT);
+        assertThat(refused.statusCode()).isEqualTo(401);
+        assertThat(type(refused)).isEqualTo("invalid_api_key");
         assertThat(post(BOB, CHAT.replace("llama3:8b", "qwen2.5:7b")).statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void theCallersKeyNameIsOnTheLinesLoggedAboutItsRequestsAndTheKeyNever() throws Exception {
+        ch.qos.logback.classic.Logger failures = (ch.qos.logback.classic.Logger) LoggerFactory.getLogger(
+                "io.heartgate.scheduler.proxy.Exchange"); // Failures logs as the exchange
+        Level before = failures.getLevel();
+        failures.setLevel(Level.DEBUG);
+        try (LogCapture logs = new LogCapture(new KafkaAuthNoise())) {
+            String longStream = CHAT.replace("\"max_tokens\":4,", "").replace("\"messages\"", "\"stream\":true,\"messages\"");
+            HttpResponse<InputStream> stream = cluster.http.send(HttpRequest.newBuilder(cluster.proxy("/v1/chat/completions"))
+                    .header("authorization", "Bearer " + ALICE)
+                    .POST(HttpRequest.BodyPublishers.ofString(longStream)).build(), HttpResponse.BodyHandlers.ofInputStream());
+            try (InputStream body = stream.body()) {
+                assertThat(body.read()).isNotEqualTo(-1); // streaming; now alice hangs up
+            }
+            await().atMost(Duration.ofSeconds(10)).until(() -> logs.events().stream()
+                    .anyMatch(e -> e.getFormattedMessage().contains("(key alice) hung up")));
+            assertThat(logs.anyContains(ALICE)).as("the key itself is never logged").isFalse();
+        } finally {
+            failures.setLevel(before);
+        }
+    }
+
+    private HttpResponse<String> catalogue(String key) throws Exception {
+        return cluster.http.send(HttpRequest.newBuilder(cluster.proxy("/v1/models"))
+                .header("authorization", "Bearer " + key).timeout(Duration.ofSeconds(5)).build(),
+                HttpResponse.BodyHandlers.ofString());
     }
 
     @Test

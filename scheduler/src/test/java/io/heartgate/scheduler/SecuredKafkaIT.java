@@ -114,6 +114,12 @@ class SecuredKafkaIT {
                 .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
     }
 
+    private double authFailures() throws Exception {
+        return get(scheduler.adminPort(), "/metrics").body().lines()
+                .filter(l -> l.startsWith("heartgate_kafka_auth_failures_total "))
+                .mapToDouble(l -> Double.parseDouble(l.substring(l.indexOf(' ') + 1))).sum();
+    }
+
     private void assertNoSecretLogged(String... secrets) {
         for (String secret : secrets) {
             assertThat(logs.anyContains(secret)).as("a log line holds a secret").isFalse();
@@ -163,6 +169,9 @@ class SecuredKafkaIT {
         });
         JsonObject readyz = new JsonObject(get(scheduler.adminPort(), "/readyz").body());
         assertThat(readyz.getString("reason")).contains("SCRAM-SHA-512");
+        // Discovery tries again every 10 s: a second refusal is counted, and still one line is logged.
+        await().atMost(Duration.ofSeconds(25)).until(() -> authFailures() >= 2);
+        assertThat(get(scheduler.adminPort(), "/readyz").statusCode()).isEqualTo(503);
 
         List<ILoggingEvent> warnings = logs.aboutCredentials();
         assertThat(warnings).as("the warnings and errors about Kafka logged").hasSize(1);

@@ -14,6 +14,7 @@ public final class DiscoveryStats {
     private final Map<NodeTable.Outcome, LongAdder> outcomes = new EnumMap<>(NodeTable.Outcome.class);
     private final Map<Rule, LongAdder> rejected = new EnumMap<>(Rule.class);
     private final LongAdder expirations = new LongAdder();
+    private final LongAdder authRefusals = new LongAdder();
 
     /** Creates zeroed counters. */
     public DiscoveryStats() {
@@ -43,6 +44,10 @@ public final class DiscoveryStats {
 
     void expired(int n) {
         expirations.add(n);
+    }
+
+    void authRefused() {
+        authRefusals.increment();
     }
 
     /** Returns records received. */
@@ -78,5 +83,10 @@ public final class DiscoveryStats {
     /** Returns nodes expired. */
     public long expirationCount() {
         return expirations.sum();
+    }
+
+    /** Returns the times Kafka refused discovery's credentials (the first and every retry). */
+    public long authRefusalCount() {
+        return authRefusals.sum();
     }
 }

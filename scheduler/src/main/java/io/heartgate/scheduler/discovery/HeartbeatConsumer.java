@@ -220,6 +220,7 @@ public final class HeartbeatConsumer implements Runnable {
      */
     private void refused(AuthenticationException e) {
         String why = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        stats.authRefused();
         if (refusedBy == null) {
             log.error("Discovery: Kafka refuses the scheduler's credentials ({}); check --kafka-config. Trying again "
                     + "every {} s; /readyz says why meanwhile", why, AUTH_RETRY_EVERY.toSeconds());

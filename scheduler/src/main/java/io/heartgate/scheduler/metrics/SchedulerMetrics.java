@@ -49,6 +49,8 @@ public final class SchedulerMetrics {
         }
         counter(registry, "heartgate_tombstones", "Tombstones received (agents leaving)", stats,
                 DiscoveryStats::tombstoneCount);
+        counter(registry, "heartgate_kafka_auth_failures", "Times Kafka refused discovery's credentials: the first "
+                + "refusal and every retry", stats, DiscoveryStats::authRefusalCount);
         counter(registry, "heartgate_node_expirations", "Nodes expired for missing heartbeats", stats,
                 DiscoveryStats::expirationCount);
         counter(registry, "heartgate_passive_ejections", "Nodes ejected after consecutive connect failures, or as stalled",

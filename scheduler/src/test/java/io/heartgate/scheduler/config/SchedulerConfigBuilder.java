@@ -24,6 +24,13 @@ public final class SchedulerConfigBuilder {
         this.topic = topic;
     }
 
+    private String bind = "127.0.0.1";
+
+    public SchedulerConfigBuilder bind(String address) {
+        this.bind = address;
+        return this;
+    }
+
     public SchedulerConfigBuilder strategy(Strategy s) {
         this.strategy = s;
         return this;
@@ -67,7 +74,7 @@ public final class SchedulerConfigBuilder {
     }
 
     public SchedulerConfig build() {
-        return new SchedulerConfig(kafka, 0, "127.0.0.1", null, topic, 1, "127.0.0.1", 0, strategy, missedHeartbeats,
+        return new SchedulerConfig(kafka, 0, "127.0.0.1", null, topic, 1, bind, 0, strategy, missedHeartbeats,
                 proxy.build(), demoNodes, Duration.ofMinutes(3), security, resilience, warmFirst, affinity);
     }
 }

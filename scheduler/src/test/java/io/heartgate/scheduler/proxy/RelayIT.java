@@ -440,6 +440,38 @@ class RelayIT {
         assertThat(counters.errors(ErrorType.BAD_REQUEST)).isEqualTo(cases.size());
     }
 
+    /**
+     * What Netty's decoder already refused before the strict framing rules, kept: bare LF line ends,
+     * NUL in a header, and chunk sizes that are not hex, overflow or are not followed by their data's CRLF.
+     */
+    static List<String> refusedByTheDecoder() {
+        return List.of(
+                "GET /x HTTP/1.1\nhost: x\n\n",
+                "GET /x HTTP/1.1\r\nhost: x\nx-a: b\r\n\r\n",
+                "GET /x HTTP/1.1\r\nhost: x\r\nx-a: b\u0000c\r\n\r\n",
+                "POST /x HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n",
+                "POST /x HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n-3\r\nabc\r\n0\r\n\r\n",
+                "POST /x HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n1ffffffffffffffff\r\nabc\r\n0\r\n\r\n",
+                "POST /x HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabcGET /smuggled HTTP/1.1\r\n\r\n0\r\n\r\n");
+    }
+
+    @Test
+    void bareLineFeedsNulAndBadChunkSizesAre400AndAClosedConnectionAndNothingReachesANode() throws Exception {
+        RawNode n = answering("ok");
+        start(c -> c, n);
+        List<String> cases = refusedByTheDecoder();
+        for (String request : cases) {
+            Socket s = client();
+            send(s, request);
+            Response r = read(s.getInputStream());
+            assertThat(r.status()).as(request).isEqualTo(400);
+            assertThat(new JsonObject(r.body()).getJsonObject("error").getString("type")).isEqualTo("bad_request");
+            assertThat(s.getInputStream().read()).as("closed after: " + request).isEqualTo(-1);
+        }
+        assertThat(n.seen).isEmpty();
+        assertThat(counters.errors(ErrorType.BAD_REQUEST)).isEqualTo(cases.size());
+    }
+
     @Test
     void anAbsoluteFormTargetReachesTheNodeInOriginFormOnce() throws Exception {
         RawNode n = answering("ok");
