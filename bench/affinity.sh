@@ -24,18 +24,23 @@
 # counts whether its own node changed (spilled turns do not count). The check: between consecutive
 # hits with no change in between, the share that changed node (0).
 #
-#   bench/affinity.sh                          # about 25 minutes; after: mvn -B -DskipTests package
-#   ROWS="affinity haproxy-hash" MOVES=0 DURATION=30 bench/affinity.sh   # a subset
+# The defaults: 4 sims of 32 slots with 6,000 blocks of 64 characters (about 96,000 tokens: some
+# 12 GB of a Llama 3 8B's KV cache), answers of 256 tokens, 10 requests/s for 120 s: about 13
+# requests per node, under half its slots. A row lasts about 3 minutes (the last conversations end
+# a minute after the arrivals stop).
+#
+#   bench/affinity.sh                          # about 26 minutes; after: mvn -B -DskipTests package
+#   ROWS="affinity affinity@2 haproxy-hash" MOVES=0 DURATION=30 bench/affinity.sh   # a subset
 #
 # Needs haproxy (Debian: apt-get install haproxy) besides what bench/lib.sh checks.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 NAME=bench/affinity.sh
-NODES=${NODES:-4}; SLOTS=${SLOTS:-8}; TOKENS=${TOKENS:-96}; TOKEN_DELAY=${TOKEN_DELAY:-20ms}
-FIRST_TOKEN=${FIRST_TOKEN:-30ms}; PREFILL=${PREFILL:-2ms}; KV_BLOCKS=${KV_BLOCKS:-800}; BLOCK=${BLOCK:-64}
-RATE=${RATE:-6}; DURATION=${DURATION:-60}; TURNS=${TURNS:-6}; THINK=${THINK:-4s}; PROMPT_WORDS=${PROMPT_WORDS:-30}
+NODES=${NODES:-4}; SLOTS=${SLOTS:-32}; TOKENS=${TOKENS:-256}; TOKEN_DELAY=${TOKEN_DELAY:-20ms}
+FIRST_TOKEN=${FIRST_TOKEN:-30ms}; PREFILL=${PREFILL:-2ms}; KV_BLOCKS=${KV_BLOCKS:-6000}; BLOCK=${BLOCK:-64}
+RATE=${RATE:-10}; DURATION=${DURATION:-120}; TURNS=${TURNS:-6}; THINK=${THINK:-4s}; PROMPT_WORDS=${PROMPT_WORDS:-30}
 SYSTEM_PROMPTS=${SYSTEM_PROMPTS:-8}; SYSTEM_WORDS=${SYSTEM_WORDS:-300}; SESSION_SHARE=${SESSION_SHARE:-0.5}
-ROWS=${ROWS:-"round-robin least-loaded affinity affinity@2 nginx nginx-hash haproxy-hash"}
+ROWS=${ROWS:-"round-robin least-loaded affinity nginx nginx-hash haproxy-hash"}
 MOVES=${MOVES:-1}; MOVE_DURATION=${MOVE_DURATION:-120}
 OUT=${OUT:-/tmp/heartgate-affinity-$(date -u +%Y%m%dT%H%M%SZ)}
 # shellcheck source=bench/lib.sh

@@ -65,9 +65,9 @@ NGINX
   sleep 0.5
 }
 
-wait_routable() { # wait_routable COUNT: until the scheduler's admin API shows COUNT routable nodes
+wait_routable() { # wait_routable COUNT [ADMIN_PORT]: until the scheduler's admin API (19081) shows COUNT routable nodes
   for _ in $(seq 1 300); do
-    [ "$(curl -s 127.0.0.1:19081/admin/nodes | grep -o '"routable":true' | wc -l)" -eq "$1" ] && return 0; sleep 0.1
+    [ "$(curl -s "127.0.0.1:${2:-19081}/admin/nodes" | grep -o '"routable":true' | wc -l)" -eq "$1" ] && return 0; sleep 0.1
   done
   echo "$NAME: fewer than $1 nodes became routable" >&2; exit 1
 }

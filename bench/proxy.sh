@@ -8,8 +8,9 @@
 #   REPEATS=3 DURATION=15 WARMUP=120 STREAMS=100 STREAM_REPEATS=9 STREAM_WARMUP=20 bench/proxy.sh
 #
 # API_KEYS=1 also starts a second scheduler with --api-keys (a file of 100 keys) on port 19082 and
-# measures it as a row of its own in every wrk run, next to the scheduler without keys; every row
-# then sends the same Authorization header, so the only difference between the two is the key check.
+# measures it as a row of its own in every wrk run, next to the scheduler without keys (the two in
+# turns, each first in every other run). Its requests carry a key (Authorization: Bearer), which it
+# checks and removes; the others carry none, as clients of a gateway without keys send none.
 # (Streams go to the scheduler without keys only.)
 #
 # SCHEDULER_JAVA_OPTS adds JVM options to the scheduler (e.g. -Xlog:gc:file=gc.log); by default it
@@ -71,21 +72,20 @@ with open(sys.argv[1], "w") as f:
 print(key)
 PY
 )
-  export API_KEY
   java ${SCHEDULER_JAVA_OPTS:-} -jar scheduler/target/scheduler.jar --kafka "$KAFKA" --bind 127.0.0.1 --port 19082 \
     --admin-port 19083 --strategy round-robin --api-keys "$WORK/api-keys" > "$WORK/scheduler-keys.log" 2>&1 &
   KEYED=$!
   PIDS+=($KEYED)
   wait_for "$WORK/scheduler-keys.log" "proxy listening"
-  for _ in $(seq 1 300); do
-    [ "$(curl -s 127.0.0.1:19083/admin/nodes | grep -o '"routable":true' | wc -l)" -eq 6 ] && break; sleep 0.1
-  done
+  wait_routable 6 19083
 fi
 start_nginx
 
 echo "Warming up the scheduler's JIT for ${WARMUP}s..." >&2
 MODEL=bench-fast wrk -t2 -c64 -d"${WARMUP}s" -s bench/chat-completion.lua http://127.0.0.1:19080 > /dev/null
-[ -n "$KEYED" ] && MODEL=bench-fast wrk -t2 -c64 -d"${WARMUP}s" -s bench/chat-completion.lua http://127.0.0.1:19082 > /dev/null
+if [ -n "$KEYED" ]; then
+  API_KEY=$API_KEY MODEL=bench-fast wrk -t2 -c64 -d"${WARMUP}s" -s bench/chat-completion.lua http://127.0.0.1:19082 > /dev/null
+fi
 MODEL=bench-fast wrk -t2 -c64 -d10s -s bench/chat-completion.lua http://127.0.0.1:19090 > /dev/null
 # Streams open a new client connection each, a path the request warm-up barely runs: warm it too.
 for _ in $(seq 1 "$STREAM_WARMUP"); do python3 bench/streams.py 127.0.0.1 19080 bench-stream "$STREAMS" > /dev/null; done
@@ -111,11 +111,20 @@ echo
 echo "| target | connections | requests/s | p50 | p99 | proxy CPU us/request | errors |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
 for conns in 32 256; do
-  for _ in $(seq 1 "$REPEATS"); do
+  for repeat in $(seq 1 "$REPEATS"); do
     run_wrk "direct (one sim)" 19001 "$conns"
     run_wrk "nginx (3 sims)" 19090 "$conns" $(nginx_pids)
-    [ -n "$KEYED" ] && run_wrk "scheduler, API keys (3 sims)" 19082 "$conns" "$KEYED"
-    run_wrk "scheduler (3 sims)" 19080 "$conns" "$SCHED"
+    if [ -n "$KEYED" ]; then # the two schedulers in turns, each first in every other run
+      if [ $((repeat % 2)) -eq 0 ]; then
+        API_KEY=$API_KEY run_wrk "scheduler, API keys (3 sims)" 19082 "$conns" "$KEYED"
+        run_wrk "scheduler (3 sims)" 19080 "$conns" "$SCHED"
+      else
+        run_wrk "scheduler (3 sims)" 19080 "$conns" "$SCHED"
+        API_KEY=$API_KEY run_wrk "scheduler, API keys (3 sims)" 19082 "$conns" "$KEYED"
+      fi
+    else
+      run_wrk "scheduler (3 sims)" 19080 "$conns" "$SCHED"
+    fi
   done
 done
 

@@ -23,14 +23,17 @@ def ms(value):
 
 
 def runs(rows):
-    """Groups rows into runs of {target: row}, a run ending with the scheduler's row."""
+    """Groups rows into runs of {target: row}, a run starting with the direct row."""
     run = {}
     for row in rows:
-        run[DIRECT if row[1].startswith(DIRECT) else row[1]] = row
-        if row[1] == SCHEDULER:
-            if DIRECT in run and NGINX in run:
+        target = DIRECT if row[1].startswith(DIRECT) else row[1]
+        if target == DIRECT and run:
+            if NGINX in run and SCHEDULER in run:
                 yield run
             run = {}
+        run[target] = row
+    if DIRECT in run and NGINX in run and SCHEDULER in run:
+        yield run
 
 
 def span(values, fmt):
