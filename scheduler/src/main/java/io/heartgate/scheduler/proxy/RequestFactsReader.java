@@ -176,6 +176,18 @@ public final class RequestFactsReader {
         return path.equals("/api/chat") || path.equals("/api/generate");
     }
 
+    private static final RequestFactsReader NAMED_ONCE = new RequestFactsReader(
+            java.util.EnumSet.of(RequestFacts.Field.MODEL_NAMED_ONCE));
+
+    /**
+     * Returns whether {@code body}, sent to {@code uri}, names its model in more than one top-level
+     * field (servers disagree on which one counts). Reads the whole top level: for the stage that
+     * needs it on the few requests that need it (a key limited to some models), not on every request.
+     */
+    public static boolean namesModelTwice(ByteBuf body, String uri) {
+        return NAMED_ONCE.read(body, uri).modelNamedTwice();
+    }
+
     /** Returns whether {@code uri} is one of Ollama's calls that may name the model in {@code name}. */
     static boolean namesModelByName(String uri) {
         int q = uri.indexOf('?');

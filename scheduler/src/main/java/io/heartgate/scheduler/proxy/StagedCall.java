@@ -113,6 +113,11 @@ final class StagedCall implements Call {
     }
 
     @Override
+    public boolean namesModelTwice() {
+        return RequestFactsReader.namesModelTwice(request.content(), request.uri());
+    }
+
+    @Override
     public byte[] body() {
         ByteBuf content = request.content();
         byte[] bytes = new byte[content.readableBytes()];

@@ -2,8 +2,6 @@ package io.heartgate.scheduler.proxy.stage;
 
 import io.heartgate.scheduler.proxy.policy.ErrorType;
 import io.heartgate.scheduler.proxy.policy.Headers;
-import io.heartgate.scheduler.proxy.policy.RequestFacts;
-import java.util.Set;
 import io.heartgate.scheduler.trust.ApiKeys;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -31,11 +29,6 @@ final class Authentication implements Stage {
     }
 
     @Override
-    public Set<RequestFacts.Field> reads() {
-        return Set.of(RequestFacts.Field.MODEL_NAMED_ONCE); // a limited key is checked against the one model
-    }
-
-    @Override
     public void handle(Call call) {
         Headers headers = call.headers();
         String presented = presented(headers);
@@ -54,7 +47,10 @@ final class Authentication implements Stage {
             return;
         }
         call.facts(call.facts().withCaller(key.name(), key.priority()));
-        if (!key.models().isEmpty() && call.facts().modelNamedTwice()) {
+        // Only a key limited to some models needs the whole body's top level read (a second model
+        // field could slip another model past the check); every other request's body is read only up
+        // to its model.
+        if (!key.models().isEmpty() && call.namesModelTwice()) {
             log.debug("Request from {} (key {}) refused: its body names the model more than once", call.clientIp(),
                     key.name());
             call.answer(Answer.error(ErrorType.MODEL_NOT_ALLOWED, "API key '" + key.name()

@@ -45,6 +45,13 @@ public interface Call {
     /** Returns whether the client is gone or the call was answered; a late stage then does nothing. */
     boolean ended();
 
+    /**
+     * Returns whether the body names its model in more than one top-level field (servers disagree
+     * on which counts). Reads the whole top level, which {@link #facts()} does not unless a stage
+     * asked: for the few requests that need it.
+     */
+    boolean namesModelTwice();
+
     /** Returns a copy of the request's body bytes (for the rare stage that rewrites it). */
     byte[] body();
 

@@ -109,6 +109,11 @@ class RoutingQueueTest {
         }
 
         @Override
+        public boolean namesModelTwice() {
+            return false;
+        }
+
+        @Override
         public byte[] body() {
             return new byte[0];
         }
