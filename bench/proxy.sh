@@ -29,6 +29,7 @@ STREAMS=${STREAMS:-100}
 STREAM_REPEATS=${STREAM_REPEATS:-9}
 STREAM_WARMUP=${STREAM_WARMUP:-20}
 API_KEYS=${API_KEYS:-0}
+unset API_KEY # chat-completion.lua sends it when set: here only the keyed scheduler's rows do
 NAME=bench/proxy.sh
 # shellcheck source=bench/lib.sh
 . bench/lib.sh

@@ -184,7 +184,7 @@ public final class RequestFactsReader {
      * field (servers disagree on which one counts). Reads the whole top level: for the stage that
      * needs it on the few requests that need it (a key limited to some models), not on every request.
      */
-    public static boolean namesModelTwice(ByteBuf body, String uri) {
+    static boolean namesModelTwice(ByteBuf body, String uri) {
         return NAMED_ONCE.read(body, uri).modelNamedTwice();
     }
 

@@ -137,8 +137,12 @@ class ApiKeyStagesTest {
                 "{\"model\":\"llama3:8b\",\"MODEL\":\"secret:70b\",\"messages\":[]}")), 403, "model_not_allowed");
         assertError(answer(chat("authorization", "Bearer " + BOB,
                 "{\"model\":\"llama3:8b\",\"messages\":[],\"model\":\"secret:70b\"}")), 403, "model_not_allowed");
+        // Ollama's management calls name the model in name too, and a query string changes nothing.
+        FullHttpRequest show = post("/api/show?verbose=true", "{\"model\":\"llama3:8b\",\"name\":\"secret:70b\"}");
+        show.headers().set("authorization", "Bearer " + BOB);
+        assertError(answer(show), 403, "model_not_allowed");
         assertThat(relay.connections("n1")).isZero();
-        // An unlimited key routes on the first, as before.
+        // An unlimited key is not checked: it routes on the first model field, as a request without keys does.
         relay.client.writeInbound(chat("authorization", "Bearer " + ALICE,
                 "{\"model\":\"llama3:8b\",\"MODEL\":\"x\"}"));
         assertThat(relay.connections("n1")).isEqualTo(1);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.heartgate.scheduler.proxy.policy.RequestFacts;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
 import java.util.EnumSet;
@@ -83,5 +84,27 @@ class RequestFactsReaderTest {
         assertThat(direct.readerIndex()).isZero();
         assertThat(direct.readableBytes()).isEqualTo(readable);
         direct.release();
+    }
+
+    @Test
+    void namesModelTwiceReadsTheWholeTopLevelOfAnyBufferAndLeavesItAsItWas() {
+        CompositeByteBuf body = Unpooled.compositeBuffer();
+        body.addComponent(true, Unpooled.copiedBuffer("{\"model\":\"llama3:8b\",\"messages\":[{\"model\":\"x\"}],",
+                StandardCharsets.UTF_8));
+        body.addComponent(true, Unpooled.copiedBuffer("\"Model\":\"secret:70b\"}", StandardCharsets.UTF_8));
+        int reader = body.readerIndex();
+        int writer = body.writerIndex();
+
+        assertThat(RequestFactsReader.namesModelTwice(body, "/v1/chat/completions")).isTrue();
+        assertThat(body.readerIndex()).isEqualTo(reader);
+        assertThat(body.writerIndex()).isEqualTo(writer);
+        assertThat(RequestFactsReader.namesModelTwice(Unpooled.copiedBuffer(
+                "{\"model\":\"llama3:8b\",\"messages\":[{\"model\":\"x\"}]}", StandardCharsets.UTF_8),
+                "/v1/chat/completions")).as("a nested model is not a second one").isFalse();
+        assertThat(RequestFactsReader.namesModelTwice(Unpooled.copiedBuffer(
+                "{\"name\":\"a\",\"model\":\"b\"}", StandardCharsets.UTF_8), "/api/pull")).isTrue();
+        assertThat(RequestFactsReader.namesModelTwice(Unpooled.copiedBuffer(
+                "{\"name\":\"a\",\"model\":\"b\"}", StandardCharsets.UTF_8), "/api/chat")).isFalse();
+        body.release();
     }
 }

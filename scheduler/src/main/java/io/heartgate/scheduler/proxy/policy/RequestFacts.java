@@ -2,8 +2,9 @@ package io.heartgate.scheduler.proxy.policy;
 
 /**
  * Holds what routing needs to know of one request, read once from its body by a single streaming
- * pass and never parsed again: the model it names, whether it asked to stream, and the keys later
- * stages read or fill in. Immutable; a stage that learns something new makes a copy.
+ * pass: the model it names, whether it asked to stream, and the keys later stages read or fill in.
+ * Immutable; a stage that learns something new makes a copy. (The one stage that needs more of the
+ * body, the check of a key limited to some models, reads it again for those requests only.)
  *
  * @param model the normalised model name (Ollama's rule: {@code llama3} is {@code llama3:latest}),
  *     or {@code null} when the request names none (it may go to any node)
@@ -13,9 +14,10 @@ package io.heartgate.scheduler.proxy.policy;
  *     a body field, or the prompt's beginning), or {@code null} when it has none or no stage wants one
  * @param caller who sent the request (an API key's name), or {@code null} when unknown
  * @param modelNamedTwice whether the body names its model in more than one top-level field (read
- *     only when a stage asks, {@link Field#MODEL_NAMED_ONCE}): servers disagree on which one counts
- *     (vLLM takes the last {@code model}, Ollama also a {@code MODEL}), so such a body must not pass
- *     a check of the first
+ *     only when a stage's {@code reads()} asks for {@link Field#MODEL_NAMED_ONCE}, and none does:
+ *     always {@code false} on the request path, where the API-key check asks the call itself, once it
+ *     knows the key is limited): servers disagree on which one counts (vLLM takes the last
+ *     {@code model}, Ollama also a {@code MODEL}), so such a body must not pass a check of the first
  * @param priority the caller's priority class in the gateway queue (its key's {@code priority=}); 0 by default
  */
 public record RequestFacts(String model, Boolean stream, Long affinity, String caller,
