@@ -29,6 +29,7 @@ STREAMS=${STREAMS:-100}
 STREAM_REPEATS=${STREAM_REPEATS:-9}
 STREAM_WARMUP=${STREAM_WARMUP:-20}
 API_KEYS=${API_KEYS:-0}
+case $API_KEYS in 0|1) ;; *) echo "bench/proxy.sh: API_KEYS must be 0 or 1, was '$API_KEYS'" >&2; exit 2 ;; esac
 unset API_KEY # chat-completion.lua sends it when set: here only the keyed scheduler's rows do
 NAME=bench/proxy.sh
 # shellcheck source=bench/lib.sh

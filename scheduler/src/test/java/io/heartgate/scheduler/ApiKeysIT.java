@@ -126,10 +126,7 @@ class ApiKeysIT {
 
     @Test
     void aKeyRevokedWhileItsStreamRunsLetsTheStreamFinishAndRefusesTheNextRequest() throws Exception {
-        String longStream = CHAT.replace("\"max_tokens\":4,", "").replace("\"messages\"", "\"stream\":true,\"messages\"");
-        HttpResponse<InputStream> stream = cluster.http.send(HttpRequest.newBuilder(cluster.proxy("/v1/chat/completions"))
-                .header("authorization", "Bearer " + ALICE)
-                .POST(HttpRequest.BodyPublishers.ofString(longStream)).build(), HttpResponse.BodyHandlers.ofInputStream());
+        HttpResponse<InputStream> stream = longStream(ALICE);
         assertThat(stream.statusCode()).isEqualTo(200);
         // Lines with the time they were read, by a reader of their own, so "after the 401" means after.
         List<Map.Entry<Long, String>> lines = new CopyOnWriteArrayList<>();
@@ -171,10 +168,7 @@ class ApiKeysIT {
         Level before = failures.getLevel();
         failures.setLevel(Level.DEBUG);
         try (LogCapture logs = new LogCapture(new KafkaAuthNoise())) {
-            String longStream = CHAT.replace("\"max_tokens\":4,", "").replace("\"messages\"", "\"stream\":true,\"messages\"");
-            HttpResponse<InputStream> stream = cluster.http.send(HttpRequest.newBuilder(cluster.proxy("/v1/chat/completions"))
-                    .header("authorization", "Bearer " + ALICE)
-                    .POST(HttpRequest.BodyPublishers.ofString(longStream)).build(), HttpResponse.BodyHandlers.ofInputStream());
+            HttpResponse<InputStream> stream = longStream(ALICE);
             try (InputStream body = stream.body()) {
                 assertThat(body.read()).isNotEqualTo(-1); // streaming; now alice hangs up
             }
@@ -184,6 +178,14 @@ class ApiKeysIT {
         } finally {
             failures.setLevel(before);
         }
+    }
+
+    /** Starts a streamed chat of the sims' full answer (40 tokens, 8 s) with {@code key}. */
+    private HttpResponse<InputStream> longStream(String key) throws Exception {
+        String body = CHAT.replace("\"max_tokens\":4,", "").replace("\"messages\"", "\"stream\":true,\"messages\"");
+        return cluster.http.send(HttpRequest.newBuilder(cluster.proxy("/v1/chat/completions"))
+                .header("authorization", "Bearer " + key)
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofInputStream());
     }
 
     private HttpResponse<String> catalogue(String key) throws Exception {

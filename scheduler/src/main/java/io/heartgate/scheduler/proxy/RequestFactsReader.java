@@ -42,7 +42,6 @@ public final class RequestFactsReader {
             .build();
 
     private final boolean wantsStream;
-    private final boolean wantsNamedOnce;
     /** Where affinity keys come from, or {@code null} when no key is wanted. */
     private final AffinityKeys keys;
     private final int prefixIndex;
@@ -56,7 +55,6 @@ public final class RequestFactsReader {
     /** Creates a reader of the model, the {@code wanted} fields and, unless {@code keys} is {@code null}, the affinity key. */
     public RequestFactsReader(Set<RequestFacts.Field> wanted, AffinityKeys keys) {
         this.wantsStream = wanted.contains(RequestFacts.Field.STREAM);
-        this.wantsNamedOnce = wanted.contains(RequestFacts.Field.MODEL_NAMED_ONCE);
         this.keys = keys;
         int prefix = -1;
         int body = -1;
@@ -176,16 +174,37 @@ public final class RequestFactsReader {
         return path.equals("/api/chat") || path.equals("/api/generate");
     }
 
-    private static final RequestFactsReader NAMED_ONCE = new RequestFactsReader(
-            java.util.EnumSet.of(RequestFacts.Field.MODEL_NAMED_ONCE));
-
     /**
      * Returns whether {@code body}, sent to {@code uri}, names its model in more than one top-level
-     * field (servers disagree on which one counts). Reads the whole top level: for the stage that
-     * needs it on the few requests that need it (a key limited to some models), not on every request.
+     * field: {@code model} in any case, or Ollama's {@code name} where it names the model. Servers
+     * disagree on which one counts (vLLM takes the last {@code model}, Ollama also a {@code MODEL}),
+     * so such a body must not pass a check of the first. Reads the whole top level, which routing
+     * never needs: for the check of a key limited to some models, on its requests only. Indexes of
+     * {@code body} untouched; a body that is not a JSON object names no model.
      */
     static boolean namesModelTwice(ByteBuf body, String uri) {
-        return NAMED_ONCE.read(body, uri).modelNamedTwice();
+        if (!startsWithBrace(body)) {
+            return false;
+        }
+        boolean nameIsModel = namesModelByName(uri);
+        int fields = 0;
+        try (InputStream in = new ByteBufInputStream(body.duplicate()); JsonParser p = JSON.createParser(in)) {
+            if (p.nextToken() != JsonToken.START_OBJECT) {
+                return false;
+            }
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String field = p.currentName();
+                if (field.equalsIgnoreCase("model") || nameIsModel && field.equalsIgnoreCase("name")) {
+                    fields++;
+                }
+                if (p.nextToken().isStructStart()) {
+                    p.skipChildren();
+                }
+            }
+        } catch (IOException e) {
+            // Broken JSON after the fields read: count those; the node will reject the body.
+        }
+        return fields > 1;
     }
 
     /** Returns whether {@code uri} is one of Ollama's calls that may name the model in {@code name}. */
@@ -207,14 +226,10 @@ public final class RequestFactsReader {
         String name = null;
         Boolean stream = null;
         boolean modelSeen = false;
-        int modelFields = 0;
         try {
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String field = p.currentName();
                 JsonToken value = p.nextToken();
-                if (wantsNamedOnce && (field.equalsIgnoreCase("model") || nameIsModel && field.equalsIgnoreCase("name"))) {
-                    modelFields++;
-                }
                 if (wantsKey && affinityField(p, field, value, a)) {
                     // read (a nested prompt consumed): nothing more to do with this field
                 } else if (value.isStructStart()) {
@@ -232,7 +247,7 @@ public final class RequestFactsReader {
                     stream = value == JsonToken.VALUE_TRUE ? Boolean.TRUE
                             : value == JsonToken.VALUE_FALSE ? Boolean.FALSE : null;
                 }
-                if (modelSeen && (!wantsStream || stream != null) && !wantsNamedOnce && (!wantsKey || keyKnown(a))) {
+                if (modelSeen && (!wantsStream || stream != null) && (!wantsKey || keyKnown(a))) {
                     break; // every field wanted is known: the rest of the body is the node's business
                 }
             }
@@ -247,9 +262,8 @@ public final class RequestFactsReader {
             }
         }
         String chosen = modelSeen ? model : name;
-        boolean twice = modelFields > 1;
-        return chosen == null && stream == null && !twice && a.key == null ? RequestFacts.NONE
-                : new RequestFacts(ModelNames.normalize(chosen), stream, a.key, null, twice);
+        return chosen == null && stream == null && a.key == null ? RequestFacts.NONE
+                : new RequestFacts(ModelNames.normalize(chosen), stream, a.key, null);
     }
 
     /**

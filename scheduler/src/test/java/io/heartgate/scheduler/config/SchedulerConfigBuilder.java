@@ -10,6 +10,7 @@ public final class SchedulerConfigBuilder {
 
     private final String kafka;
     private final String topic;
+    private String bind = "127.0.0.1";
     private Strategy strategy = Strategy.WEIGHTED;
     private int missedHeartbeats = 3;
     private int demoNodes;
@@ -23,8 +24,6 @@ public final class SchedulerConfigBuilder {
         this.kafka = kafka;
         this.topic = topic;
     }
-
-    private String bind = "127.0.0.1";
 
     public SchedulerConfigBuilder bind(String address) {
         this.bind = address;

@@ -13,24 +13,13 @@ package io.heartgate.scheduler.proxy.policy;
  * @param affinity the hash of the request's affinity key ({@code --affinity-key}: a session header,
  *     a body field, or the prompt's beginning), or {@code null} when it has none or no stage wants one
  * @param caller who sent the request (an API key's name), or {@code null} when unknown
- * @param modelNamedTwice whether the body names its model in more than one top-level field (read
- *     only when a stage's {@code reads()} asks for {@link Field#MODEL_NAMED_ONCE}, and none does:
- *     always {@code false} on the request path, where the API-key check asks the call itself, once it
- *     knows the key is limited): servers disagree on which one counts (vLLM takes the last
- *     {@code model}, Ollama also a {@code MODEL}), so such a body must not pass a check of the first
  * @param priority the caller's priority class in the gateway queue (its key's {@code priority=}); 0 by default
  */
-public record RequestFacts(String model, Boolean stream, Long affinity, String caller,
-                           boolean modelNamedTwice, int priority) {
+public record RequestFacts(String model, Boolean stream, Long affinity, String caller, int priority) {
 
     /** Facts in the default priority class. */
-    public RequestFacts(String model, Boolean stream, Long affinity, String caller, boolean modelNamedTwice) {
-        this(model, stream, affinity, caller, modelNamedTwice, 0);
-    }
-
-    /** Facts of a body that names its model once (or no check was asked for). */
     public RequestFacts(String model, Boolean stream, Long affinity, String caller) {
-        this(model, stream, affinity, caller, false);
+        this(model, stream, affinity, caller, 0);
     }
 
     /**
@@ -39,12 +28,7 @@ public record RequestFacts(String model, Boolean stream, Long affinity, String c
      */
     public enum Field {
         /** The top-level {@code stream} flag. */
-        STREAM,
-        /**
-         * Whether the model is named once: the whole top level is read, every field whose name is
-         * {@code model} in any case (or Ollama's {@code name} where it names the model) counted.
-         */
-        MODEL_NAMED_ONCE
+        STREAM
     }
 
     /** The facts of a request whose body says nothing (no body, or not a JSON object). */
@@ -57,17 +41,17 @@ public record RequestFacts(String model, Boolean stream, Long affinity, String c
 
     /** Returns a copy with the caller's identity. */
     public RequestFacts withCaller(String who) {
-        return new RequestFacts(model, stream, affinity, who, modelNamedTwice, priority);
+        return new RequestFacts(model, stream, affinity, who, priority);
     }
 
     /** Returns a copy with the caller's identity and priority class. */
     public RequestFacts withCaller(String who, int priorityClass) {
-        return new RequestFacts(model, stream, affinity, who, modelNamedTwice, priorityClass);
+        return new RequestFacts(model, stream, affinity, who, priorityClass);
     }
 
     /** Returns a copy with the affinity key's hash ({@code null}: none). */
     public RequestFacts withAffinity(Long key) {
-        return new RequestFacts(model, stream, key, caller, modelNamedTwice, priority);
+        return new RequestFacts(model, stream, key, caller, priority);
     }
 
     /** Returns the model as users write it, without the {@code :latest} that normalising added; "" for none. */

@@ -47,8 +47,8 @@ public interface Call {
 
     /**
      * Returns whether the body names its model in more than one top-level field (servers disagree
-     * on which counts). Reads the whole top level, which {@link #facts()} does not unless a stage
-     * asked: for the few requests that need it.
+     * on which counts). Reads the whole top level, which {@link #facts()} never does: for the few
+     * requests that need it.
      */
     boolean namesModelTwice();
 
