@@ -2,18 +2,27 @@ package io.heartgate.scheduler.admission;
 
 import java.util.ArrayDeque;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Consumer;
 
 /**
  * Holds the requests waiting for one model in the order they are to be served: a higher priority
- * class always first; within a class, the callers with requests waiting in turn, one request each
- * (a caller that floods waits behind itself, not in front of the others); within a caller, oldest
- * first. Bounded. Plain values and the caller's clock: no thread, no timer, not thread-safe (the
- * {@link GatewayQueue} guards it).
+ * class always first; within a class, callers in rounds, one request each per round (a caller that
+ * floods waits behind itself, not in front of the others); within a caller, oldest first. Bounded.
+ * Plain values and the caller's clock: no thread, no timer, not thread-safe (the {@link
+ * GatewayQueue} guards it).
+ *
+ * <p>The rounds are start-time fair queuing (Goyal, Vin and Cheng, 1996) with every request
+ * costing one: a request is tagged with the round it is to be served in, and the lowest tag goes
+ * first. A caller that had nothing waiting joins the round in progress unless it has already been
+ * served in it, so a caller sending below its share is served at the next free slot instead of
+ * after one more turn of every flooding caller; a caller that comes back after each answer (a
+ * closed loop) still gets one turn a round.
  *
  * @param <T> what waits
  */
@@ -26,6 +35,8 @@ public final class FairQueue<T> {
         private final int priority;
         private final long enqueuedNanos;
         private final FairQueue<T> owner;
+        /** The round of its class it is to be served in. */
+        private long round;
         private boolean queued = true;
 
         Ticket(FairQueue<T> owner, T item, String caller, int priority, long enqueuedNanos) {
@@ -59,10 +70,27 @@ public final class FairQueue<T> {
         }
     }
 
-    /** The callers of one priority class with requests waiting, and whose turn is next. */
+    /** The callers of one priority class with requests waiting, and the round being served. */
     private static final class Level<T> {
         final Map<String, ArrayDeque<Ticket<T>>> byCaller = new HashMap<>();
-        final ArrayDeque<String> turns = new ArrayDeque<>();
+        /** Callers by the round of their oldest waiting request; within a round, in the order they joined it. */
+        final TreeMap<Long, ArrayDeque<String>> byRound = new TreeMap<>();
+        /** The round of the request served last. */
+        long round;
+        /** The callers served in {@link #round}: they wait for the next one. */
+        final Set<String> servedThisRound = new HashSet<>();
+
+        void join(String caller, long r) {
+            byRound.computeIfAbsent(r, k -> new ArrayDeque<>()).addLast(caller);
+        }
+
+        void leave(String caller, long r) {
+            ArrayDeque<String> callers = byRound.get(r);
+            callers.remove(caller);
+            if (callers.isEmpty()) {
+                byRound.remove(r);
+            }
+        }
     }
 
     private final int capacity;
@@ -102,7 +130,10 @@ public final class FairQueue<T> {
         if (mine == null) {
             mine = new ArrayDeque<>();
             level.byCaller.put(caller, mine);
-            level.turns.addLast(caller); // a caller new to the class takes the last turn
+            t.round = level.servedThisRound.contains(caller) ? level.round + 1 : level.round;
+            level.join(caller, t.round);
+        } else {
+            t.round = mine.peekLast().round + 1;
         }
         mine.addLast(t);
         arrival.add(t);
@@ -115,12 +146,12 @@ public final class FairQueue<T> {
             return null;
         }
         Level<T> level = levels.firstEntry().getValue();
-        return level.byCaller.get(level.turns.peekFirst()).peekFirst();
+        return level.byCaller.get(level.byRound.firstEntry().getValue().peekFirst()).peekFirst();
     }
 
     /**
-     * Takes the ticket {@link #peek()} returns; the caller's turn passes to the next caller of its
-     * class. Returns {@code null} when empty.
+     * Takes the ticket {@link #peek()} returns; its caller's next request waits for the next round.
+     * Returns {@code null} when empty.
      */
     public Ticket<T> poll() {
         if (levels.isEmpty()) {
@@ -128,16 +159,25 @@ public final class FairQueue<T> {
         }
         Map.Entry<Integer, Level<T>> top = levels.firstEntry();
         Level<T> level = top.getValue();
-        String caller = level.turns.pollFirst();
+        Map.Entry<Long, ArrayDeque<String>> first = level.byRound.firstEntry();
+        String caller = first.getValue().pollFirst();
+        if (first.getValue().isEmpty()) {
+            level.byRound.remove(first.getKey());
+        }
         ArrayDeque<Ticket<T>> mine = level.byCaller.get(caller);
         Ticket<T> t = mine.pollFirst();
+        if (t.round > level.round) {
+            level.round = t.round;
+            level.servedThisRound.clear();
+        }
+        level.servedThisRound.add(caller);
         if (mine.isEmpty()) {
             level.byCaller.remove(caller);
-            if (level.turns.isEmpty()) {
-                levels.remove(top.getKey());
+            if (level.byCaller.isEmpty()) {
+                levels.remove(top.getKey()); // nobody else waits: no round to keep
             }
         } else {
-            level.turns.addLast(caller);
+            level.join(caller, mine.peekFirst().round);
         }
         left(t);
         return t;
@@ -174,14 +214,25 @@ public final class FairQueue<T> {
         return it.hasNext() ? it.next().enqueuedNanos : Long.MAX_VALUE;
     }
 
+    /** Takes {@code t} out of its class; the caller's requests behind it move up a round each, so it loses no turn. */
     private void removeFromLevels(Ticket<T> t) {
         Level<T> level = levels.get(t.priority);
         ArrayDeque<Ticket<T>> mine = level.byCaller.get(t.caller);
-        mine.remove(t);
+        long headRound = mine.peekFirst().round;
+        boolean behind = false;
+        for (Iterator<Ticket<T>> it = mine.iterator(); it.hasNext(); ) {
+            Ticket<T> each = it.next();
+            if (each == t) {
+                it.remove();
+                behind = true;
+            } else if (behind) {
+                each.round--;
+            }
+        }
         if (mine.isEmpty()) {
             level.byCaller.remove(t.caller);
-            level.turns.remove(t.caller);
-            if (level.turns.isEmpty()) {
+            level.leave(t.caller, headRound);
+            if (level.byCaller.isEmpty()) {
                 levels.remove(t.priority);
             }
         }

@@ -3,7 +3,10 @@ package io.heartgate.scheduler.admission;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 class FairQueueTest {
@@ -39,14 +42,116 @@ class FairQueueTest {
     }
 
     @Test
-    void aCallerNewToTheClassTakesTheLastTurn() {
+    void aCallerThatHadNothingWaitingJoinsTheRoundInProgress() {
         FairQueue<String> q = new FairQueue<>(100);
         q.offer("a1", "a", 0, 1);
         q.offer("b1", "b", 0, 2);
         q.offer("a2", "a", 0, 3);
         assertThat(q.poll().item()).isEqualTo("a1");
-        q.offer("c1", "c", 0, 4);
-        assertThat(drain(q)).containsExactly("b1", "a2", "c1");
+        q.offer("c1", "c", 0, 4); // c has not been served this round; a has
+        assertThat(drain(q)).containsExactly("b1", "c1", "a2");
+    }
+
+    @Test
+    void aLightCallerIsServedAtTheNextFreeSlotWhileAFloodWaits() {
+        FairQueue<String> q = new FairQueue<>(1000);
+        for (int i = 1; i <= 50; i++) {
+            q.offer("heavy" + i, "heavy", 0, i);
+        }
+        assertThat(q.poll().item()).isEqualTo("heavy1");
+        assertThat(q.poll().item()).isEqualTo("heavy2");
+        q.offer("light1", "light", 0, 100);
+        assertThat(q.poll().item()).isEqualTo("light1");
+        assertThat(q.poll().item()).isEqualTo("heavy3");
+        q.offer("light2", "light", 0, 101);
+        assertThat(q.poll().item()).isEqualTo("light2");
+    }
+
+    @Test
+    void aCallerComingBackRightAfterItsTurnWaitsForTheNextRound() {
+        FairQueue<String> q = new FairQueue<>(100);
+        q.offer("b1", "b", 0, 1);
+        q.offer("b2", "b", 0, 2);
+        q.offer("a1", "a", 0, 3);
+        assertThat(q.poll().item()).isEqualTo("b1");
+        assertThat(q.poll().item()).isEqualTo("a1");
+        q.offer("a2", "a", 0, 4); // a was served in this round: it waits behind b2
+        q.offer("c1", "c", 0, 5);
+        assertThat(drain(q)).containsExactly("c1", "b2", "a2");
+    }
+
+    @Test
+    void aClosedLoopCallerGetsOneTurnARound() {
+        // "loop" sends its next request as soon as one of its own is served, as a client in a
+        // closed loop does; "flood" keeps 20 waiting. Neither may take two turns in a row.
+        FairQueue<String> q = new FairQueue<>(100);
+        for (int i = 0; i < 20; i++) {
+            q.offer("flood", "flood", 0, i);
+        }
+        q.offer("loop", "loop", 0, 20);
+        Map<String, Integer> served = new HashMap<>();
+        String previous = null;
+        for (int i = 0; i < 200; i++) {
+            FairQueue.Ticket<String> t = q.poll();
+            assertThat(t.item()).isNotEqualTo(previous);
+            previous = t.item();
+            served.merge(t.item(), 1, Integer::sum);
+            q.offer(t.item(), t.item(), 0, 21 + i);
+        }
+        assertThat(served).containsEntry("flood", 100).containsEntry("loop", 100);
+    }
+
+    @Test
+    void twoCallersWaitingThroughAnIntervalAreServedWithinTwoOfEachOtherInIt() {
+        // Start-time fair queuing's bound for equal costs: over any time both had requests waiting,
+        // the counts served differ by at most two. Random arrivals, services and hang-ups; a plain
+        // first-come queue breaks it within a few steps.
+        Random random = new Random(7);
+        for (int trial = 0; trial < 50; trial++) {
+            FairQueue<String> q = new FairQueue<>(10_000);
+            List<FairQueue.Ticket<String>> live = new ArrayList<>();
+            Map<String, Integer> waiting = new HashMap<>();
+            Map<String, Integer> served = new HashMap<>();
+            // for each pair of callers waiting, both counts when the later of the two began waiting
+            Map<List<String>, int[]> since = new HashMap<>();
+            for (int step = 0; step < 2_000; step++) {
+                int op = random.nextInt(10);
+                String changed = null;
+                if (op < 5) {
+                    String caller = "c" + random.nextInt(6);
+                    live.add(q.offer(caller, caller, 0, step));
+                    if (waiting.merge(caller, 1, Integer::sum) == 1) {
+                        for (String other : waiting.keySet()) {
+                            if (!other.equals(caller)) {
+                                since.put(List.of(caller, other), new int[] {served.getOrDefault(caller, 0), served.getOrDefault(other, 0)});
+                            }
+                        }
+                    }
+                } else if (op < 9) {
+                    FairQueue.Ticket<String> t = q.poll();
+                    if (t != null) {
+                        live.remove(t);
+                        served.merge(t.caller(), 1, Integer::sum);
+                        changed = t.caller();
+                    }
+                } else if (!live.isEmpty()) {
+                    FairQueue.Ticket<String> t = live.remove(random.nextInt(live.size()));
+                    assertThat(q.remove(t)).isTrue();
+                    changed = t.caller();
+                }
+                if (changed != null && waiting.merge(changed, -1, Integer::sum) == 0) {
+                    waiting.remove(changed);
+                    String gone = changed;
+                    since.keySet().removeIf(pair -> pair.contains(gone));
+                }
+                for (Map.Entry<List<String>, int[]> e : since.entrySet()) {
+                    int a = served.getOrDefault(e.getKey().get(0), 0) - e.getValue()[0];
+                    int b = served.getOrDefault(e.getKey().get(1), 0) - e.getValue()[1];
+                    assertThat(Math.abs(a - b)).as("trial %d step %d %s", trial, step, e.getKey()).isLessThanOrEqualTo(2);
+                }
+                assertThat(q.size()).isEqualTo(live.size());
+            }
+        }
     }
 
     @Test
