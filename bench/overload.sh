@@ -7,6 +7,9 @@
 # FIRST_TOKEN, so each slot serves about one request a second), each with its own queue of
 # NODE_QUEUE beyond its slots (then 503 busy, as Ollama and a full vLLM do). A heavy caller at
 # HEAVY_RATE and a light one at LIGHT_RATE (10x less), open-loop Poisson arrivals, DURATION seconds.
+# The light caller is measured from WARMUP seconds in: the heavy caller starts WARMUP seconds before
+# it (so the flood is in its steady state, not in the second when all 12 slots start together and
+# none frees), and on the idle fleet WARMUP seconds of requests at WARMUP_RATE warm it first.
 # Rows: the light caller alone on an idle fleet (the scheduler with capacity: its reference p99),
 # nginx round robin (the nodes' own queues), HAProxy round robin with maxconn 4 per server and its
 # queue (timeout queue QUEUE_TIMEOUT), the scheduler without capacity (today), and the scheduler with
@@ -31,6 +34,7 @@ cd "$(dirname "$0")/.."
 NAME=bench/overload.sh
 DURATION=${DURATION:-60}; HEAVY_RATE=${HEAVY_RATE:-20}; LIGHT_RATE=${LIGHT_RATE:-2}
 TOKENS=${TOKENS:-72}; MIN_TOKENS=${MIN_TOKENS:-8}; TOKEN_DELAY=${TOKEN_DELAY:-25ms}; FIRST_TOKEN=${FIRST_TOKEN:-100ms}; NODE_QUEUE=${NODE_QUEUE:-8}
+WARMUP=${WARMUP:-5}; WARMUP_RATE=${WARMUP_RATE:-5}
 QUEUE_TIMEOUT=${QUEUE_TIMEOUT:-30}; CLIENTS=${CLIENTS:-18}; STRATEGY1=${STRATEGY1:-least-loaded}
 PARTS=${PARTS:-"1 2"}
 ROWS1=${ROWS1:-"idle nginx haproxy scheduler scheduler+capacity"}
@@ -132,9 +136,9 @@ stop_scheduler() {
   SCHED=""
 }
 
-loadgen() { # loadgen PORT LABEL OUTFILE FLAGS...
+loadgen() { # [SECONDS_=N] loadgen PORT LABEL OUTFILE FLAGS...: arrivals for SECONDS_ seconds (default DURATION)
   local port=$1 label=$2 out=$3; shift 3
-  java -Xmx384m -jar loadgen/target/loadgen.jar --url "http://127.0.0.1:$port" --api openai --duration "${DURATION}s" \
+  java -Xmx384m -jar loadgen/target/loadgen.jar --url "http://127.0.0.1:$port" --api openai --duration "${SECONDS_:-$DURATION}s" \
     --timeout 60s --max-tokens "$TOKENS" --min-tokens "$MIN_TOKENS" --label "$label" --out "$out" "$@" > /dev/null
 }
 
@@ -151,8 +155,11 @@ row1() { # one row of part 1
   esac
   sleep 2 # every agent's first heartbeat carries its capacity
   if [ "$name" != idle ]; then
-    loadgen "$port" heavy "$OUT/1-$name-heavy.json" --rate "$HEAVY_RATE" --keys "$HEAVY" --seed 3 &
+    SECONDS_=$((DURATION + WARMUP)) loadgen "$port" heavy "$OUT/1-$name-heavy.json" --rate "$HEAVY_RATE" --keys "$HEAVY" --seed 3 &
     local heavy=$!
+    sleep "$WARMUP"
+  elif [ "$WARMUP" -gt 0 ]; then
+    SECONDS_=$WARMUP loadgen "$port" warmup "$WORK/warmup.json" --rate "$WARMUP_RATE" --keys "$HEAVY" --seed 4
   fi
   loadgen "$port" light "$OUT/1-$name-light.json" --rate "$LIGHT_RATE" --keys "$LIGHT" --seed 5
   [ "$name" != idle ] && wait "$heavy"

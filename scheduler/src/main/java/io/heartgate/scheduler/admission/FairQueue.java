@@ -24,6 +24,10 @@ import java.util.function.Consumer;
  * after one more turn of every flooding caller; a caller that comes back after each answer (a
  * closed loop) still gets one turn a round.
  *
+ * <p>A full queue gives way by longest-queue drop: a newcomer pushes out the newest request of the
+ * caller with the most waiting ({@link #giveWayTo}), so a caller that floods fills the queue
+ * with its own backlog without locking the others out of it.
+ *
  * @param <T> what waits
  */
 public final class FairQueue<T> {
@@ -138,6 +142,42 @@ public final class FairQueue<T> {
         mine.addLast(t);
         arrival.add(t);
         return t;
+    }
+
+    /** Says whether the queue holds as many requests as it may. */
+    public boolean full() {
+        return arrival.size() >= capacity;
+    }
+
+    /**
+     * Returns the request a full queue should drop to make room for a new one of {@code caller} in
+     * class {@code priority}: the newest of the caller with the most waiting in the lowest class,
+     * when that class is lower than {@code priority}, or is the same and that caller has at least
+     * two more waiting than {@code caller} (so the newcomer never ends up with more than the caller
+     * it pushed out). Returns {@code null} when the newcomer is to be refused instead. Takes nothing
+     * out: the caller {@link #remove}s what it answers.
+     */
+    public Ticket<T> giveWayTo(String caller, int priority) {
+        if (levels.isEmpty()) {
+            return null;
+        }
+        Map.Entry<Integer, Level<T>> lowest = levels.lastEntry();
+        if (lowest.getKey() > priority) {
+            return null;
+        }
+        ArrayDeque<Ticket<T>> most = null;
+        for (ArrayDeque<Ticket<T>> mine : lowest.getValue().byCaller.values()) {
+            if (most == null || mine.size() > most.size()) {
+                most = mine;
+            }
+        }
+        if (lowest.getKey() == priority) {
+            ArrayDeque<Ticket<T>> own = lowest.getValue().byCaller.get(caller);
+            if (most.size() < (own == null ? 0 : own.size()) + 2) {
+                return null;
+            }
+        }
+        return most.peekLast();
     }
 
     /** Returns the ticket to be served next without taking it, or {@code null} when empty. */

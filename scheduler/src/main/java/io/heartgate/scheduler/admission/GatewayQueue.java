@@ -53,8 +53,11 @@ public final class GatewayQueue {
         /** While it waited, every node for its model went away: answer {@code refusal}. */
         void refused(Route.Refused refusal);
 
-        /** It waited the whole wait limit: answer 503 {@code overloaded} with {@code Retry-After}. */
-        void timedOut(String message, int retryAfterSeconds);
+        /**
+         * It waited the whole wait limit, or a caller with fewer waiting pushed it out of the full
+         * queue: answer 503 {@code overloaded} with {@code message} and {@code Retry-After}.
+         */
+        void overloaded(String message, int retryAfterSeconds);
     }
 
     private static final Logger log = LoggerFactory.getLogger(GatewayQueue.class);
@@ -108,6 +111,7 @@ public final class GatewayQueue {
     private final Counter expired;
     private final Counter gone;
     private final Counter refused;
+    private final Counter pushedOut;
     private final Counter full;
 
     /**
@@ -135,6 +139,7 @@ public final class GatewayQueue {
         this.expired = exits(registry, "timeout");
         this.gone = exits(registry, "client_gone");
         this.refused = exits(registry, "refused");
+        this.pushedOut = exits(registry, "pushed_out");
         this.full = Counter.builder("heartgate_queue_rejected")
                 .description("Requests answered 503 overloaded at once because their model's queue was full")
                 .register(registry);
@@ -144,7 +149,7 @@ public final class GatewayQueue {
 
     private static Counter exits(MeterRegistry registry, String outcome) {
         return Counter.builder("heartgate_queue_exits")
-                .description("Requests that left the gateway queue, by how: served, timeout, client_gone, refused")
+                .description("Requests that left the gateway queue, by how: served, timeout, client_gone, refused, pushed_out")
                 .tag("outcome", outcome).register(registry);
     }
 
@@ -164,8 +169,10 @@ public final class GatewayQueue {
     /**
      * Queues {@code w} for {@code caller} (an API key's name or a client address) in priority class
      * {@code priority}, then serves the queue at once (a slot may have come free meanwhile). Returns
-     * its ticket, or {@code null} when the model's queue is full: the request is to be answered 503
-     * {@code overloaded} with {@link #retryAfterSeconds()}.
+     * its ticket, or {@code null} when the model's queue is full and {@code caller} has as many
+     * waiting as any caller of its class (else the newest request of the caller with the most waiting
+     * is answered 503 {@code overloaded} to make room: {@link FairQueue#giveWayTo}): the request is to
+     * be answered 503 {@code overloaded} with {@link #retryAfterSeconds()}.
      */
     public FairQueue.Ticket<Waiter> enqueue(Waiter w, String caller, int priority) {
         lock.lock();
@@ -177,6 +184,20 @@ public final class GatewayQueue {
                 byModel.put(model, q);
             }
             FairQueue<Waiter> into = w.tried().isEmpty() ? q.fresh : q.retries;
+            if (into.full()) {
+                FairQueue.Ticket<Waiter> out = into.giveWayTo(caller, priority);
+                if (out != null) {
+                    into.remove(out);
+                    waiting--;
+                    pushedOut.increment();
+                    waits.record(nanoTicker.getAsLong() - out.enqueuedNanos(), TimeUnit.NANOSECONDS);
+                    int retryAfter = retryAfterSeconds();
+                    RequestFacts facts = out.item().facts();
+                    String what = facts.model() == null ? "requests without a model" : "model '" + facts.displayModel() + "'";
+                    safely(() -> out.item().overloaded("the gateway queue for " + what + " is full, and a caller with fewer"
+                            + " requests waiting took this one's place", retryAfter));
+                }
+            }
             FairQueue.Ticket<Waiter> t = into.offer(w, caller, priority, nanoTicker.getAsLong());
             if (t == null) {
                 tidy();
@@ -235,7 +256,7 @@ public final class GatewayQueue {
                         waiting--;
                         expired.increment();
                         waits.record(now - t.enqueuedNanos(), TimeUnit.NANOSECONDS);
-                        safely(() -> t.item().timedOut("no node serving the model had a free slot within the queue "
+                        safely(() -> t.item().overloaded("no node serving the model had a free slot within the queue "
                                 + "timeout (" + timeoutText + ")", retryAfter));
                     });
                 }

@@ -41,7 +41,7 @@ final class QueuedRetry implements GatewayQueue.Waiter {
     }
 
     @Override
-    public void timedOut(String message, int retryAfterSeconds) {
+    public void overloaded(String message, int retryAfterSeconds) {
         loop.execute(() -> exchange.queueGaveUp(null, message, retryAfterSeconds));
     }
 }

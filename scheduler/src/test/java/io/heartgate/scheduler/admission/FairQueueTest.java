@@ -177,6 +177,26 @@ class FairQueueTest {
     }
 
     @Test
+    void aFullQueueGivesWayByDroppingTheNewestOfTheCallerWithTheMostWaiting() {
+        FairQueue<String> q = new FairQueue<>(5);
+        assertThat(q.giveWayTo("a", 0)).isNull();
+        q.offer("a1", "a", 0, 1);
+        q.offer("a2", "a", 0, 2);
+        q.offer("a3", "a", 0, 3);
+        q.offer("b1", "b", 0, 4);
+        q.offer("b2", "b", 0, 5);
+        assertThat(q.full()).isTrue();
+        assertThat(q.giveWayTo("a", 0)).isNull(); // its own backlog is the longest
+        assertThat(q.giveWayTo("b", 0)).isNull(); // 3 against 2: it would end up level, not below
+        assertThat(q.giveWayTo("c", 0).item()).isEqualTo("a3");
+        assertThat(q.giveWayTo("c", -1)).isNull(); // a lower class than any waiting
+        assertThat(q.giveWayTo("b", 1).item()).isEqualTo("a3"); // a higher class: from the lowest
+        q.remove(q.giveWayTo("c", 0));
+        q.offer("c1", "c", 0, 6);
+        assertThat(drain(q)).containsExactly("a1", "b1", "c1", "a2", "b2");
+    }
+
+    @Test
     void aHungUpRequestLeavesAtOnceAndItsCallerLosesNoTurn() {
         FairQueue<String> q = new FairQueue<>(100);
         FairQueue.Ticket<String> a1 = q.offer("a1", "a", 0, 1);

@@ -81,8 +81,8 @@ class GatewayQueueTest {
         }
 
         @Override
-        public void timedOut(String message, int retryAfterSeconds) {
-            outcomes.add(name + " timeout retry-after " + retryAfterSeconds);
+        public void overloaded(String message, int retryAfterSeconds) {
+            outcomes.add(name + " overloaded retry-after " + retryAfterSeconds);
         }
     }
 
@@ -196,6 +196,44 @@ class GatewayQueueTest {
     }
 
     @Test
+    void aFullQueueMakesRoomForACallerWithFewerWaitingByPushingOutTheNewestOfTheMost() {
+        free.put("m", 0);
+        now = 1;
+        enqueue("h1", "m", "heavy", 0);
+        now = 2;
+        enqueue("h2", "m", "heavy", 0);
+        now = 3;
+        enqueue("h3", "m", "heavy", 0);
+        now = 10;
+        assertThat(enqueue("l1", "m", "light", 0)).isNotNull(); // heavy 3 against light 0: h3 makes room
+        assertThat(outcomes).containsExactly("h3 overloaded retry-after 1");
+        assertThat(enqueue("l2", "m", "light", 0)).isNull(); // heavy 2 against light 1: it would end up ahead
+        assertThat(enqueue("h4", "m", "heavy", 0)).isNull();
+        assertThat(registry.get("heartgate_queue_exits").tag("outcome", "pushed_out").counter().count()).isEqualTo(1);
+        assertThat(registry.get("heartgate_queue_rejected").counter().count()).isEqualTo(2);
+        assertThat(registry.get("heartgate_queue_wait").timer().count()).isEqualTo(1);
+        assertThat(queue.depth()).isEqualTo(3);
+        free.put("m", 3);
+        queue.slotFreed();
+        assertThat(outcomes).containsExactly("h3 overloaded retry-after 1", "h1 routed", "l1 routed", "h2 routed");
+    }
+
+    @Test
+    void aHigherClassPushesOutTheLowestClassAndNeverTheReverse() {
+        free.put("m", 0);
+        enqueue("low1", "m", "low", 0);
+        enqueue("mid1", "m", "mid", 1);
+        enqueue("mid2", "m", "mid", 1);
+        assertThat(enqueue("high1", "m", "high", 2)).isNotNull();
+        assertThat(outcomes).containsExactly("low1 overloaded retry-after 1");
+        assertThat(enqueue("low2", "m", "low", 0)).isNull();
+        assertThat(enqueue("low3", "m", "other", 0)).isNull();
+        free.put("m", 3);
+        queue.slotFreed();
+        assertThat(outcomes).containsExactly("low1 overloaded retry-after 1", "high1 routed", "mid1 routed", "mid2 routed");
+    }
+
+    @Test
     void aModelThatIsFullDoesNotHoldUpAnother() {
         free.put("m", 0);
         free.put("n", 0);
@@ -221,7 +259,7 @@ class GatewayQueueTest {
         assertThat(outcomes).containsExactly("a routed");
         now += 1;
         queue.sweep();
-        assertThat(outcomes).containsExactly("a routed", "b timeout retry-after 1");
+        assertThat(outcomes).containsExactly("a routed", "b overloaded retry-after 1");
         assertThat(queue.depth()).isZero();
         assertThat(registry.get("heartgate_queue_wait").timer().count()).isEqualTo(2);
     }

@@ -153,6 +153,44 @@ class GatewayQueueIT {
     }
 
     @Test
+    void aFullQueueTakesAnotherCallersRequestInPlaceOfTheNewestOfTheCallerWithTheMostWaiting() throws Exception {
+        RawNode a = holdingNode();
+        start(1, c -> c.maxQueue(2), a);
+        CompletableFuture<HttpResponse<String>> first = chat();
+        await().atMost(Duration.ofSeconds(10)).until(() -> a.seen.size() == 1);
+        CompletableFuture<HttpResponse<String>> older = chat();
+        await().atMost(Duration.ofSeconds(10)).until(() -> depth() == 1.0);
+        CompletableFuture<HttpResponse<String>> newer = chat();
+        await().atMost(Duration.ofSeconds(10)).until(() -> depth() == 2.0);
+
+        // Another caller (client address 127.0.0.2, no keys here) finds the queue full of 127.0.0.1's
+        byte[] body = CHAT.getBytes(StandardCharsets.UTF_8);
+        try (Socket other = new Socket(InetAddress.getLoopbackAddress(), proxy.port(), InetAddress.getByName("127.0.0.2"), 0)) {
+            other.setSoTimeout(10_000);
+            other.getOutputStream().write(("POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+                    + "content-length: " + body.length + "\r\n\r\n").getBytes(StandardCharsets.UTF_8));
+            other.getOutputStream().write(body);
+            other.getOutputStream().flush();
+
+            HttpResponse<String> pushedOut = newer.get(10, TimeUnit.SECONDS);
+            assertThat(pushedOut.statusCode()).isEqualTo(503);
+            assertThat(pushedOut.body()).contains("\"type\":\"overloaded\"").contains("took this one's place");
+            assertThat(pushedOut.headers().firstValue("retry-after")).hasValue("1");
+            assertThat(exits("pushed_out")).isEqualTo(1.0);
+            assertThat(depth()).isEqualTo(2.0);
+            assertThat(older).isNotDone();
+
+            release.release(3);
+            assertThat(first.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+            assertThat(older.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+            String answer = new String(other.getInputStream().readNBytes(12), StandardCharsets.US_ASCII);
+            assertThat(answer).isEqualTo("HTTP/1.1 200");
+        }
+        assertThat(a.seen).hasSize(3);
+        assertThat(registry.get("heartgate_queue_rejected").counter().count()).isZero();
+    }
+
+    @Test
     void aRequestPastTheQueueTimeoutIsAnswered503OverloadedAndNeverReachesANode() throws Exception {
         RawNode a = holdingNode();
         start(1, c -> c.queueTimeout(Duration.ofMillis(300)), a);

@@ -119,10 +119,10 @@ final class Routing implements Stage {
         }
 
         @Override
-        public void timedOut(String message, int retryAfterSeconds) {
+        public void overloaded(String message, int retryAfterSeconds) {
             call.later(() -> {
                 call.onCancel(null);
-                call.answer(overloaded(message, retryAfterSeconds));
+                call.answer(Routing.overloaded(message, retryAfterSeconds));
             });
         }
     }
