@@ -7,9 +7,11 @@
 # FIRST_TOKEN, so each slot serves about one request a second), each with its own queue of
 # NODE_QUEUE beyond its slots (then 503 busy, as Ollama and a full vLLM do). A heavy caller at
 # HEAVY_RATE and a light one at LIGHT_RATE (10x less), open-loop Poisson arrivals, DURATION seconds.
-# The light caller is measured from WARMUP seconds in: the heavy caller starts WARMUP seconds before
-# it (so the flood is in its steady state, not in the second when all 12 slots start together and
-# none frees), and on the idle fleet WARMUP seconds of requests at WARMUP_RATE warm it first.
+# Both callers send for WARMUP + DURATION seconds, and every figure counts only the requests that
+# arrive from WARMUP seconds on (goodput: the requests completed in that window, over DURATION; the
+# nodes' own 503s: the whole run). The first seconds are the load generators' own JVMs warming up on
+# a busy machine, and the flood's start, when all 12 slots begin together and none frees for a
+# while. Every row, the idle one included, is cut the same way.
 # Rows: the light caller alone on an idle fleet (the scheduler with capacity: its reference p99),
 # nginx round robin (the nodes' own queues), HAProxy round robin with maxconn 4 per server and its
 # queue (timeout queue QUEUE_TIMEOUT), the scheduler without capacity (today), and the scheduler with
@@ -34,7 +36,7 @@ cd "$(dirname "$0")/.."
 NAME=bench/overload.sh
 DURATION=${DURATION:-60}; HEAVY_RATE=${HEAVY_RATE:-20}; LIGHT_RATE=${LIGHT_RATE:-2}
 TOKENS=${TOKENS:-72}; MIN_TOKENS=${MIN_TOKENS:-8}; TOKEN_DELAY=${TOKEN_DELAY:-25ms}; FIRST_TOKEN=${FIRST_TOKEN:-100ms}; NODE_QUEUE=${NODE_QUEUE:-8}
-WARMUP=${WARMUP:-5}; WARMUP_RATE=${WARMUP_RATE:-5}
+WARMUP=${WARMUP:-5}
 QUEUE_TIMEOUT=${QUEUE_TIMEOUT:-30}; CLIENTS=${CLIENTS:-18}; STRATEGY1=${STRATEGY1:-least-loaded}
 PARTS=${PARTS:-"1 2"}
 ROWS1=${ROWS1:-"idle nginx haproxy scheduler scheduler+capacity"}
@@ -157,25 +159,31 @@ row1() { # one row of part 1
   if [ "$name" != idle ]; then
     SECONDS_=$((DURATION + WARMUP)) loadgen "$port" heavy "$OUT/1-$name-heavy.json" --rate "$HEAVY_RATE" --keys "$HEAVY" --seed 3 &
     local heavy=$!
-    sleep "$WARMUP"
-  elif [ "$WARMUP" -gt 0 ]; then
-    SECONDS_=$WARMUP loadgen "$port" warmup "$WORK/warmup.json" --rate "$WARMUP_RATE" --keys "$HEAVY" --seed 4
   fi
-  loadgen "$port" light "$OUT/1-$name-light.json" --rate "$LIGHT_RATE" --keys "$LIGHT" --seed 5
+  SECONDS_=$((DURATION + WARMUP)) loadgen "$port" light "$OUT/1-$name-light.json" --rate "$LIGHT_RATE" --keys "$LIGHT" --seed 5
   [ "$name" != idle ] && wait "$heavy"
   busy=$(busy_refusals)
-  python3 - "$OUT" "$name" "$busy" >> "$OUT/part1.jsonl" <<'PY'
-import json, os, sys
-out, name, busy = sys.argv[1], sys.argv[2], int(sys.argv[3])
+  python3 - "$OUT" "$name" "$busy" "$WARMUP" "$DURATION" >> "$OUT/part1.jsonl" <<'PY'
+import json, math, os, sys
+out, name, busy, warmup, duration = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+def rank(sorted_values, p):  # nearest rank, as loadgen's own percentiles
+    return round(sorted_values[max(0, math.ceil(p / 100 * len(sorted_values)) - 1)], 1) if sorted_values else None
 row = {"row": name, "nodeBusy503": busy}
 for caller in ("heavy", "light"):
     path = os.path.join(out, f"1-{name}-{caller}.json")
     if not os.path.exists(path):
         continue
-    r = json.load(open(path))
-    row[caller] = {"sent": r["counts"]["sent"], "ok": r["counts"]["ok"], "goodput": r["goodput"],
-                   "ttftP50": r["ttftMs"]["p50"], "ttftP99": r["ttftMs"]["p99"],
-                   "errors": {k: v for k, v in r["counts"]["failedByKind"].items()}}
+    reqs = [q for q in json.load(open(path))["requests"] if q["scheduledMs"] >= warmup * 1000]
+    ok = sorted(q["ttftMs"] for q in reqs if q["kind"] == "ok")
+    errors = {}
+    for q in reqs:
+        if q["kind"] != "ok":
+            errors[q["kind"]] = errors.get(q["kind"], 0) + 1
+    # goodput: requests of this caller completed within the window, whenever they arrived
+    done = sum(1 for q in json.load(open(path))["requests"]
+               if q["kind"] == "ok" and warmup * 1000 <= q["scheduledMs"] + q["totalMs"] < (warmup + duration) * 1000)
+    row[caller] = {"sent": len(reqs), "ok": len(ok), "goodput": round(done / duration, 2),
+                   "ttftP50": rank(ok, 50), "ttftP99": rank(ok, 99), "errors": errors}
 print(json.dumps(row))
 PY
   stop_scheduler
@@ -228,8 +236,8 @@ def errs(e):
     return ", ".join(f"{k} {v}" for k, v in sorted(e.items())) or "-"
 if one:
     idle = next((r["light"]["ttftP99"] for r in one if r["row"] == "idle"), None)
-    print(f"\nPart 1: 3 sims x 4 slots, heavy caller {heavy}/s and light caller {light}/s for {duration} s; TTFT of"
-          " completed requests, ms.\n")
+    print(f"\nPart 1: 3 sims x 4 slots, heavy caller {heavy}/s and light caller {light}/s; the requests that arrived"
+          f" in {duration} s after the warm-up; TTFT of completed requests, ms.\n")
     print("| row | caller | sent | completed | goodput /s | TTFT p50 | TTFT p99 | light p99 / idle p99 | errors | nodes' 503 busy |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in one:
