@@ -24,9 +24,10 @@ import java.util.function.Consumer;
  * after one more turn of every flooding caller; a caller that comes back after each answer (a
  * closed loop) still gets one turn a round.
  *
- * <p>A full queue gives way by longest-queue drop: a newcomer pushes out the newest request of the
- * caller with the most waiting ({@link #giveWayTo}), so a caller that floods fills the queue
- * with its own backlog without locking the others out of it.
+ * <p>A full queue gives way by longest-queue drop: a newcomer of a higher class, or whose caller
+ * has at least two fewer waiting, pushes out the newest request of the caller with the most waiting
+ * in the lowest class ({@link #giveWayTo}), so a caller that floods fills the queue with its own
+ * backlog without locking the others out of it.
  *
  * @param <T> what waits
  */
@@ -151,8 +152,8 @@ public final class FairQueue<T> {
 
     /**
      * Returns the request a full queue should drop to make room for a new one of {@code caller} in
-     * class {@code priority}: the newest of the caller with the most waiting in the lowest class,
-     * when that class is lower than {@code priority}, or is the same and that caller has at least
+     * class {@code priority}: the newest of the caller with the most waiting in the lowest class (of
+     * callers equally long, the one whose newest came last), when that class is lower than {@code priority}, or is the same and that caller has at least
      * two more waiting than {@code caller} (so the newcomer never ends up with more than the caller
      * it pushed out). Returns {@code null} when the newcomer is to be refused instead. Takes nothing
      * out: the caller {@link #remove}s what it answers.
@@ -167,8 +168,9 @@ public final class FairQueue<T> {
         }
         ArrayDeque<Ticket<T>> most = null;
         for (ArrayDeque<Ticket<T>> mine : lowest.getValue().byCaller.values()) {
-            if (most == null || mine.size() > most.size()) {
-                most = mine;
+            if (most == null || mine.size() > most.size()
+                    || mine.size() == most.size() && mine.peekLast().enqueuedNanos > most.peekLast().enqueuedNanos) {
+                most = mine; // of equally long, the one whose newest came last
             }
         }
         if (lowest.getKey() == priority) {

@@ -38,7 +38,8 @@ public final class GatewayQueue {
 
     /**
      * A request waiting in the queue. Its callbacks run under the queue's lock on whatever thread
-     * freed a slot: each must only hand its outcome to the request's own event loop.
+     * freed a slot, swept, or queued the request that took its place: each must only hand its
+     * outcome to the request's own event loop.
      */
     public interface Waiter {
         /** Returns what routing needs of the request. */
@@ -54,8 +55,9 @@ public final class GatewayQueue {
         void refused(Route.Refused refusal);
 
         /**
-         * It waited the whole wait limit, or a caller with fewer waiting pushed it out of the full
-         * queue: answer 503 {@code overloaded} with {@code message} and {@code Retry-After}.
+         * It waited the whole wait limit, or a request of a higher class or of a caller with fewer
+         * waiting took its place in the full queue: answer 503 {@code overloaded} with {@code message}
+         * and {@code Retry-After}.
          */
         void overloaded(String message, int retryAfterSeconds);
     }
@@ -168,34 +170,25 @@ public final class GatewayQueue {
 
     /**
      * Queues {@code w} for {@code caller} (an API key's name or a client address) in priority class
-     * {@code priority}, then serves the queue at once (a slot may have come free meanwhile). Returns
-     * its ticket, or {@code null} when the model's queue is full and {@code caller} has as many
-     * waiting as any caller of its class (else the newest request of the caller with the most waiting
-     * is answered 503 {@code overloaded} to make room: {@link FairQueue#giveWayTo}): the request is to
-     * be answered 503 {@code overloaded} with {@link #retryAfterSeconds()}.
+     * {@code priority}, then serves the queue at once (a slot may have come free meanwhile). When the
+     * model's queue is full, a request that {@link FairQueue#giveWayTo} names is answered 503 {@code
+     * overloaded} to make room. Returns the ticket, or {@code null} when the queue is full and nothing
+     * gives way: the request is to be answered 503 {@code overloaded} with {@link #retryAfterSeconds()}.
      */
     public FairQueue.Ticket<Waiter> enqueue(Waiter w, String caller, int priority) {
         lock.lock();
         try {
             String model = key(w.facts().model());
-            ModelQueue q = byModel.get(model);
-            if (q == null) {
-                q = new ModelQueue(maxPerModel);
-                byModel.put(model, q);
-            }
-            FairQueue<Waiter> into = w.tried().isEmpty() ? q.fresh : q.retries;
+            FairQueue<Waiter> into = queueOf(model, w);
+            FairQueue.Ticket<Waiter> out = null;
             if (into.full()) {
-                FairQueue.Ticket<Waiter> out = into.giveWayTo(caller, priority);
-                if (out != null) {
-                    into.remove(out);
-                    waiting--;
-                    pushedOut.increment();
-                    waits.record(nanoTicker.getAsLong() - out.enqueuedNanos(), TimeUnit.NANOSECONDS);
-                    int retryAfter = retryAfterSeconds();
-                    RequestFacts facts = out.item().facts();
-                    String what = facts.model() == null ? "requests without a model" : "model '" + facts.displayModel() + "'";
-                    safely(() -> out.item().overloaded("the gateway queue for " + what + " is full, and a caller with fewer"
-                            + " requests waiting took this one's place", retryAfter));
+                serve(); // a slot may have come free: room without pushing anyone out
+                into = queueOf(model, w);
+                if (into.full()) {
+                    out = into.giveWayTo(caller, priority);
+                    if (out != null) {
+                        into.remove(out);
+                    }
                 }
             }
             FairQueue.Ticket<Waiter> t = into.offer(w, caller, priority, nanoTicker.getAsLong());
@@ -204,13 +197,34 @@ public final class GatewayQueue {
                 full.increment();
                 return null;
             }
-            waiting++;
+            if (out == null) {
+                waiting++;
+            } else {
+                pushOut(out);
+            }
             tidy();
             serve();
             return t;
         } finally {
             lock.unlock();
         }
+    }
+
+    /** Returns the queue {@code w} joins for {@code model} (first attempts or retries), creating it; under the lock. */
+    private FairQueue<Waiter> queueOf(String model, Waiter w) {
+        ModelQueue q = byModel.computeIfAbsent(model, m -> new ModelQueue(maxPerModel));
+        return w.tried().isEmpty() ? q.fresh : q.retries;
+    }
+
+    /** Answers {@code out}, taken out of a full queue to make room for a newcomer, 503 {@code overloaded}; under the lock. */
+    private void pushOut(FairQueue.Ticket<Waiter> out) {
+        pushedOut.increment();
+        waits.record(nanoTicker.getAsLong() - out.enqueuedNanos(), TimeUnit.NANOSECONDS);
+        int retryAfter = retryAfterSeconds();
+        RequestFacts facts = out.item().facts();
+        String what = facts.model() == null ? "requests without a model" : "model '" + facts.displayModel() + "'";
+        safely(() -> out.item().overloaded("the gateway queue for " + what + " is full, and a request of a higher"
+                + " priority class or of a caller with fewer requests waiting took this one's place", retryAfter));
     }
 
     /** Takes out the request of {@code t}, whose client hung up; nothing when it already left. */

@@ -197,6 +197,29 @@ class FairQueueTest {
     }
 
     @Test
+    void ofCallersEquallyLongTheOneWhoseNewestCameLastGivesWay() {
+        FairQueue<String> q = new FairQueue<>(4);
+        q.offer("a1", "a", 0, 1);
+        q.offer("b1", "b", 0, 2);
+        q.offer("b2", "b", 0, 3);
+        q.offer("a2", "a", 0, 4);
+        assertThat(q.giveWayTo("c", 0).item()).isEqualTo("a2");
+    }
+
+    @Test
+    void aRequestTakenFromTheMiddleMovesThoseBehindItUpARound() {
+        FairQueue<String> q = new FairQueue<>(100);
+        q.offer("a1", "a", 0, 1);
+        FairQueue.Ticket<String> a2 = q.offer("a2", "a", 0, 2);
+        q.offer("a3", "a", 0, 3);
+        q.offer("b1", "b", 0, 4);
+        q.offer("b2", "b", 0, 5);
+        q.offer("b3", "b", 0, 6);
+        q.remove(a2);
+        assertThat(drain(q)).containsExactly("a1", "b1", "a3", "b2", "b3");
+    }
+
+    @Test
     void aHungUpRequestLeavesAtOnceAndItsCallerLosesNoTurn() {
         FairQueue<String> q = new FairQueue<>(100);
         FairQueue.Ticket<String> a1 = q.offer("a1", "a", 0, 1);

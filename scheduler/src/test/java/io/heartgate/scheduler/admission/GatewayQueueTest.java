@@ -219,6 +219,42 @@ class GatewayQueueTest {
     }
 
     @Test
+    void aPushedOutRequestWhoseClientThenHangsUpChangesNothing() {
+        free.put("m", 0);
+        enqueue("h1", "m", "heavy", 0);
+        enqueue("h2", "m", "heavy", 0);
+        FairQueue.Ticket<GatewayQueue.Waiter> h3 = enqueue("h3", "m", "heavy", 0);
+        enqueue("l1", "m", "light", 0);
+        queue.cancel(h3);
+        assertThat(queue.depth()).isEqualTo(3);
+        assertThat(registry.get("heartgate_queue_exits").tag("outcome", "client_gone").counter().count()).isZero();
+    }
+
+    @Test
+    void aFullQueueWithASlotJustFreedServesItsHeadRatherThanPushAnyoneOut() {
+        free.put("m", 0);
+        enqueue("h1", "m", "heavy", 0);
+        enqueue("h2", "m", "heavy", 0);
+        enqueue("h3", "m", "heavy", 0);
+        free.put("m", 1); // freed, and its notice has not reached the queue yet
+        assertThat(enqueue("l1", "m", "light", 0)).isNotNull();
+        assertThat(outcomes).containsExactly("h1 routed");
+        assertThat(registry.get("heartgate_queue_exits").tag("outcome", "pushed_out").counter().count()).isZero();
+        assertThat(queue.depth()).isEqualTo(3);
+    }
+
+    @Test
+    void aFullQueueOfRetriesGivesWayTheSameWay() {
+        free.put("m", 0);
+        for (int i = 1; i <= 3; i++) {
+            queue.enqueue(new Waiting("r" + i, "m", List.of("only-free-node")), "heavy", 0);
+        }
+        assertThat(queue.enqueue(new Waiting("s1", "m", List.of("only-free-node")), "light", 0)).isNotNull();
+        assertThat(outcomes).containsExactly("r3 overloaded retry-after 1");
+        assertThat(queue.depth()).isEqualTo(3);
+    }
+
+    @Test
     void aHigherClassPushesOutTheLowestClassAndNeverTheReverse() {
         free.put("m", 0);
         enqueue("low1", "m", "low", 0);

@@ -165,7 +165,7 @@ class GatewayQueueIT {
 
         // Another caller (client address 127.0.0.2, no keys here) finds the queue full of 127.0.0.1's
         byte[] body = CHAT.getBytes(StandardCharsets.UTF_8);
-        try (Socket other = new Socket(InetAddress.getLoopbackAddress(), proxy.port(), InetAddress.getByName("127.0.0.2"), 0)) {
+        try (Socket other = new Socket(InetAddress.getByName("127.0.0.1"), proxy.port(), InetAddress.getByName("127.0.0.2"), 0)) {
             other.setSoTimeout(10_000);
             other.getOutputStream().write(("POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
                     + "content-length: " + body.length + "\r\n\r\n").getBytes(StandardCharsets.UTF_8));

@@ -16,7 +16,8 @@ import java.util.function.Supplier;
  * snapshot and the passive-health view), or answers {@code no_upstream} or {@code model_not_found}.
  * When every candidate is at its capacity, or requests for the model already wait, the request
  * waits in the {@link GatewayQueue} until a slot frees, and is answered 503 {@code overloaded}
- * with {@code Retry-After} when the queue is full or its wait runs out. The relay asks the same
+ * with {@code Retry-After} when the queue is full, its wait runs out, or a later request takes its
+ * place in the full queue. The relay asks the same
  * selector again for each retry.
  */
 final class Routing implements Stage {
