@@ -6,12 +6,12 @@
 # Part 1, two callers at 2x the fleet's capacity: three equal sims (tokens of TOKEN_DELAY after
 # FIRST_TOKEN, so each slot serves about one request a second), each with its own queue of
 # NODE_QUEUE beyond its slots (then 503 busy, as Ollama and a full vLLM do). A heavy caller at
-# HEAVY_RATE and a light one at LIGHT_RATE (10x less), open-loop Poisson arrivals, DURATION seconds.
-# Both callers send for WARMUP + DURATION seconds, and every figure counts only the requests that
-# arrive from WARMUP seconds on (goodput: the requests completed in that window, over DURATION; the
-# nodes' own 503s: the whole run). The first seconds are the load generators' own JVMs warming up on
-# a busy machine, and the flood's start, when all 12 slots begin together and none frees for a
-# while. Every row, the idle one included, is cut the same way.
+# HEAVY_RATE and a light one at LIGHT_RATE (10x less), open-loop Poisson arrivals. Both callers
+# send for WARMUP + DURATION seconds, and every figure counts only the requests that arrive from
+# WARMUP seconds on (goodput: the requests completed in that window, over DURATION; the nodes' own
+# 503s: the whole run). The first seconds are the load generators' own JVMs warming up on a busy
+# machine, and the flood's start, when all 12 slots begin together and none frees for a while.
+# Every row, the idle one included, is cut the same way.
 # Rows: the light caller alone on an idle fleet (the scheduler with capacity: its reference p99),
 # nginx round robin (the nodes' own queues), HAProxy round robin with maxconn 4 per server and its
 # queue (timeout queue QUEUE_TIMEOUT), the scheduler without capacity (today), and the scheduler with
@@ -29,6 +29,7 @@
 #   bench/overload.sh                      # about 25 minutes; after: mvn -B -DskipTests package
 #   PARTS=2 ROWS2="nginx-least-conn least-loaded" DURATION=30 bench/overload.sh   # a subset
 #   PARTS=1 ROWS1=scheduler+capacity LIGHT_PRIORITY=1 bench/overload.sh  # the light caller in a higher class
+#   PARTS=1 TOKEN_DELAY=10ms HEAVY_RATE=44 LIGHT_RATE=4.4 bench/overload.sh   # faster tokens, still 2x capacity
 #
 # Needs haproxy (Debian: apt-get install haproxy) besides what bench/lib.sh checks.
 set -uo pipefail
