@@ -30,6 +30,8 @@
 #   PARTS=2 ROWS2="nginx-least-conn least-loaded" DURATION=30 bench/overload.sh   # a subset
 #   PARTS=1 ROWS1=scheduler+capacity LIGHT_PRIORITY=1 bench/overload.sh  # the light caller in a higher class
 #   PARTS=1 TOKEN_DELAY=10ms HEAVY_RATE=44 LIGHT_RATE=4.4 bench/overload.sh   # faster tokens, still 2x capacity
+#   SIM_CPUS=1 taskset -c 0 bench/overload.sh    # the sims on CPU 1, everything else on CPU 0, as GPU nodes
+#                                                 # do not share the gateway's CPUs
 #
 # Needs haproxy (Debian: apt-get install haproxy) besides what bench/lib.sh checks.
 set -uo pipefail
@@ -101,7 +103,7 @@ start_nodes() { # start_nodes CAPACITY DELAY1 DELAY2 DELAY3: three sims with age
   local capacity=$1; shift
   local i=1
   for delay in "$@"; do
-    java -Xmx128m -XX:+UseSerialGC -jar inference-sim/target/inference-sim.jar --port 1940$i --name gpu-$i \
+    ${SIM_CPUS:+taskset -c "$SIM_CPUS"} java -Xmx128m -XX:+UseSerialGC -jar inference-sim/target/inference-sim.jar --port 1940$i --name gpu-$i \
       --models llama3:8b --tokens "$TOKENS" --token-delay "$delay" --first-token-delay "$FIRST_TOKEN" \
       --max-concurrency 4 --max-queue "$NODE_QUEUE" > "$WORK/sim-$i.log" 2>&1 &
     NODE_PIDS+=($!); PIDS+=($!); i=$((i + 1))
