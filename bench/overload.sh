@@ -40,6 +40,10 @@ NAME=bench/overload.sh
 DURATION=${DURATION:-60}; HEAVY_RATE=${HEAVY_RATE:-20}; LIGHT_RATE=${LIGHT_RATE:-2}
 TOKENS=${TOKENS:-72}; MIN_TOKENS=${MIN_TOKENS:-8}; TOKEN_DELAY=${TOKEN_DELAY:-25ms}; FIRST_TOKEN=${FIRST_TOKEN:-100ms}; NODE_QUEUE=${NODE_QUEUE:-8}
 WARMUP=${WARMUP:-5}
+case $WARMUP in ''|*[!0-9]*) echo "$NAME: WARMUP must be whole seconds (0 or more), was '$WARMUP'" >&2; exit 2 ;; esac
+if [ -n "${SIM_CPUS:-}" ] && ! taskset -c "$SIM_CPUS" true 2>/dev/null; then
+  echo "$NAME: SIM_CPUS='$SIM_CPUS' is not a CPU list taskset can pin to on this machine (see nproc)" >&2; exit 2
+fi
 QUEUE_TIMEOUT=${QUEUE_TIMEOUT:-30}; CLIENTS=${CLIENTS:-18}; STRATEGY1=${STRATEGY1:-least-loaded}
 PARTS=${PARTS:-"1 2"}
 ROWS1=${ROWS1:-"idle nginx haproxy scheduler scheduler+capacity"}
@@ -176,14 +180,15 @@ for caller in ("heavy", "light"):
     path = os.path.join(out, f"1-{name}-{caller}.json")
     if not os.path.exists(path):
         continue
-    reqs = [q for q in json.load(open(path))["requests"] if q["scheduledMs"] >= warmup * 1000]
+    every = json.load(open(path))["requests"]
+    reqs = [q for q in every if q["scheduledMs"] >= warmup * 1000]
     ok = sorted(q["ttftMs"] for q in reqs if q["kind"] == "ok")
     errors = {}
     for q in reqs:
         if q["kind"] != "ok":
             errors[q["kind"]] = errors.get(q["kind"], 0) + 1
     # goodput: requests of this caller completed within the window, whenever they arrived
-    done = sum(1 for q in json.load(open(path))["requests"]
+    done = sum(1 for q in every
                if q["kind"] == "ok" and warmup * 1000 <= q["scheduledMs"] + q["totalMs"] < (warmup + duration) * 1000)
     row[caller] = {"sent": len(reqs), "ok": len(ok), "goodput": round(done / duration, 2),
                    "ttftP50": rank(ok, 50), "ttftP99": rank(ok, 99), "errors": errors}

@@ -40,8 +40,6 @@ public final class FairQueue<T> {
         private final int priority;
         private final long enqueuedNanos;
         private final FairQueue<T> owner;
-        /** The round of its class it is to be served in. */
-        private long round;
         private boolean queued = true;
 
         Ticket(FairQueue<T> owner, T item, String caller, int priority, long enqueuedNanos) {
@@ -75,9 +73,23 @@ public final class FairQueue<T> {
         }
     }
 
+    /**
+     * One caller's waiting requests, oldest first. They are served in consecutive rounds from
+     * {@link #round}, so taking one out anywhere moves those behind it up a round: it loses no turn.
+     */
+    private static final class Waiting<T> {
+        final ArrayDeque<Ticket<T>> tickets = new ArrayDeque<>();
+        /** The round the oldest is to be served in. */
+        long round;
+
+        Waiting(long round) {
+            this.round = round;
+        }
+    }
+
     /** The callers of one priority class with requests waiting, and the round being served. */
     private static final class Level<T> {
-        final Map<String, ArrayDeque<Ticket<T>>> byCaller = new HashMap<>();
+        final Map<String, Waiting<T>> byCaller = new HashMap<>();
         /** Callers by the round of their oldest waiting request; within a round, in the order they joined it. */
         final TreeMap<Long, ArrayDeque<String>> byRound = new TreeMap<>();
         /** The round of the request served last. */
@@ -131,16 +143,13 @@ public final class FairQueue<T> {
         }
         Ticket<T> t = new Ticket<>(this, item, caller, priority, nowNanos);
         Level<T> level = levels.computeIfAbsent(priority, p -> new Level<>());
-        ArrayDeque<Ticket<T>> mine = level.byCaller.get(caller);
+        Waiting<T> mine = level.byCaller.get(caller);
         if (mine == null) {
-            mine = new ArrayDeque<>();
+            mine = new Waiting<>(level.servedThisRound.contains(caller) ? level.round + 1 : level.round);
             level.byCaller.put(caller, mine);
-            t.round = level.servedThisRound.contains(caller) ? level.round + 1 : level.round;
-            level.join(caller, t.round);
-        } else {
-            t.round = mine.peekLast().round + 1;
+            level.join(caller, mine.round);
         }
-        mine.addLast(t);
+        mine.tickets.addLast(t);
         arrival.add(t);
         return t;
     }
@@ -167,15 +176,16 @@ public final class FairQueue<T> {
             return null;
         }
         ArrayDeque<Ticket<T>> most = null;
-        for (ArrayDeque<Ticket<T>> mine : lowest.getValue().byCaller.values()) {
+        for (Waiting<T> w : lowest.getValue().byCaller.values()) {
+            ArrayDeque<Ticket<T>> mine = w.tickets;
             if (most == null || mine.size() > most.size()
                     || mine.size() == most.size() && mine.peekLast().enqueuedNanos > most.peekLast().enqueuedNanos) {
                 most = mine; // of equally long, the one whose newest came last
             }
         }
         if (lowest.getKey() == priority) {
-            ArrayDeque<Ticket<T>> own = lowest.getValue().byCaller.get(caller);
-            if (most.size() < (own == null ? 0 : own.size()) + 2) {
+            Waiting<T> own = lowest.getValue().byCaller.get(caller);
+            if (most.size() < (own == null ? 0 : own.tickets.size()) + 2) {
                 return null;
             }
         }
@@ -188,7 +198,7 @@ public final class FairQueue<T> {
             return null;
         }
         Level<T> level = levels.firstEntry().getValue();
-        return level.byCaller.get(level.byRound.firstEntry().getValue().peekFirst()).peekFirst();
+        return level.byCaller.get(level.byRound.firstEntry().getValue().peekFirst()).tickets.peekFirst();
     }
 
     /**
@@ -206,20 +216,21 @@ public final class FairQueue<T> {
         if (first.getValue().isEmpty()) {
             level.byRound.remove(first.getKey());
         }
-        ArrayDeque<Ticket<T>> mine = level.byCaller.get(caller);
-        Ticket<T> t = mine.pollFirst();
-        if (t.round > level.round) {
-            level.round = t.round;
+        Waiting<T> mine = level.byCaller.get(caller);
+        Ticket<T> t = mine.tickets.pollFirst();
+        if (mine.round > level.round) {
+            level.round = mine.round;
             level.servedThisRound.clear();
         }
         level.servedThisRound.add(caller);
-        if (mine.isEmpty()) {
+        if (mine.tickets.isEmpty()) {
             level.byCaller.remove(caller);
             if (level.byCaller.isEmpty()) {
                 levels.remove(top.getKey()); // nobody else waits: no round to keep
             }
         } else {
-            level.join(caller, mine.peekFirst().round);
+            mine.round++;
+            level.join(caller, mine.round);
         }
         left(t);
         return t;
@@ -259,21 +270,11 @@ public final class FairQueue<T> {
     /** Takes {@code t} out of its class; the caller's requests behind it move up a round each, so it loses no turn. */
     private void removeFromLevels(Ticket<T> t) {
         Level<T> level = levels.get(t.priority);
-        ArrayDeque<Ticket<T>> mine = level.byCaller.get(t.caller);
-        long headRound = mine.peekFirst().round;
-        boolean behind = false;
-        for (Iterator<Ticket<T>> it = mine.iterator(); it.hasNext(); ) {
-            Ticket<T> each = it.next();
-            if (each == t) {
-                it.remove();
-                behind = true;
-            } else if (behind) {
-                each.round--;
-            }
-        }
-        if (mine.isEmpty()) {
+        Waiting<T> mine = level.byCaller.get(t.caller);
+        mine.tickets.remove(t);
+        if (mine.tickets.isEmpty()) {
             level.byCaller.remove(t.caller);
-            level.leave(t.caller, headRound);
+            level.leave(t.caller, mine.round);
             if (level.byCaller.isEmpty()) {
                 levels.remove(t.priority);
             }

@@ -86,6 +86,10 @@ class GatewayQueueTest {
         }
     }
 
+    private double exits(String outcome) {
+        return registry.get("heartgate_queue_exits").tag("outcome", outcome).counter().count();
+    }
+
     private FairQueue.Ticket<GatewayQueue.Waiter> enqueue(String name, String model, String caller, int priority) {
         return queue.enqueue(new Waiting(name, model), caller, priority);
     }
@@ -114,7 +118,7 @@ class GatewayQueueTest {
         queue.slotFreed();
         assertThat(outcomes).containsExactly("h1 routed", "l1 routed", "h2 routed");
         assertThat(queue.depth()).isZero();
-        assertThat(registry.get("heartgate_queue_exits").tag("outcome", "served").counter().count()).isEqualTo(3);
+        assertThat(exits("served")).isEqualTo(3);
     }
 
     @Test
@@ -209,7 +213,7 @@ class GatewayQueueTest {
         assertThat(outcomes).containsExactly("h3 overloaded retry-after 1");
         assertThat(enqueue("l2", "m", "light", 0)).isNull(); // heavy 2 against light 1: it would end up ahead
         assertThat(enqueue("h4", "m", "heavy", 0)).isNull();
-        assertThat(registry.get("heartgate_queue_exits").tag("outcome", "pushed_out").counter().count()).isEqualTo(1);
+        assertThat(exits("pushed_out")).isEqualTo(1);
         assertThat(registry.get("heartgate_queue_rejected").counter().count()).isEqualTo(2);
         assertThat(registry.get("heartgate_queue_wait").timer().count()).isEqualTo(1);
         assertThat(queue.depth()).isEqualTo(3);
@@ -227,7 +231,7 @@ class GatewayQueueTest {
         enqueue("l1", "m", "light", 0);
         queue.cancel(h3);
         assertThat(queue.depth()).isEqualTo(3);
-        assertThat(registry.get("heartgate_queue_exits").tag("outcome", "client_gone").counter().count()).isZero();
+        assertThat(exits("client_gone")).isZero();
     }
 
     @Test
@@ -239,7 +243,7 @@ class GatewayQueueTest {
         free.put("m", 1); // freed, and its notice has not reached the queue yet
         assertThat(enqueue("l1", "m", "light", 0)).isNotNull();
         assertThat(outcomes).containsExactly("h1 routed");
-        assertThat(registry.get("heartgate_queue_exits").tag("outcome", "pushed_out").counter().count()).isZero();
+        assertThat(exits("pushed_out")).isZero();
         assertThat(queue.depth()).isEqualTo(3);
     }
 
@@ -323,7 +327,7 @@ class GatewayQueueTest {
         free.put("m", 5);
         queue.slotFreed();
         assertThat(outcomes).containsExactly("stays routed");
-        assertThat(registry.get("heartgate_queue_exits").tag("outcome", "client_gone").counter().count()).isEqualTo(1);
+        assertThat(exits("client_gone")).isEqualTo(1);
     }
 
     @Test

@@ -95,6 +95,15 @@ class GatewayQueueIT {
         return http.sendAsync(req, HttpResponse.BodyHandlers.ofString());
     }
 
+    /** Writes the chat request on a raw socket, for a client whose address or hang-up the test controls. */
+    private static void sendChat(Socket s) throws IOException {
+        byte[] body = CHAT.getBytes(StandardCharsets.UTF_8);
+        s.getOutputStream().write(("POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+                + "content-length: " + body.length + "\r\n\r\n").getBytes(StandardCharsets.UTF_8));
+        s.getOutputStream().write(body);
+        s.getOutputStream().flush();
+    }
+
     private double depth() {
         return registry.get("heartgate_queue_depth").gauge().value();
     }
@@ -164,13 +173,9 @@ class GatewayQueueIT {
         await().atMost(Duration.ofSeconds(10)).until(() -> depth() == 2.0);
 
         // Another caller (client address 127.0.0.2, no keys here) finds the queue full of 127.0.0.1's
-        byte[] body = CHAT.getBytes(StandardCharsets.UTF_8);
         try (Socket other = new Socket(InetAddress.getByName("127.0.0.1"), proxy.port(), InetAddress.getByName("127.0.0.2"), 0)) {
             other.setSoTimeout(10_000);
-            other.getOutputStream().write(("POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
-                    + "content-length: " + body.length + "\r\n\r\n").getBytes(StandardCharsets.UTF_8));
-            other.getOutputStream().write(body);
-            other.getOutputStream().flush();
+            sendChat(other);
 
             HttpResponse<String> pushedOut = newer.get(10, TimeUnit.SECONDS);
             assertThat(pushedOut.statusCode()).isEqualTo(503);
@@ -213,11 +218,7 @@ class GatewayQueueIT {
         CompletableFuture<HttpResponse<String>> first = chat();
         await().atMost(Duration.ofSeconds(10)).until(() -> a.seen.size() == 1);
         try (Socket s = new Socket(InetAddress.getLoopbackAddress(), proxy.port())) {
-            byte[] body = CHAT.getBytes(StandardCharsets.UTF_8);
-            s.getOutputStream().write(("POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
-                    + "content-length: " + body.length + "\r\n\r\n").getBytes(StandardCharsets.UTF_8));
-            s.getOutputStream().write(body);
-            s.getOutputStream().flush();
+            sendChat(s);
             await().atMost(Duration.ofSeconds(10)).until(() -> depth() == 1.0);
         }
         await().atMost(Duration.ofSeconds(10)).until(() -> depth() == 0.0);
