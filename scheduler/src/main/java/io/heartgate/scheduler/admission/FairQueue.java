@@ -5,6 +5,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -162,34 +163,54 @@ public final class FairQueue<T> {
     /**
      * Returns the request a full queue should drop to make room for a new one of {@code caller} in
      * class {@code priority}: the newest of the caller with the most waiting in the lowest class (of
-     * callers equally long, the one whose newest came last), when that class is lower than {@code priority}, or is the same and that caller has at least
-     * two more waiting than {@code caller} (so the newcomer never ends up with more than the caller
-     * it pushed out). Returns {@code null} when the newcomer is to be refused instead. Takes nothing
-     * out: the caller {@link #remove}s what it answers.
+     * callers equally long, the one whose newest came last), when that class is lower than {@code
+     * priority}, or is the same and that caller has at least two more waiting than {@code caller} (so
+     * the newcomer never ends up with more than the caller it pushed out). Returns {@code null} when
+     * the newcomer is to be refused instead. Takes nothing out: the caller {@link #remove}s what it
+     * answers.
      */
     public Ticket<T> giveWayTo(String caller, int priority) {
-        if (levels.isEmpty()) {
-            return null;
-        }
-        Map.Entry<Integer, Level<T>> lowest = levels.lastEntry();
-        if (lowest.getKey() > priority) {
-            return null;
-        }
-        ArrayDeque<Ticket<T>> most = null;
-        for (Waiting<T> w : lowest.getValue().byCaller.values()) {
-            ArrayDeque<Ticket<T>> mine = w.tickets;
-            if (most == null || mine.size() > most.size()
-                    || mine.size() == most.size() && mine.peekLast().enqueuedNanos > most.peekLast().enqueuedNanos) {
-                most = mine; // of equally long, the one whose newest came last
+        return giveWayTo(List.of(this), caller, priority);
+    }
+
+    /**
+     * {@link #giveWayTo(String, int)} over {@code parts} that share one bound, as if they were one
+     * queue: a caller's requests are counted, and its newest found, across all of them.
+     */
+    public static <T> Ticket<T> giveWayTo(List<FairQueue<T>> parts, String caller, int priority) {
+        Integer lowest = null;
+        for (FairQueue<T> part : parts) {
+            if (!part.levels.isEmpty() && (lowest == null || part.levels.lastKey() < lowest)) {
+                lowest = part.levels.lastKey();
             }
         }
-        if (lowest.getKey() == priority) {
-            Waiting<T> own = lowest.getValue().byCaller.get(caller);
-            if (most.size() < (own == null ? 0 : own.tickets.size()) + 2) {
-                return null;
+        if (lowest == null || lowest > priority) {
+            return null;
+        }
+        Map<String, Integer> counts = new HashMap<>();
+        Map<String, Ticket<T>> newest = new HashMap<>();
+        for (FairQueue<T> part : parts) {
+            Level<T> level = part.levels.get(lowest);
+            if (level == null) {
+                continue;
+            }
+            for (Map.Entry<String, Waiting<T>> e : level.byCaller.entrySet()) {
+                counts.merge(e.getKey(), e.getValue().tickets.size(), Integer::sum);
+                Ticket<T> last = e.getValue().tickets.peekLast();
+                newest.merge(e.getKey(), last, (a, b) -> b.enqueuedNanos > a.enqueuedNanos ? b : a);
             }
         }
-        return most.peekLast();
+        String most = null;
+        for (Map.Entry<String, Integer> e : counts.entrySet()) {
+            if (most == null || e.getValue() > counts.get(most) || e.getValue().equals(counts.get(most))
+                    && newest.get(e.getKey()).enqueuedNanos > newest.get(most).enqueuedNanos) {
+                most = e.getKey(); // of equally long, the one whose newest came last
+            }
+        }
+        if (lowest == priority && counts.get(most) < counts.getOrDefault(caller, 0) + 2) {
+            return null;
+        }
+        return newest.get(most);
     }
 
     /** Returns the ticket to be served next without taking it, or {@code null} when empty. */

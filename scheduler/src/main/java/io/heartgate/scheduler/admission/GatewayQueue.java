@@ -22,8 +22,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Holds the requests that found every node for their model at its capacity, in the scheduler
- * instead of on a GPU node: one {@link FairQueue} per model, each bounded by {@code --max-queue},
- * with one wait limit ({@code --queue-timeout}). A request leaves the moment a candidate has room:
+ * instead of on a GPU node: one {@link FairQueue} per model (first attempts and retries apart), the
+ * two bounded together by {@code --max-queue}, with one wait limit ({@code --queue-timeout}). A
+ * request leaves the moment a candidate has room:
  * whenever a slot on a node of known capacity is given back ({@link #slotFreed()}), and on each
  * sweep ({@link #sweep()}, which also sees heartbeats, joins and ejections end), the queues are
  * served in order until their next request finds every candidate full again.
@@ -66,19 +67,33 @@ public final class GatewayQueue {
 
     /**
      * One model's waiting requests: first attempts, and retries apart, since a retry may find every
-     * node full that it has not tried yet while first attempts behind it would fit.
+     * node full that it has not tried yet while first attempts behind it would fit. The two share the
+     * model's bound.
      */
     private static final class ModelQueue {
+        final int max;
         final FairQueue<Waiter> fresh;
         final FairQueue<Waiter> retries;
+        final List<FairQueue<Waiter>> parts;
 
         ModelQueue(int max) {
+            this.max = max;
             fresh = new FairQueue<>(max);
             retries = new FairQueue<>(max);
+            parts = List.of(fresh, retries);
         }
 
         boolean isEmpty() {
             return fresh.isEmpty() && retries.isEmpty();
+        }
+
+        boolean full() {
+            return fresh.size() + retries.size() >= max;
+        }
+
+        /** Returns the part {@code w} joins: first attempts or retries. */
+        FairQueue<Waiter> partOf(Waiter w) {
+            return w.tried().isEmpty() ? fresh : retries;
         }
 
         /** Returns the ticket that came first of the two heads (by priority class, then age), or null. */
@@ -179,19 +194,20 @@ public final class GatewayQueue {
         lock.lock();
         try {
             String model = key(w.facts().model());
-            FairQueue<Waiter> into = queueOf(model, w);
+            ModelQueue q = modelQueue(model);
             FairQueue.Ticket<Waiter> out = null;
-            if (into.full()) {
+            if (q.full()) {
                 serve(); // a slot may have come free: room without pushing anyone out
-                into = queueOf(model, w);
-                if (into.full()) {
-                    out = into.giveWayTo(caller, priority);
+                q = modelQueue(model);
+                if (q.full()) {
+                    out = FairQueue.giveWayTo(q.parts, caller, priority);
                     if (out != null) {
-                        into.remove(out);
+                        q.fresh.remove(out);
+                        q.retries.remove(out);
                     }
                 }
             }
-            FairQueue.Ticket<Waiter> t = into.offer(w, caller, priority, nanoTicker.getAsLong());
+            FairQueue.Ticket<Waiter> t = q.full() ? null : q.partOf(w).offer(w, caller, priority, nanoTicker.getAsLong());
             if (t == null) {
                 tidy();
                 full.increment();
@@ -210,10 +226,9 @@ public final class GatewayQueue {
         }
     }
 
-    /** Returns the queue {@code w} joins for {@code model} (first attempts or retries), creating it; under the lock. */
-    private FairQueue<Waiter> queueOf(String model, Waiter w) {
-        ModelQueue q = byModel.computeIfAbsent(model, m -> new ModelQueue(maxPerModel));
-        return w.tried().isEmpty() ? q.fresh : q.retries;
+    /** Returns the queue of {@code model}, creating it; under the lock. */
+    private ModelQueue modelQueue(String model) {
+        return byModel.computeIfAbsent(model, m -> new ModelQueue(maxPerModel));
     }
 
     /** Answers {@code out}, taken out of a full queue to make room for a newcomer, 503 {@code overloaded}; under the lock. */

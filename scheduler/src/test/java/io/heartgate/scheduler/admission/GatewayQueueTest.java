@@ -259,6 +259,35 @@ class GatewayQueueTest {
     }
 
     @Test
+    void firstAttemptsAndRetriesShareTheModelsBound() {
+        free.put("m", 0);
+        enqueue("f1", "m", "a", 0);
+        queue.enqueue(new Waiting("r1", "m", List.of("only-free-node")), "b", 0);
+        enqueue("f2", "m", "c", 0);
+        assertThat(queue.depth()).isEqualTo(3);
+        assertThat(queue.enqueue(new Waiting("r2", "m", List.of("only-free-node")), "d", 0)).isNull();
+        assertThat(enqueue("f3", "m", "e", 0)).isNull();
+        assertThat(registry.get("heartgate_queue_rejected").counter().count()).isEqualTo(2);
+        assertThat(queue.depth()).isEqualTo(3);
+    }
+
+    @Test
+    void aFullQueueCountsACallersFirstAttemptsAndRetriesTogetherWhenMakingRoom() {
+        free.put("m", 0);
+        now = 1;
+        enqueue("h1", "m", "heavy", 0);
+        now = 2;
+        queue.enqueue(new Waiting("hr1", "m", List.of("only-free-node")), "heavy", 0);
+        now = 3;
+        enqueue("o1", "m", "other", 0);
+        now = 4; // heavy has 2 waiting across both parts, light none: heavy's newest, the retry, makes room
+        assertThat(enqueue("l1", "m", "light", 0)).isNotNull();
+        assertThat(outcomes).containsExactly("hr1 overloaded retry-after 1");
+        assertThat(enqueue("l2", "m", "light", 0)).isNull(); // now 1, 1 and 1: nobody has two more
+        assertThat(queue.depth()).isEqualTo(3);
+    }
+
+    @Test
     void aHigherClassPushesOutTheLowestClassAndNeverTheReverse() {
         free.put("m", 0);
         enqueue("low1", "m", "low", 0);
