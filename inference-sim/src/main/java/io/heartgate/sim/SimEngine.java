@@ -272,6 +272,7 @@ final class SimEngine {
         }
         long first = f.firstTokenDelayMs() != null ? f.firstTokenDelayMs() : config.firstTokenDelay().toMillis();
         first += prefixCache.prefillMs(g.prompt);
+        g.dueNanos = nanos.getAsLong() + first * 1_000_000;
         if (first == 0) {
             emit(g);
         } else {
@@ -282,14 +283,23 @@ final class SimEngine {
     /**
      * Sends the next token and schedules the one after. With a zero token delay it loops instead of
      * scheduling: benchmarks run the sim that way so that it is never the bottleneck.
+     *
+     * <p>Each token is due a token delay after the previous one was due, not after it was sent: a
+     * timer that fires late (a busy host) is made up on the next tokens, as a GPU's steps do not wait
+     * for the host's timers. Otherwise every late timer would add to the answer's time, and a benchmark
+     * whose sims share cores with the proxy under test would count the proxy's CPU as slower GPUs.
      */
     private void emit(Generation g) {
         g.timerId = -1;
         while (g.phase == Phase.RUNNING) {
             long delayMs = emitOne(g);
             if (delayMs > 0) {
-                g.timerId = timers.schedule(delayMs, () -> emit(g));
-                return;
+                g.dueNanos += delayMs * 1_000_000;
+                long waitNanos = g.dueNanos - nanos.getAsLong();
+                if (waitNanos > 0) {
+                    g.timerId = timers.schedule((waitNanos + 999_999) / 1_000_000, () -> emit(g));
+                    return;
+                }
             }
         }
     }
@@ -341,6 +351,8 @@ final class SimEngine {
         private Phase phase = Phase.NEW;
         private int sent;
         private long timerId = -1;
+        /** When the token being waited for is due, on the engine's clock. */
+        private long dueNanos;
         private long loadWaitNanos;
         private final String prompt;
         private final boolean chat;

@@ -18,6 +18,8 @@ final class ManualTimers implements Timers {
             Comparator.comparingLong(Task::dueNanos).thenComparingLong(Task::id));
     private long nowNanos;
     private long nextId;
+    private long lagNanos;
+    private long stallNanos;
 
     /** Returns the fake monotonic time in nanoseconds; 0 at the start. */
     long nanos() {
@@ -34,13 +36,24 @@ final class ManualTimers implements Timers {
         return tasks.size();
     }
 
+    /** Makes every action scheduled from now on run {@code lag} after it falls due, as timers on a busy host do. */
+    void lag(Duration lag) {
+        lagNanos = lag.toNanos();
+    }
+
+    /** Makes the next action scheduled run {@code stall} after it falls due (besides any {@link #lag}). */
+    void stallNext(Duration stall) {
+        stallNanos = stall.toNanos();
+    }
+
     @Override
     public long schedule(long delayMs, Runnable action) {
         if (delayMs <= 0) {
             throw new IllegalArgumentException("the engine must not schedule a delay of " + delayMs + " ms");
         }
         long id = nextId++;
-        tasks.add(new Task(nowNanos + delayMs * 1_000_000, id, action));
+        tasks.add(new Task(nowNanos + delayMs * 1_000_000 + lagNanos + stallNanos, id, action));
+        stallNanos = 0;
         return id;
     }
 

@@ -92,6 +92,32 @@ class SimEngineTest {
     }
 
     @Test
+    void lateTimersAreMadeUpSoTheAnswerTakesItsTimeOnABusyHost() {
+        SimEngine engine = engine(5, 20, 100, 4, 64);
+        timers.lag(Duration.ofMillis(3)); // every timer fires 3 ms late
+        Recorder a = new Recorder("a");
+        engine.admit(engine.open("m", Integer.MAX_VALUE, a));
+        timers.advanceMs(1_000);
+
+        // due at 100, 120, 140, 160, 180: each is sent 3 ms late at most, and the lateness never adds up
+        assertThat(log).containsExactly("103 a [[gpu-t]]", "123 a [ the]", "143 a [ GPU]", "163 a [ streams]",
+                "183 a [ tokens]", "183 a finish stop");
+    }
+
+    @Test
+    void aTimerLateByMoreThanATokenSendsTheTokensDueAtOnce() {
+        SimEngine engine = engine(5, 20, 100, 4, 64);
+        Recorder a = new Recorder("a");
+        engine.admit(engine.open("m", Integer.MAX_VALUE, a));
+        timers.advanceMs(99);
+        timers.stallNext(Duration.ofMillis(45)); // the host stalls: the timer set at 100 for 120 fires at 165
+        timers.advanceMs(1_000);
+
+        assertThat(log).containsExactly("100 a [[gpu-t]]", "165 a [ the]", "165 a [ GPU]", "165 a [ streams]",
+                "180 a [ tokens]", "180 a finish stop");
+    }
+
+    @Test
     void generatesEveryTokenAtOnceWithZeroDelays() {
         SimEngine engine = engine(3, 0, 0, 1, 0);
 
