@@ -39,6 +39,9 @@ final class SimEngine {
     private final SimConfig config;
     private final Supplier<Faults> faults;
     private final LongSupplier nanos;
+    /** {@link #busySlotNanos()} up to {@link #busySince}. */
+    private long busySlotNanos;
+    private long busySince;
     private final Timers timers;
     private final SimStats stats;
     private final TextSource text;
@@ -95,6 +98,22 @@ final class SimEngine {
     /** Says whether {@code model} is loaded. */
     boolean serves(String model) {
         return config.models().contains(model);
+    }
+
+    /**
+     * Returns the slot time spent generating so far, in nanoseconds: the running generations integrated
+     * over time. Over an interval, its growth divided by the interval and the slots is how busy the node
+     * was, which shows how promptly whatever sends it work fills a slot that frees.
+     */
+    long busySlotNanos() {
+        countBusySlots();
+        return busySlotNanos;
+    }
+
+    private void countBusySlots() {
+        long now = nanos.getAsLong();
+        busySlotNanos += running * (now - busySince);
+        busySince = now;
     }
 
     /** Returns the generations holding a slot now. */
@@ -263,6 +282,7 @@ final class SimEngine {
     }
 
     private void start(Generation g) {
+        countBusySlots();
         running++;
         loaded.merge(g.model, 1, Integer::sum);
         g.phase = Phase.RUNNING;
@@ -333,6 +353,7 @@ final class SimEngine {
     }
 
     private void freeSlot(Generation g) {
+        countBusySlots();
         running--;
         loaded.computeIfPresent(g.model, (m, n) -> n - 1);
         dispatch();

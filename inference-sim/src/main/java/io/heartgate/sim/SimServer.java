@@ -79,7 +79,8 @@ public final class SimServer extends VerticleBase {
         router.get("/metrics").handler(ctx -> ctx.response().putHeader("content-type", PrometheusText.CONTENT_TYPE)
                 .end(metrics.render()));
         router.get("/sim/stats").handler(ctx ->
-                Requests.json(ctx, 200, stats.toJson(config.name(), engine.running(), engine.waiting(), engine.loadedModels())));
+                Requests.json(ctx, 200, stats.toJson(config.name(), engine.running(), engine.waiting(), engine.busySlotNanos(),
+                        engine.loadedModels())));
 
         router.errorHandler(413, ctx -> dialect(ctx).error(ctx, 413, "request body too large"));
         router.errorHandler(500, ctx -> {

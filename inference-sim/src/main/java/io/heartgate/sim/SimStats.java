@@ -37,7 +37,7 @@ final class SimStats {
         return out;
     }
 
-    JsonObject toJson(String name, int inFlight, int queued, List<String> loaded) {
+    JsonObject toJson(String name, int inFlight, int queued, long busySlotNanos, List<String> loaded) {
         JsonObject requests = new JsonObject();
         requests().forEach(requests::put);
         return new JsonObject()
@@ -45,6 +45,7 @@ final class SimStats {
                 .put("requests", requests)
                 .put("inFlight", inFlight)
                 .put("queued", queued)
+                .put("busySlotSeconds", busySlotNanos / 1e9)
                 .put("completed", completed.sum())
                 .put("unauthorized", unauthorized.sum())
                 .put("cancelledStreams", cancelledStreams.sum())

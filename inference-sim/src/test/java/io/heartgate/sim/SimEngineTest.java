@@ -118,6 +118,19 @@ class SimEngineTest {
     }
 
     @Test
+    void busySlotTimeIntegratesTheRunningGenerations() {
+        SimEngine engine = engine(4, 20, 100, 2, 64); // each answer takes 100 + 3 x 20 = 160 ms
+        engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("a")));
+        timers.advanceMs(50);
+        engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("b")));
+        engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("c"))); // waits for a's slot at 160
+        timers.advanceMs(100);
+        assertThat(engine.busySlotNanos()).isEqualTo(Duration.ofMillis(50 + 2 * 100).toNanos());
+        timers.advanceMs(1_000); // a 0-160, b 50-210, c 160-320
+        assertThat(engine.busySlotNanos()).isEqualTo(Duration.ofMillis(3 * 160).toNanos());
+    }
+
+    @Test
     void generatesEveryTokenAtOnceWithZeroDelays() {
         SimEngine engine = engine(3, 0, 0, 1, 0);
 
