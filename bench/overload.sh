@@ -9,9 +9,10 @@
 # HEAVY_RATE and a light one at LIGHT_RATE (10x less), open-loop Poisson arrivals. Both callers
 # send for WARMUP + DURATION seconds, and every figure counts only the requests that arrive from
 # WARMUP seconds on (goodput: the requests completed in that window, over DURATION; the nodes' own
-# 503s: the whole run). The first seconds are the load generators' own JVMs warming up on a busy
-# machine, and the flood's start, when all 12 slots begin together and none frees for a while.
-# Every row, the idle one included, is cut the same way.
+# 503s: the whole run; tokens sent and slots busy: the sims' own counts over the window). The first
+# seconds are the load generators' own JVMs warming up on a busy machine, and the flood's start,
+# when all 12 slots begin together and none frees for a while. Every row, the idle one included, is
+# cut the same way. SCHED_JAVA_OPTS: JVM options for the scheduler under test.
 # Rows: the light caller alone on an idle fleet (the scheduler with capacity: its reference p99),
 # nginx round robin (the nodes' own queues), HAProxy round robin with maxconn 4 per server and its
 # queue (timeout queue QUEUE_TIMEOUT), the scheduler without capacity (today), and the scheduler with
@@ -121,6 +122,16 @@ start_nodes() { # start_nodes CAPACITY DELAY1 DELAY2 DELAY3: three sims with age
   done
 }
 
+sim_readings() { # per sim: when read (s), the slot time it has spent generating and the tokens it has sent, since it started
+  local i stats
+  for i in 1 2 3; do
+    printf '%s ' "$(date +%s.%N)"
+    stats=$(curl -s "127.0.0.1:1940$i/sim/stats")
+    printf '%s %s\n' "$(grep -o '"busySlotSeconds":[0-9.eE+-]*' <<< "$stats" | cut -d: -f2)" \
+      "$(grep -o '"tokensSent":[0-9]*' <<< "$stats" | cut -d: -f2)"
+  done
+}
+
 busy_refusals() { # requests the three sims refused because their own queue was full
   local sum=0 n
   for i in 1 2 3; do
@@ -133,7 +144,7 @@ busy_refusals() { # requests the three sims refused because their own queue was 
 SCHED=""
 start_scheduler() { # start_scheduler LOG FLAGS...
   local log=$1; shift
-  java -Xmx512m -jar scheduler/target/scheduler.jar --kafka "$KAFKA" --bind 127.0.0.1 --port 19080 \
+  java -Xmx512m ${SCHED_JAVA_OPTS:-} -jar scheduler/target/scheduler.jar --kafka "$KAFKA" --bind 127.0.0.1 --port 19080 \
     --admin-port 19081 --queue-timeout "${QUEUE_TIMEOUT}s" "$@" > "$log" 2>&1 &
   SCHED=$!; PIDS+=($SCHED)
   wait_for "$log" "proxy listening"
@@ -167,15 +178,26 @@ row1() { # one row of part 1
     SECONDS_=$((DURATION + WARMUP)) loadgen "$port" heavy "$OUT/1-$name-heavy.json" --rate "$HEAVY_RATE" --keys "$HEAVY" --seed 3 &
     local heavy=$!
   fi
+  # the sims' busy slot time at the window's start and end (the load generators' JVMs start in about 0.5 s)
+  ( sleep "$WARMUP.5"; sim_readings > "$WORK/sims-start"; sleep "$((DURATION - 1))"
+    sim_readings > "$WORK/sims-end" ) &
+  local slots=$!
   SECONDS_=$((DURATION + WARMUP)) loadgen "$port" light "$OUT/1-$name-light.json" --rate "$LIGHT_RATE" --keys "$LIGHT" --seed 5
   [ "$name" != idle ] && wait "$heavy"
+  wait "$slots"
   busy=$(busy_refusals)
-  python3 - "$OUT" "$name" "$busy" "$WARMUP" "$DURATION" >> "$OUT/part1.jsonl" <<'PY'
+  python3 - "$OUT" "$name" "$busy" "$WARMUP" "$DURATION" "$WORK/sims-start" "$WORK/sims-end" \
+    >> "$OUT/part1.jsonl" <<'PY'
 import json, math, os, sys
 out, name, busy, warmup, duration = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+start, end = ([[float(x) for x in line.split()] for line in open(p)] for p in sys.argv[6:8])
+# each sim's busy slot time over the time between its two readings, over its 4 slots (the mean of the
+# three), and the tokens the three sent per second between them: the fleet's work, whatever completed
+slots_busy = sum((e[1] - s[1]) / (e[0] - s[0]) / 4 for s, e in zip(start, end)) / 3
+tokens_sent = sum((e[2] - s[2]) / (e[0] - s[0]) for s, e in zip(start, end))
 def rank(sorted_values, p):  # nearest rank, as loadgen's own percentiles
     return round(sorted_values[max(0, math.ceil(p / 100 * len(sorted_values)) - 1)], 1) if sorted_values else None
-row = {"row": name, "nodeBusy503": busy}
+row = {"row": name, "nodeBusy503": busy, "slotsBusy": round(slots_busy, 4), "tokensSent": round(tokens_sent, 1)}
 for caller in ("heavy", "light"):
     path = os.path.join(out, f"1-{name}-{caller}.json")
     if not os.path.exists(path):
@@ -188,9 +210,10 @@ for caller in ("heavy", "light"):
         if q["kind"] != "ok":
             errors[q["kind"]] = errors.get(q["kind"], 0) + 1
     # goodput: requests of this caller completed within the window, whenever they arrived
-    done = sum(1 for q in every
-               if q["kind"] == "ok" and warmup * 1000 <= q["scheduledMs"] + q["totalMs"] < (warmup + duration) * 1000)
-    row[caller] = {"sent": len(reqs), "ok": len(ok), "goodput": round(done / duration, 2),
+    done = [q for q in every
+            if q["kind"] == "ok" and warmup * 1000 <= q["scheduledMs"] + q["totalMs"] < (warmup + duration) * 1000]
+    row[caller] = {"sent": len(reqs), "ok": len(ok), "goodput": round(len(done) / duration, 2),
+                   "tokensPerSecond": round(sum(q["tokens"] for q in done) / duration, 1),
                    "ttftP50": rank(ok, 50), "ttftP99": rank(ok, 99), "errors": errors}
 print(json.dumps(row))
 PY
@@ -258,6 +281,14 @@ if one:
                 ratio = f"{c['ttftP99'] / idle:.2f}"
             print(f"| {r['row']} | {caller} | {c['sent']} | {c['ok']} | {c['goodput']} | {c['ttftP50']} | {c['ttftP99']} |"
                   f" {ratio} | {errs(c['errors'])} | {r['nodeBusy503']} |")
+    print("\nBoth callers together, within the window: requests completed and the tokens of those answers (per"
+          " second); and the sims' own figures: tokens sent per second and how busy the 12 slots were.\n")
+    print("| row | goodput /s | tokens of completed answers /s | tokens sent /s | slots busy |")
+    print("| --- | --- | --- | --- | --- |")
+    for r in one:
+        callers = [r[c] for c in ("heavy", "light") if c in r]
+        print(f"| {r['row']} | {sum(c['goodput'] for c in callers):.2f} | {sum(c['tokensPerSecond'] for c in callers):.1f} |"
+              f" {r['tokensSent']} | {100 * r['slotsBusy']:.1f}% |")
 if two:
     print(f"\nPart 2: sims of 15, 30 and 60 ms per token, 4 slots each, {clients} closed-loop streaming clients for"
           f" {duration} s; ms.\n")
