@@ -9,10 +9,12 @@
 # HEAVY_RATE and a light one at LIGHT_RATE (10x less), open-loop Poisson arrivals. Both callers
 # send for WARMUP + DURATION seconds, and every figure counts only the requests that arrive from
 # WARMUP seconds on (goodput: the requests completed in that window, over DURATION; the nodes' own
-# 503s: the whole run; tokens sent and slots busy: the sims' own counts over the window). The first
+# 503s: the whole run; tokens sent and slots busy: the sims' own counts). The first
 # seconds are the load generators' own JVMs warming up on a busy machine, and the flood's start,
 # when all 12 slots begin together and none frees for a while. Every row, the idle one included, is
-# cut the same way. SCHED_JAVA_OPTS: JVM options for the scheduler under test.
+# cut the same way. The sims' readings span the window less half a second at either end. HEAVY_SEED
+# and LIGHT_SEED fix each caller's arrivals and answer lengths (3 and 5). SCHED_JAVA_OPTS: JVM
+# options for the scheduler under test.
 # Rows: the light caller alone on an idle fleet (the scheduler with capacity: its reference p99),
 # nginx round robin (the nodes' own queues), HAProxy round robin with maxconn 4 per server and its
 # queue (timeout queue QUEUE_TIMEOUT), the scheduler without capacity (today), and the scheduler with
@@ -40,7 +42,8 @@ cd "$(dirname "$0")/.."
 NAME=bench/overload.sh
 DURATION=${DURATION:-60}; HEAVY_RATE=${HEAVY_RATE:-20}; LIGHT_RATE=${LIGHT_RATE:-2}
 TOKENS=${TOKENS:-72}; MIN_TOKENS=${MIN_TOKENS:-8}; TOKEN_DELAY=${TOKEN_DELAY:-25ms}; FIRST_TOKEN=${FIRST_TOKEN:-100ms}; NODE_QUEUE=${NODE_QUEUE:-8}
-WARMUP=${WARMUP:-5}
+WARMUP=${WARMUP:-5}; HEAVY_SEED=${HEAVY_SEED:-3}; LIGHT_SEED=${LIGHT_SEED:-5}
+case $DURATION in ''|*[!0-9]*|0|1) echo "$NAME: DURATION must be whole seconds, 2 or more, was '$DURATION'" >&2; exit 2 ;; esac
 case $WARMUP in ''|*[!0-9]*) echo "$NAME: WARMUP must be whole seconds (0 or more), was '$WARMUP'" >&2; exit 2 ;; esac
 if [ -n "${SIM_CPUS:-}" ] && ! taskset -c "$SIM_CPUS" true 2>/dev/null; then
   echo "$NAME: SIM_CPUS='$SIM_CPUS' is not a CPU list taskset can pin to on this machine (see nproc)" >&2; exit 2
@@ -123,12 +126,13 @@ start_nodes() { # start_nodes CAPACITY DELAY1 DELAY2 DELAY3: three sims with age
 }
 
 sim_readings() { # per sim: when read (s), the slot time it has spent generating and the tokens it has sent, since it started
-  local i stats
+  local i stats slot sent
   for i in 1 2 3; do
     printf '%s ' "$(date +%s.%N)"
-    stats=$(curl -s "127.0.0.1:1940$i/sim/stats")
-    printf '%s %s\n' "$(grep -o '"busySlotSeconds":[0-9.eE+-]*' <<< "$stats" | cut -d: -f2)" \
-      "$(grep -o '"tokensSent":[0-9]*' <<< "$stats" | cut -d: -f2)"
+    stats=$(curl -sf --max-time 5 "127.0.0.1:1940$i/sim/stats")
+    slot=$(grep -o '"busySlotSeconds":[0-9.eE+-]*' <<< "$stats" | cut -d: -f2)
+    sent=$(grep -o '"tokensSent":[0-9]*' <<< "$stats" | cut -d: -f2)
+    printf '%s %s\n' "${slot:-nan}" "${sent:-nan}" # nan: the sim did not answer (the row keeps its other figures)
   done
 }
 
@@ -175,14 +179,14 @@ row1() { # one row of part 1
   esac
   sleep 2 # every agent's first heartbeat carries its capacity
   if [ "$name" != idle ]; then
-    SECONDS_=$((DURATION + WARMUP)) loadgen "$port" heavy "$OUT/1-$name-heavy.json" --rate "$HEAVY_RATE" --keys "$HEAVY" --seed 3 &
+    SECONDS_=$((DURATION + WARMUP)) loadgen "$port" heavy "$OUT/1-$name-heavy.json" --rate "$HEAVY_RATE" --keys "$HEAVY" --seed "$HEAVY_SEED" &
     local heavy=$!
   fi
   # the sims' busy slot time at the window's start and end (the load generators' JVMs start in about 0.5 s)
   ( sleep "$WARMUP.5"; sim_readings > "$WORK/sims-start"; sleep "$((DURATION - 1))"
     sim_readings > "$WORK/sims-end" ) &
   local slots=$!
-  SECONDS_=$((DURATION + WARMUP)) loadgen "$port" light "$OUT/1-$name-light.json" --rate "$LIGHT_RATE" --keys "$LIGHT" --seed 5
+  SECONDS_=$((DURATION + WARMUP)) loadgen "$port" light "$OUT/1-$name-light.json" --rate "$LIGHT_RATE" --keys "$LIGHT" --seed "$LIGHT_SEED"
   [ "$name" != idle ] && wait "$heavy"
   wait "$slots"
   busy=$(busy_refusals)
@@ -190,14 +194,25 @@ row1() { # one row of part 1
     >> "$OUT/part1.jsonl" <<'PY'
 import json, math, os, sys
 out, name, busy, warmup, duration = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
-start, end = ([[float(x) for x in line.split()] for line in open(p)] for p in sys.argv[6:8])
+def readings(path):
+    try:
+        return [[float(x) for x in line.split()] for line in open(path)]
+    except (OSError, ValueError):
+        return []
+start, end = readings(sys.argv[6]), readings(sys.argv[7])
 # each sim's busy slot time over the time between its two readings, over its 4 slots (the mean of the
-# three), and the tokens the three sent per second between them: the fleet's work, whatever completed
-slots_busy = sum((e[1] - s[1]) / (e[0] - s[0]) / 4 for s, e in zip(start, end)) / 3
-tokens_sent = sum((e[2] - s[2]) / (e[0] - s[0]) for s, e in zip(start, end))
+# three), and the tokens the three sent per second between them: the fleet's work, whatever completed;
+# null when a reading is missing
+slots_busy = tokens_sent = None
+pairs = list(zip(start, end))
+if len(pairs) == 3 and all(len(x) == 3 and len(y) == 3 and y[0] > x[0] for x, y in pairs):
+    slots_busy = round(sum((y[1] - x[1]) / (y[0] - x[0]) / 4 for x, y in pairs) / 3, 4)
+    tokens_sent = round(sum((y[2] - x[2]) / (y[0] - x[0]) for x, y in pairs), 1)
+    if math.isnan(slots_busy) or math.isnan(tokens_sent):
+        slots_busy = tokens_sent = None
 def rank(sorted_values, p):  # nearest rank, as loadgen's own percentiles
     return round(sorted_values[max(0, math.ceil(p / 100 * len(sorted_values)) - 1)], 1) if sorted_values else None
-row = {"row": name, "nodeBusy503": busy, "slotsBusy": round(slots_busy, 4), "tokensSent": round(tokens_sent, 1)}
+row = {"row": name, "nodeBusy503": busy, "slotsBusy": slots_busy, "tokensSent": tokens_sent}
 for caller in ("heavy", "light"):
     path = os.path.join(out, f"1-{name}-{caller}.json")
     if not os.path.exists(path):
@@ -287,8 +302,9 @@ if one:
     print("| --- | --- | --- | --- | --- |")
     for r in one:
         callers = [r[c] for c in ("heavy", "light") if c in r]
+        busy = "-" if r["slotsBusy"] is None else f"{100 * r['slotsBusy']:.1f}%"
         print(f"| {r['row']} | {sum(c['goodput'] for c in callers):.2f} | {sum(c['tokensPerSecond'] for c in callers):.1f} |"
-              f" {r['tokensSent']} | {100 * r['slotsBusy']:.1f}% |")
+              f" {r['tokensSent'] if r['tokensSent'] is not None else '-'} | {busy} |")
 if two:
     print(f"\nPart 2: sims of 15, 30 and 60 ms per token, 4 slots each, {clients} closed-loop streaming clients for"
           f" {duration} s; ms.\n")

@@ -101,8 +101,8 @@ final class SimEngine {
     }
 
     /**
-     * Returns the slot time spent generating so far, in nanoseconds: the running generations integrated
-     * over time. Over an interval, its growth divided by the interval and the slots is how busy the node
+     * Returns the slot time held by running generations so far (their first-token waits included), in
+     * nanoseconds: the running generations integrated over time. Over an interval, its growth divided by the interval and the slots is how busy the node
      * was, which shows how promptly whatever sends it work fills a slot that frees.
      */
     long busySlotNanos() {

@@ -231,6 +231,8 @@ class SimEngineTest {
         engine.cancel(a);
         assertThat(stats.cancelledStreams.sum()).as("a second cancel does nothing").isEqualTo(1);
         assertThat(engine.running()).isEqualTo(1);
+        assertThat(engine.busySlotNanos()).as("the one slot held from 0 to 45 ms, a's 25 then b's 20")
+                .isEqualTo(Duration.ofMillis(45).toNanos());
     }
 
     @Test

@@ -163,11 +163,11 @@ public final class FairQueue<T> {
     /**
      * Returns the request a full queue should drop to make room for a new one of {@code caller} in
      * class {@code priority}: the newest of the caller with the most waiting in the lowest class (of
-     * callers equally long, the one whose newest came last), when that class is lower than {@code
-     * priority}, or is the same and that caller has at least two more waiting than {@code caller} (so
-     * the newcomer never ends up with more than the caller it pushed out). Returns {@code null} when
-     * the newcomer is to be refused instead. Takes nothing out: the caller {@link #remove}s what it
-     * answers.
+     * callers equally long, the one whose newest came last, then the greater name), when that class
+     * is lower than {@code priority}, or is the same and that caller has at least two more waiting
+     * than {@code caller} (so the newcomer never ends up with more than the caller it pushed out).
+     * Returns {@code null} when the newcomer is to be refused instead. Takes nothing out: the caller
+     * {@link #remove}s what it answers.
      */
     public Ticket<T> giveWayTo(String caller, int priority) {
         return giveWayTo(List.of(this), caller, priority);
@@ -177,7 +177,7 @@ public final class FairQueue<T> {
      * {@link #giveWayTo(String, int)} over {@code parts} that share one bound, as if they were one
      * queue: a caller's requests are counted, and its newest found, across all of them.
      */
-    public static <T> Ticket<T> giveWayTo(List<FairQueue<T>> parts, String caller, int priority) {
+    static <T> Ticket<T> giveWayTo(List<FairQueue<T>> parts, String caller, int priority) {
         Integer lowest = null;
         for (FairQueue<T> part : parts) {
             if (!part.levels.isEmpty() && (lowest == null || part.levels.lastKey() < lowest)) {
@@ -202,15 +202,22 @@ public final class FairQueue<T> {
         }
         String most = null;
         for (Map.Entry<String, Integer> e : counts.entrySet()) {
-            if (most == null || e.getValue() > counts.get(most) || e.getValue().equals(counts.get(most))
-                    && newest.get(e.getKey()).enqueuedNanos > newest.get(most).enqueuedNanos) {
-                most = e.getKey(); // of equally long, the one whose newest came last
+            if (most == null || e.getValue() > counts.get(most)
+                    || e.getValue().equals(counts.get(most)) && newerCaller(e.getKey(), most, newest)) {
+                most = e.getKey();
             }
         }
         if (lowest == priority && counts.get(most) < counts.getOrDefault(caller, 0) + 2) {
             return null;
         }
         return newest.get(most);
+    }
+
+    /** Of two callers equally long: the one whose newest came last, then (on one clock reading) the greater name. */
+    private static <T> boolean newerCaller(String a, String b, Map<String, Ticket<T>> newest) {
+        long ta = newest.get(a).enqueuedNanos;
+        long tb = newest.get(b).enqueuedNanos;
+        return ta != tb ? ta > tb : a.compareTo(b) > 0;
     }
 
     /** Returns the ticket to be served next without taking it, or {@code null} when empty. */

@@ -22,8 +22,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Holds the requests that found every node for their model at its capacity, in the scheduler
- * instead of on a GPU node: one {@link FairQueue} per model (first attempts and retries apart), the
- * two bounded together by {@code --max-queue}, with one wait limit ({@code --queue-timeout}). A
+ * instead of on a GPU node: two {@link FairQueue}s per model (first attempts, and retries), bounded
+ * together by {@code --max-queue}, with one wait limit ({@code --queue-timeout}). A
  * request leaves the moment a candidate has room:
  * whenever a slot on a node of known capacity is given back ({@link #slotFreed()}), and on each
  * sweep ({@link #sweep()}, which also sees heartbeats, joins and ejections end), the queues are

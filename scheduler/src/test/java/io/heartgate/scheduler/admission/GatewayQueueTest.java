@@ -288,6 +288,35 @@ class GatewayQueueTest {
     }
 
     @Test
+    void aHigherClassFirstAttemptPushesOutALowerClassRetry() {
+        free.put("m", 0);
+        now = 1;
+        enqueue("f1", "m", "a", 1);
+        now = 2;
+        enqueue("f2", "m", "b", 1);
+        now = 3;
+        queue.enqueue(new Waiting("r1", "m", List.of("only-free-node")), "c", 0); // the lowest class: only a retry
+        now = 4;
+        assertThat(enqueue("f3", "m", "d", 1)).isNotNull();
+        assertThat(outcomes).containsExactly("r1 overloaded retry-after 1");
+        assertThat(queue.depth()).isEqualTo(3);
+    }
+
+    @Test
+    void ofCallersEquallyLongTheOneWhoseNewestCameLastGivesWayWhicheverPartItIsIn() {
+        free.put("m", 0);
+        now = 1;
+        enqueue("a1", "m", "a", 0);
+        now = 2;
+        queue.enqueue(new Waiting("br", "m", List.of("only-free-node")), "b", 0); // b's one request, a retry
+        now = 3;
+        enqueue("x1", "m", "x", 1);
+        now = 4; // a and b have one each in the lowest class; b's came last
+        assertThat(enqueue("y1", "m", "y", 1)).isNotNull();
+        assertThat(outcomes).containsExactly("br overloaded retry-after 1");
+    }
+
+    @Test
     void aHigherClassPushesOutTheLowestClassAndNeverTheReverse() {
         free.put("m", 0);
         enqueue("low1", "m", "low", 0);
