@@ -1,26 +1,20 @@
 package io.heartgate.sim;
 
 import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Plays the simulated GPU: which models are loaded, which generations run in one of the
+ * Plays the simulated GPU: which generations run in one of the
  * {@code maxConcurrency} slots, which wait in a queue of at most {@code maxQueue}, which are refused as
  * busy, and when each token comes out.
  *
- * <p>Models load on demand when the configuration says so, the way Ollama's scheduler does it: the queue
- * is served in order, and when its head names a model not in memory the node loads that model (one load
- * at a time, taking {@code loadTime}), first evicting the least recently used model that no generation
- * is using when {@code maxLoadedModels} are in memory. Everything behind the head waits too, so a load
- * costs every queued request its time, as on a real GPU.
+ * <p>Models load on demand when the configuration says so ({@link ModelMemory}): the queue is served in
+ * order, and when its head names a model not in memory the head waits for its load, and everything
+ * behind it waits too, so a load costs every queued request its time, as on a real GPU.
  *
  * <p>It knows nothing of HTTP so that the wire formats stay thin and tests can drive it on a fake
  * clock: a wire adapter opens a {@link Generation} with a {@link TokenSink} and writes what it is told.
@@ -48,9 +42,7 @@ final class SimEngine {
     private final PrefixCache prefixCache;
     private final ArrayDeque<Generation> waiting = new ArrayDeque<>();
     /** Models in memory, least recently used first, each with the generations running on it. */
-    private final LinkedHashMap<String, Integer> loaded = new LinkedHashMap<>(16, 0.75f, true);
-    private String loading;
-    private long loadStartNanos;
+    private final ModelMemory memory;
     private int running;
     private long numbered;
 
@@ -68,9 +60,7 @@ final class SimEngine {
         this.stats = stats;
         this.text = new TextSource(config.name());
         this.prefixCache = new PrefixCache(config.prefill());
-        if (!config.loadsOnDemand()) {
-            config.models().forEach(m -> loaded.put(m, 0));
-        }
+        this.memory = new ModelMemory(config, nanos, timers, stats, this::loadDone);
     }
 
     /** Returns the models served, loaded or not; never empty. */
@@ -80,14 +70,12 @@ final class SimEngine {
 
     /** Returns the models in memory now, most recently used first. */
     List<String> loadedModels() {
-        List<String> out = new ArrayList<>(loaded.keySet());
-        Collections.reverse(out);
-        return out;
+        return memory.loadedModels();
     }
 
     /** Returns the model being loaded now, or {@code null}. */
     String loading() {
-        return loading;
+        return memory.loading();
     }
 
     /** Returns the model answering requests that name none: the first one loaded. */
@@ -221,7 +209,7 @@ final class SimEngine {
     private void dispatch() {
         while (running < config.maxConcurrency() && !waiting.isEmpty()) {
             Generation head = waiting.peekFirst();
-            if (!inMemory(head.model)) {
+            if (!memory.ready(head.model)) {
                 return;
             }
             waiting.pollFirst();
@@ -229,62 +217,21 @@ final class SimEngine {
         }
     }
 
-    /**
-     * Says whether {@code model} is in memory; when it is not and no other load is under way, begins
-     * loading it, evicting the least recently used idle model when memory is full. Returns false while
-     * the model still has to wait: for its load, another load, or a loaded model to fall idle.
-     */
-    private boolean inMemory(String model) {
-        if (loaded.containsKey(model)) {
-            return true;
-        }
-        if (loading != null) {
-            return false;
-        }
-        if (config.maxLoadedModels() > 0 && loaded.size() >= config.maxLoadedModels()) {
-            String idle = null;
-            for (Map.Entry<String, Integer> e : loaded.entrySet()) {
-                if (e.getValue() == 0) {
-                    idle = e.getKey();
-                    break;
-                }
-            }
-            if (idle == null) {
-                return false; // every model in memory is generating; the next freed slot tries again
-            }
-            loaded.remove(idle);
-            stats.modelEvictions.increment();
-            log.debug("Node {} evicted model {} to load {}", config.name(), idle, model);
-        }
-        stats.modelLoads.increment();
-        long loadMs = config.loadTime().toMillis();
-        if (loadMs == 0) {
-            loaded.put(model, 0);
-            return true;
-        }
-        loading = model;
-        loadStartNanos = nanos.getAsLong();
-        log.debug("Node {} loading model {} ({} ms)", config.name(), model, loadMs);
-        timers.schedule(loadMs, () -> loadDone(model));
-        return false;
-    }
-
-    private void loadDone(String model) {
+    /** {@code model} is in memory: the generations that waited for it note how long, and the queue moves. */
+    private void loadDone(String model, long loadStartNanos) {
         long now = nanos.getAsLong();
         for (Generation g : waiting) {
             if (g.model.equals(model)) {
                 g.loadWaitNanos = now - Math.max(g.startNanos, loadStartNanos);
             }
         }
-        loading = null;
-        loaded.put(model, 0);
         dispatch();
     }
 
     private void start(Generation g) {
         countBusySlots();
         running++;
-        loaded.merge(g.model, 1, Integer::sum);
+        memory.generating(g.model, 1);
         g.phase = Phase.RUNNING;
         Faults f = faults.get();
         if (f.hang()) {
@@ -355,7 +302,7 @@ final class SimEngine {
     private void freeSlot(Generation g) {
         countBusySlots();
         running--;
-        loaded.computeIfPresent(g.model, (m, n) -> n - 1);
+        memory.generating(g.model, -1);
         dispatch();
     }
 
