@@ -44,6 +44,9 @@ DURATION=${DURATION:-60}; HEAVY_RATE=${HEAVY_RATE:-20}; LIGHT_RATE=${LIGHT_RATE:
 TOKENS=${TOKENS:-72}; MIN_TOKENS=${MIN_TOKENS:-8}; TOKEN_DELAY=${TOKEN_DELAY:-25ms}; FIRST_TOKEN=${FIRST_TOKEN:-100ms}; NODE_QUEUE=${NODE_QUEUE:-8}
 WARMUP=${WARMUP:-5}; HEAVY_SEED=${HEAVY_SEED:-3}; LIGHT_SEED=${LIGHT_SEED:-5}
 case $DURATION in ''|*[!0-9]*|0|1) echo "$NAME: DURATION must be whole seconds, 2 or more, was '$DURATION'" >&2; exit 2 ;; esac
+for seed in "$HEAVY_SEED" "$LIGHT_SEED"; do
+  case $seed in ''|*[!0-9]*) echo "$NAME: HEAVY_SEED and LIGHT_SEED must be whole numbers, got '$seed'" >&2; exit 2 ;; esac
+done
 case $WARMUP in ''|*[!0-9]*) echo "$NAME: WARMUP must be whole seconds (0 or more), was '$WARMUP'" >&2; exit 2 ;; esac
 if [ -n "${SIM_CPUS:-}" ] && ! taskset -c "$SIM_CPUS" true 2>/dev/null; then
   echo "$NAME: SIM_CPUS='$SIM_CPUS' is not a CPU list taskset can pin to on this machine (see nproc)" >&2; exit 2

@@ -94,6 +94,15 @@ class GatewayQueueTest {
         return queue.enqueue(new Waiting(name, model), caller, priority);
     }
 
+    /** Queues a retry that already tried the one node with room, so it waits in the retries' part. */
+    private FairQueue.Ticket<GatewayQueue.Waiter> enqueueRetry(String name, String model, String caller, int priority) {
+        return queue.enqueue(new Waiting(name, model, List.of("only-free-node")), caller, priority);
+    }
+
+    private double rejected() {
+        return registry.get("heartgate_queue_rejected").counter().count();
+    }
+
     @Test
     void anEmptyQueueTakesNoLockAndQueuesNothing() {
         assertThat(queue.queued("m")).isFalse();
@@ -124,7 +133,7 @@ class GatewayQueueTest {
     @Test
     void aRetryThatOnlyFitsATriedNodeDoesNotHoldUpFirstAttemptsBehindIt() {
         free.put("m", 0);
-        queue.enqueue(new Waiting("retry", "m", List.of("only-free-node")), "a", 0);
+        enqueueRetry("retry", "m", "a", 0);
         now = 5;
         enqueue("first", "m", "b", 0);
         assertThat(queue.depth()).isEqualTo(2);
@@ -195,7 +204,7 @@ class GatewayQueueTest {
         }
         assertThat(enqueue("m3", "m", "a", 0)).isNull();
         assertThat(enqueue("n0", "n", "a", 0)).isNotNull();
-        assertThat(registry.get("heartgate_queue_rejected").counter().count()).isEqualTo(1);
+        assertThat(rejected()).isEqualTo(1);
         assertThat(queue.depth()).isEqualTo(4);
     }
 
@@ -214,7 +223,7 @@ class GatewayQueueTest {
         assertThat(enqueue("l2", "m", "light", 0)).isNull(); // heavy 2 against light 1: it would end up ahead
         assertThat(enqueue("h4", "m", "heavy", 0)).isNull();
         assertThat(exits("pushed_out")).isEqualTo(1);
-        assertThat(registry.get("heartgate_queue_rejected").counter().count()).isEqualTo(2);
+        assertThat(rejected()).isEqualTo(2);
         assertThat(registry.get("heartgate_queue_wait").timer().count()).isEqualTo(1);
         assertThat(queue.depth()).isEqualTo(3);
         free.put("m", 3);
@@ -251,9 +260,9 @@ class GatewayQueueTest {
     void aFullQueueOfRetriesGivesWayTheSameWay() {
         free.put("m", 0);
         for (int i = 1; i <= 3; i++) {
-            queue.enqueue(new Waiting("r" + i, "m", List.of("only-free-node")), "heavy", 0);
+            enqueueRetry("r" + i, "m", "heavy", 0);
         }
-        assertThat(queue.enqueue(new Waiting("s1", "m", List.of("only-free-node")), "light", 0)).isNotNull();
+        assertThat(enqueueRetry("s1", "m", "light", 0)).isNotNull();
         assertThat(outcomes).containsExactly("r3 overloaded retry-after 1");
         assertThat(queue.depth()).isEqualTo(3);
     }
@@ -262,12 +271,12 @@ class GatewayQueueTest {
     void firstAttemptsAndRetriesShareTheModelsBound() {
         free.put("m", 0);
         enqueue("f1", "m", "a", 0);
-        queue.enqueue(new Waiting("r1", "m", List.of("only-free-node")), "b", 0);
+        enqueueRetry("r1", "m", "b", 0);
         enqueue("f2", "m", "c", 0);
         assertThat(queue.depth()).isEqualTo(3);
-        assertThat(queue.enqueue(new Waiting("r2", "m", List.of("only-free-node")), "d", 0)).isNull();
+        assertThat(enqueueRetry("r2", "m", "d", 0)).isNull();
         assertThat(enqueue("f3", "m", "e", 0)).isNull();
-        assertThat(registry.get("heartgate_queue_rejected").counter().count()).isEqualTo(2);
+        assertThat(rejected()).isEqualTo(2);
         assertThat(queue.depth()).isEqualTo(3);
     }
 
@@ -277,7 +286,7 @@ class GatewayQueueTest {
         now = 1;
         enqueue("h1", "m", "heavy", 0);
         now = 2;
-        queue.enqueue(new Waiting("hr1", "m", List.of("only-free-node")), "heavy", 0);
+        enqueueRetry("hr1", "m", "heavy", 0);
         now = 3;
         enqueue("o1", "m", "other", 0);
         now = 4; // heavy has 2 waiting across both parts, light none: heavy's newest, the retry, makes room
@@ -295,7 +304,7 @@ class GatewayQueueTest {
         now = 2;
         enqueue("f2", "m", "b", 1);
         now = 3;
-        queue.enqueue(new Waiting("r1", "m", List.of("only-free-node")), "c", 0); // the lowest class: only a retry
+        enqueueRetry("r1", "m", "c", 0); // the lowest class: only a retry
         now = 4;
         assertThat(enqueue("f3", "m", "d", 1)).isNotNull();
         assertThat(outcomes).containsExactly("r1 overloaded retry-after 1");
@@ -308,7 +317,7 @@ class GatewayQueueTest {
         now = 1;
         enqueue("a1", "m", "a", 0);
         now = 2;
-        queue.enqueue(new Waiting("br", "m", List.of("only-free-node")), "b", 0); // b's one request, a retry
+        enqueueRetry("br", "m", "b", 0); // b's one request, a retry
         now = 3;
         enqueue("x1", "m", "x", 1);
         now = 4; // a and b have one each in the lowest class; b's came last
