@@ -23,11 +23,11 @@ import org.slf4j.LoggerFactory;
 /**
  * Holds the requests that found every node for their model at its capacity, in the scheduler
  * instead of on a GPU node: two {@link FairQueue}s per model (first attempts, and retries), bounded
- * together by {@code --max-queue}, with one wait limit ({@code --queue-timeout}). A
- * request leaves the moment a candidate has room:
- * whenever a slot on a node of known capacity is given back ({@link #slotFreed()}), and on each
- * sweep ({@link #sweep()}, which also sees heartbeats, joins and ejections end), the queues are
- * served in order until their next request finds every candidate full again.
+ * together by {@code --max-queue}, with one wait limit ({@code --queue-timeout}). A request leaves
+ * the moment a candidate has room: whenever a slot on a node of known capacity is given back
+ * ({@link #slotFreed()}), and on each sweep ({@link #sweep()}, which also sees heartbeats, joins and
+ * ejections end), the queues are served in order until their next request finds every candidate
+ * full again.
  *
  * <p>Requests for a model with nothing queued never come here; checking that is one volatile read
  * while the whole queue is empty, and a read of a published set while other models' requests wait
