@@ -1,6 +1,8 @@
 package io.heartgate.scheduler.admission;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -262,6 +264,25 @@ public final class FairQueue<T> {
         }
         left(t);
         return t;
+    }
+
+    /**
+     * Takes {@code t} to be served: as {@link #poll()} when it is the one to be served next, else out of
+     * its place as {@link #remove} does (a request the next could not use went ahead of it).
+     */
+    public void take(Ticket<T> t) {
+        if (t == peek()) {
+            poll();
+        } else {
+            remove(t);
+        }
+    }
+
+    /** Returns every ticket waiting, the highest class first and, within a class, the oldest first. */
+    public List<Ticket<T>> byClassThenAge() {
+        List<Ticket<T>> all = new ArrayList<>(arrival);
+        all.sort(Comparator.comparingInt((Ticket<T> t) -> -t.priority)); // stable: arrival order within a class
+        return all;
     }
 
     /** Takes {@code t} out wherever it stands (its client hung up); returns whether it was queued here. */

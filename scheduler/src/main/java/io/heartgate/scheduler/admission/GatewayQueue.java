@@ -8,8 +8,9 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -26,8 +27,8 @@ import org.slf4j.LoggerFactory;
  * together by {@code --max-queue}, with one wait limit ({@code --queue-timeout}). A request leaves
  * the moment a candidate has room: whenever a slot on a node of known capacity is given back
  * ({@link #slotFreed()}), and on each sweep ({@link #sweep()}, which also sees heartbeats, joins and
- * ejections end), the queues are served in order until their next request finds every candidate
- * full again.
+ * ejections end), the queues are served one request at a time, the highest class first across
+ * every model (models may share nodes), until no waiting request finds room.
  *
  * <p>Requests for a model with nothing queued never come here; checking that is one volatile read
  * while the whole queue is empty, and a read of a published set while other models' requests wait
@@ -95,19 +96,6 @@ public final class GatewayQueue {
         FairQueue<Waiter> partOf(Waiter w) {
             return w.tried().isEmpty() ? fresh : retries;
         }
-
-        /** Returns the ticket that came first of the two heads (by priority class, then age), or null. */
-        FairQueue.Ticket<Waiter> head() {
-            FairQueue.Ticket<Waiter> a = fresh.peek();
-            FairQueue.Ticket<Waiter> b = retries.peek();
-            if (a == null || b == null) {
-                return a == null ? b : a;
-            }
-            if (a.priority() != b.priority()) {
-                return a.priority() > b.priority() ? a : b;
-            }
-            return a.enqueuedNanos() <= b.enqueuedNanos() ? a : b;
-        }
     }
 
     private final int maxPerModel;
@@ -120,7 +108,7 @@ public final class GatewayQueue {
     /** The models with requests waiting, copied on write under the lock: read without it. */
     private volatile Set<String> queuedModels = Set.of();
     private volatile int waiting;
-    /** Mean wait of the requests served lately, in nanoseconds (weight 1/8 to the newest); under the lock. */
+    /** Mean wait of the requests that left the queue lately, served or timed out, in nanoseconds; under the lock. */
     private double meanWaitNanos;
     private boolean again;
     private final Timer waits;
@@ -278,13 +266,14 @@ public final class GatewayQueue {
         lock.lock();
         try {
             long now = nanoTicker.getAsLong();
-            int retryAfter = retryAfterSeconds();
             for (ModelQueue q : new ArrayList<>(byModel.values())) {
                 for (FairQueue<Waiter> part : List.of(q.fresh, q.retries)) {
                     part.expire(now, timeoutNanos, t -> {
                         waiting--;
                         expired.increment();
                         waits.record(now - t.enqueuedNanos(), TimeUnit.NANOSECONDS);
+                        noteWait(now - t.enqueuedNanos());
+                        int retryAfter = retryAfterSeconds();
                         safely(() -> t.item().overloaded("no node serving the model had a free slot within the queue "
                                 + "timeout (" + timeoutText + ")", retryAfter));
                     });
@@ -299,7 +288,9 @@ public final class GatewayQueue {
 
     /**
      * Returns the seconds a client is told to wait before trying again: the mean wait of the requests
-     * served lately, rounded up, at least 1 and at most the wait limit.
+     * that left the queue lately, served or timed out, rounded up, at least 1 and at most the wait
+     * limit. Counting the timed-out ones keeps a queue where nothing is served any more from telling
+     * everyone to come back in a second.
      */
     public int retryAfterSeconds() {
         long limit = Math.max(1, TimeUnit.NANOSECONDS.toSeconds(timeoutNanos));
@@ -308,10 +299,13 @@ public final class GatewayQueue {
     }
 
     /**
-     * Serves the queues, the model whose next request came first (by priority class, then age)
-     * first; in each, the retries until the next finds every node it has not tried full, then the
-     * first attempts until the next finds every candidate full. Re-entered from a callback on the
-     * same thread (tests run loops inline), it only asks the outer pass to go round again.
+     * Serves the queues one request at a time, always the next that should go of every model's first
+     * attempts and retries: the highest priority class, then a retry before a first attempt, then the
+     * oldest. A first attempt that finds every candidate full closes its model's first attempts for
+     * the pass (those behind it want the same nodes); a retry that finds every node it has not tried
+     * full is passed over, and the retries behind it are tried, highest class and oldest first, since
+     * each has tried other nodes. Re-entered from a callback on the same thread (tests run loops
+     * inline), it only asks the outer pass to go round again.
      */
     private void serve() {
         if (lock.getHoldCount() > 1) {
@@ -323,48 +317,133 @@ public final class GatewayQueue {
             if (waiting == 0) {
                 return;
             }
-            List<ModelQueue> queues = new ArrayList<>(byModel.values());
-            queues.removeIf(ModelQueue::isEmpty);
-            queues.sort(Comparator.comparingInt((ModelQueue q) -> -q.head().priority())
-                    .thenComparingLong(q -> q.head().enqueuedNanos()));
-            for (ModelQueue q : queues) {
-                serve(q.retries);
-                serve(q.fresh);
+            List<Lane> lanes = new ArrayList<>();
+            for (ModelQueue q : byModel.values()) {
+                if (!q.retries.isEmpty()) {
+                    lanes.add(new Lane(q.retries, true));
+                }
+                if (!q.fresh.isEmpty()) {
+                    lanes.add(new Lane(q.fresh, false));
+                }
+            }
+            while (serveNext(lanes)) {
+                // one request a round, the best of every lane's next
             }
             tidy();
         } while (again);
     }
 
-    /** Routes the requests of {@code q} in order until the next finds no room. */
-    private void serve(FairQueue<Waiter> q) {
-        while (!q.isEmpty()) {
-            FairQueue.Ticket<Waiter> next = q.peek();
-            Route r;
-            try {
-                r = router.apply(next.item());
-            } catch (RuntimeException e) {
-                log.warn("Gateway queue could not route a waiting request; answering it as unreachable", e);
-                r = new Route.Refused(io.heartgate.scheduler.proxy.policy.ErrorType.UPSTREAM_UNREACHABLE);
-            }
-            if (r == Route.Refused.FULL) {
-                return;
-            }
-            q.poll();
-            waiting--;
-            long waited = nanoTicker.getAsLong() - next.enqueuedNanos();
-            waits.record(waited, TimeUnit.NANOSECONDS);
-            if (r instanceof Route.To to) {
-                served.increment();
-                meanWaitNanos += (waited - meanWaitNanos) / 8;
-                if (!safely(() -> next.item().routed(to))) {
-                    to.unclaim(); // its loop is gone (shutting down): the slot goes to the next one
-                }
-            } else {
-                refused.increment();
-                Route.Refused refusal = (Route.Refused) r;
-                safely(() -> next.item().refused(refusal));
+    /** Routes the best next request of {@code lanes}; returns whether any lane still had one to try. */
+    private boolean serveNext(List<Lane> lanes) {
+        Lane best = null;
+        FairQueue.Ticket<Waiter> next = null;
+        for (Lane lane : lanes) {
+            FairQueue.Ticket<Waiter> t = lane.next();
+            if (t != null && (next == null || Lane.before(t, lane.retries, next, best.retries))) {
+                best = lane;
+                next = t;
             }
         }
+        if (best == null) {
+            return false;
+        }
+        Route r;
+        try {
+            r = router.apply(next.item());
+        } catch (RuntimeException e) {
+            log.warn("Gateway queue could not route a waiting request; answering it as unreachable", e);
+            r = new Route.Refused(io.heartgate.scheduler.proxy.policy.ErrorType.UPSTREAM_UNREACHABLE);
+        }
+        if (r == Route.Refused.FULL) {
+            best.full(next);
+            return true;
+        }
+        best.take(next);
+        waiting--;
+        long waited = nanoTicker.getAsLong() - next.enqueuedNanos();
+        waits.record(waited, TimeUnit.NANOSECONDS);
+        FairQueue.Ticket<Waiter> served = next;
+        if (r instanceof Route.To to) {
+            this.served.increment();
+            noteWait(waited);
+            if (!safely(() -> served.item().routed(to))) {
+                to.unclaim(); // its loop is gone (shutting down): the slot goes to the next one
+            }
+        } else {
+            refused.increment();
+            Route.Refused refusal = (Route.Refused) r;
+            safely(() -> served.item().refused(refusal));
+        }
+        return true;
+    }
+
+    /**
+     * One part of a model's queue during one pass of {@link #serve()}: what it offers next, and what
+     * found no room in this pass.
+     */
+    private static final class Lane {
+        final FairQueue<Waiter> part;
+        final boolean retries;
+        /** First attempts: the head found every candidate full. */
+        boolean closed;
+        /** Retries: those that found every untried node full, and the rest in the order they are tried. */
+        Set<FairQueue.Ticket<Waiter>> passedOver;
+        List<FairQueue.Ticket<Waiter>> rest;
+
+        Lane(FairQueue<Waiter> part, boolean retries) {
+            this.part = part;
+            this.retries = retries;
+        }
+
+        /** Returns the request this part would send next, or {@code null} when it has none left to try. */
+        FairQueue.Ticket<Waiter> next() {
+            if (closed) {
+                return null;
+            }
+            FairQueue.Ticket<Waiter> head = part.peek();
+            if (passedOver == null || head == null || !passedOver.contains(head)) {
+                return head;
+            }
+            for (FairQueue.Ticket<Waiter> t : rest) {
+                if (t.queued() && !passedOver.contains(t)) {
+                    return t;
+                }
+            }
+            return null;
+        }
+
+        /** {@code t} found no room. */
+        void full(FairQueue.Ticket<Waiter> t) {
+            if (!retries) {
+                closed = true;
+                return;
+            }
+            if (passedOver == null) {
+                passedOver = Collections.newSetFromMap(new IdentityHashMap<>());
+                rest = part.byClassThenAge();
+            }
+            passedOver.add(t);
+        }
+
+        void take(FairQueue.Ticket<Waiter> t) {
+            part.take(t);
+        }
+
+        /** Says whether {@code a} goes before {@code b}: higher class, then a retry, then older. */
+        static boolean before(FairQueue.Ticket<Waiter> a, boolean aRetry, FairQueue.Ticket<Waiter> b, boolean bRetry) {
+            if (a.priority() != b.priority()) {
+                return a.priority() > b.priority();
+            }
+            if (aRetry != bRetry) {
+                return aRetry;
+            }
+            return a.enqueuedNanos() < b.enqueuedNanos();
+        }
+    }
+
+    /** Adds a wait to the recent mean (weight 1/8 to the newest); under the lock. */
+    private void noteWait(long waitedNanos) {
+        meanWaitNanos += (waitedNanos - meanWaitNanos) / 8;
     }
 
     /** Runs a waiter's callback; one that throws (its event loop shut down) is logged, never passed on. */

@@ -99,6 +99,11 @@ class GatewayQueueTest {
         return queue.enqueue(new Waiting(name, model, List.of("only-free-node")), caller, priority);
     }
 
+    /** Queues a retry that tried a node now full, so it fits wherever the model has a free slot. */
+    private FairQueue.Ticket<GatewayQueue.Waiter> enqueueRoomyRetry(String name, String model, String caller, int priority) {
+        return queue.enqueue(new Waiting(name, model, List.of("another-node")), caller, priority);
+    }
+
     private double rejected() {
         return registry.get("heartgate_queue_rejected").counter().count();
     }
@@ -142,6 +147,63 @@ class GatewayQueueTest {
         assertThat(outcomes).containsExactly("first routed");
         assertThat(queue.depth()).isEqualTo(1);
         assertThat(queue.queued("m")).isTrue();
+    }
+
+    @Test
+    void aRetryWhoseUntriedNodesAreFullDoesNotHoldUpARetryThatFits() {
+        free.put("m", 0);
+        enqueueRetry("stuck", "m", "a", 0);
+        now = 5;
+        enqueueRoomyRetry("fits", "m", "b", 0);
+        now = 6;
+        enqueue("first", "m", "c", 0);
+        free.put("m", 1);
+        queue.slotFreed();
+        assertThat(outcomes).as("the freed slot goes to the retry that can use it, before first attempts")
+                .containsExactly("fits routed");
+        free.put("m", 1);
+        queue.slotFreed();
+        assertThat(outcomes).containsExactly("fits routed", "first routed");
+        assertThat(queue.depth()).isEqualTo(1);
+    }
+
+    @Test
+    void aRetryGoesBeforeAFirstAttemptOfItsClassButNeverBeforeAHigherClass() {
+        free.put("m", 0);
+        enqueueRoomyRetry("retry0", "m", "a", 0);
+        now = 5;
+        enqueue("first0", "m", "b", 0);
+        now = 6;
+        enqueue("first2", "m", "c", 2);
+        free.put("m", 2);
+        queue.slotFreed();
+        assertThat(outcomes).containsExactly("first2 routed", "retry0 routed");
+        free.put("m", 1);
+        queue.slotFreed();
+        assertThat(outcomes).containsExactly("first2 routed", "retry0 routed", "first0 routed");
+    }
+
+    @Test
+    void aHigherClassGoesFirstAcrossModelsThatShareNodes() {
+        int[] pool = {0}; // one node serving both models
+        GatewayQueue shared = new GatewayQueue(10, Duration.ofSeconds(10), () -> now, w -> {
+            if (pool[0] == 0) {
+                return Route.Refused.FULL;
+            }
+            pool[0]--;
+            return new Route.To(NODE, false, false, true);
+        }, registry);
+        shared.enqueue(new Waiting("y5", "y"), "a", 5);
+        now = 1;
+        shared.enqueue(new Waiting("y0", "y"), "b", 0);
+        now = 2;
+        shared.enqueue(new Waiting("x3", "x"), "c", 3);
+        now = 3;
+        shared.enqueue(new Waiting("x0", "x"), "d", 0);
+        pool[0] = 3;
+        shared.slotFreed();
+        assertThat(outcomes).as("class first whatever the model, then the oldest")
+                .containsExactly("y5 routed", "x3 routed", "y0 routed");
     }
 
     @Test
@@ -353,7 +415,7 @@ class GatewayQueueTest {
     }
 
     @Test
-    void theWaitLimitAnswersOverloadedWithRetryAfterFromRecentWaits() {
+    void theWaitLimitAnswersOverloadedWithRetryAfterFromRecentWaitsTimeoutsIncluded() {
         free.put("m", 0);
         enqueue("a", "m", "a", 0);
         now = Duration.ofSeconds(4).toNanos();
@@ -366,7 +428,8 @@ class GatewayQueueTest {
         assertThat(outcomes).containsExactly("a routed");
         now += 1;
         queue.sweep();
-        assertThat(outcomes).containsExactly("a routed", "b overloaded retry-after 1");
+        // b's 10 s count too: 0.5 + (10 - 0.5) / 8 = 1.69 s, so a queue where requests time out says so
+        assertThat(outcomes).containsExactly("a routed", "b overloaded retry-after 2");
         assertThat(queue.depth()).isZero();
         assertThat(registry.get("heartgate_queue_wait").timer().count()).isEqualTo(2);
     }
