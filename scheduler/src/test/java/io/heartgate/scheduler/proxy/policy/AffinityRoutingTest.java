@@ -3,14 +3,18 @@ package io.heartgate.scheduler.proxy.policy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.heartgate.protocol.Heartbeat;
+import io.heartgate.protocol.LoadedModel;
 import io.heartgate.scheduler.affinity.KeyHash;
 import io.heartgate.scheduler.balancer.AffinityBalancer;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.status.EjectionView;
+import io.heartgate.scheduler.status.Ramp;
 import io.heartgate.scheduler.table.InFlight;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TableSnapshot;
+import java.time.Clock;
 import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -82,5 +86,27 @@ class AffinityRoutingTest {
         assertThat(new RouteSelector(Strategy.ROUND_ROBIN.create()).affinityKeys()).as("nothing to read").isNull();
         assertThat(((Route.To) new RouteSelector(Strategy.ROUND_ROBIN.create()).select(t, keyed, List.of(),
                 EjectionView.NONE)).affinity()).isNull();
+    }
+
+    @Test
+    void warmNodesAllFullSpillToAColdNodeWithRoomInsteadOfQueueing() {
+        Heartbeat warmHb = Heartbeat.builder("warm", "http://warm:11434").instance("i1").seq(1L).intervalMs(1000)
+                .backend("ollama").capacity(1).models(List.of("m:latest"))
+                .loaded(List.of(new LoadedModel("m:latest", 4_661_224_676L, 4_661_224_676L, null, 4096))).build();
+        Heartbeat coldHb = Heartbeat.builder("cold", "http://cold:11434").instance("i1").seq(1L).intervalMs(1000)
+                .backend("ollama").capacity(1).models(List.of("m:latest")).build();
+        Node warm = Node.of(warmHb, NOW, new InFlight());
+        Node cold = Node.of(coldHb, NOW, new InFlight());
+        TableSnapshot t = new TableSnapshot(1, List.of(warm, cold));
+        RouteSelector warmFirst = new RouteSelector(Strategy.affinity(1.25, Strategy.ROUND_ROBIN), Ramp.NONE,
+                () -> 0.0, new WarmFirst(true, 4), Clock.fixed(NOW, ZoneOffset.UTC));
+
+        Route.To first = (Route.To) warmFirst.select(t, keyed, List.of(), EjectionView.NONE);
+        assertThat(first.node()).as("the warm node first").isSameAs(warm);
+        Route second = warmFirst.select(t, keyed, List.of(), EjectionView.NONE);
+        assertThat(second).as("the warm node is full: the idle cold one, not the queue").isInstanceOf(Route.To.class);
+        assertThat(((Route.To) second).node()).isSameAs(cold);
+        assertThat(((Route.To) second).held()).isTrue();
+        assertThat(warmFirst.select(t, keyed, List.of(), EjectionView.NONE)).isSameAs(Route.Refused.FULL);
     }
 }
