@@ -23,7 +23,8 @@ final class OverloadOptions {
 
     @Option(names = "--force-usage", arity = "0..1", fallbackValue = "true",
             defaultValue = "${env:SCHEDULER_FORCE_USAGE:-false}",
-            description = "add stream_options.include_usage to OpenAI streaming requests that have no stream_options, "
-                    + "so the nodes report the tokens of streams too [env SCHEDULER_FORCE_USAGE] (default: false)")
+            description = "make OpenAI streaming requests ask for stream_options.include_usage (added where missing, "
+                    + "true over a client's false), so the nodes report the tokens of streams too "
+                    + "[env SCHEDULER_FORCE_USAGE] (default: false)")
     boolean forceUsage;
 }

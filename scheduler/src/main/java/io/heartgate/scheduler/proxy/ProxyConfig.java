@@ -36,8 +36,8 @@ import java.time.Duration;
  * @param maxQueue requests that may wait per model in the gateway queue while every node for it is at
  *     capacity ({@code --max-queue}); 0 answers 503 at once
  * @param queueTimeout the longest a request waits in the gateway queue ({@code --queue-timeout})
- * @param forceUsage whether OpenAI streaming requests without {@code stream_options} are sent with
- *     {@code include_usage}, so that their tokens are counted ({@code --force-usage})
+ * @param forceUsage whether OpenAI streaming requests are sent asking for
+ *     {@code stream_options.include_usage}, so that their tokens are counted ({@code --force-usage})
  */
 public record ProxyConfig(String bind, int port, long maxBodyBytes, int retries, Duration connectTimeout,
                           Duration firstByteTimeout, Duration idleTimeout, Duration drainTimeout, int ejectAfter,

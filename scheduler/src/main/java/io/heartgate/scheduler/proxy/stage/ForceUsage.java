@@ -9,17 +9,24 @@ import java.nio.charset.StandardCharsets;
 import java.util.Set;
 
 /**
- * {@code --force-usage}: adds {@code "stream_options":{"include_usage":true}} to OpenAI streaming
- * requests ({@code /v1/chat/completions}, {@code /v1/completions} with {@code "stream": true}) that
- * have no {@code stream_options}, so that the node ends the stream with a usage chunk and streamed
- * tokens are counted too. A request that sets {@code stream_options} itself is left as it is; the
- * client then sees the usage chunk it did not ask for, as OpenAI documents it (no choices, a
- * {@code usage} object), which OpenAI's own clients accept.
+ * {@code --force-usage}: makes OpenAI streaming requests ({@code /v1/chat/completions},
+ * {@code /v1/completions} with {@code "stream": true}) ask for {@code stream_options.include_usage},
+ * so that the node ends the stream with a usage chunk and streamed tokens are counted too, against
+ * the key's {@code tpm=} as well. The option is added when the request has no {@code stream_options}
+ * (or {@code null}), added inside the {@code stream_options} it has, and set to {@code true} over a
+ * client's own {@code false}: a stream left uncounted would escape the token limits. The client then
+ * sees the usage chunk, as OpenAI documents it (no choices, a {@code usage} object), which OpenAI's own
+ * clients accept. Where a field is repeated, the last one is changed, as Python's JSON parsers (the
+ * servers') keep the last. A body that is not a JSON object, or whose option has some other type, is
+ * left for the node to judge.
  */
 final class ForceUsage implements Stage {
 
     private static final JsonFactory JSON = new JsonFactory();
     private static final byte[] OPTION = "\"stream_options\":{\"include_usage\":true}".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] OPTIONS_VALUE = "{\"include_usage\":true}".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] INCLUDE = "\"include_usage\":true".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] TRUE = "true".getBytes(StandardCharsets.US_ASCII);
 
     @Override
     public Set<RequestFacts.Field> reads() {
@@ -44,47 +51,86 @@ final class ForceUsage implements Stage {
         return path.equals("/v1/chat/completions") || path.equals("/v1/completions");
     }
 
-    /** Returns {@code body} with the option inserted after its opening brace, or {@code null} to leave it. */
+    /** Returns {@code body} asking for the usage chunk, or {@code null} when it already does or is to be left. */
     static byte[] withUsage(byte[] body) {
-        int open = -1;
-        for (int i = 0; i < body.length; i++) {
-            if (body[i] == '{') {
-                open = i;
-                break;
-            }
-            if (body[i] != ' ' && body[i] != '\t' && body[i] != '\r' && body[i] != '\n') {
-                return null;
-            }
-        }
-        if (open < 0 || hasTopLevel(body, "stream_options")) {
-            return null;
-        }
-        // The body asked to stream, so the object has a field: the option goes first, then a comma.
-        byte[] out = new byte[body.length + OPTION.length + 1];
-        System.arraycopy(body, 0, out, 0, open + 1);
-        System.arraycopy(OPTION, 0, out, open + 1, OPTION.length);
-        int at = open + 1 + OPTION.length;
-        out[at++] = (byte) ',';
-        System.arraycopy(body, open + 1, out, at, body.length - open - 1);
-        return out;
-    }
-
-    private static boolean hasTopLevel(byte[] body, String field) {
         try (JsonParser p = JSON.createParser(body)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
-                return true; // not an object: leave it to the node
+                return null; // not an object: leave it to the node
             }
+            int open = offset(p);
+            JsonToken options = null; // the last stream_options' value
+            int optionsAt = -1;
+            boolean optionsEmpty = true;
+            JsonToken include = null; // the last include_usage's value in it
+            int includeAt = -1;
             while (p.nextToken() == JsonToken.FIELD_NAME) {
-                if (p.currentName().equals(field)) {
-                    return true;
+                boolean isOptions = p.currentName().equals("stream_options");
+                JsonToken value = p.nextToken();
+                if (isOptions) {
+                    options = value;
+                    optionsAt = offset(p);
+                    optionsEmpty = true;
+                    include = null;
+                    if (value == JsonToken.START_OBJECT) {
+                        while (p.nextToken() == JsonToken.FIELD_NAME) {
+                            optionsEmpty = false;
+                            boolean isInclude = p.currentName().equals("include_usage");
+                            JsonToken inner = p.nextToken();
+                            if (isInclude) {
+                                include = inner;
+                                includeAt = offset(p);
+                            }
+                            if (inner.isStructStart()) {
+                                p.skipChildren();
+                            }
+                        }
+                        continue; // at its closing brace
+                    }
                 }
-                if (p.nextToken().isStructStart()) {
+                if (value.isStructStart()) {
                     p.skipChildren();
                 }
             }
-            return false;
+            if (p.currentToken() != JsonToken.END_OBJECT || p.nextToken() != null) {
+                return null; // broken or trailing JSON: the node says what is wrong, unchanged
+            }
+            if (options == null) {
+                // The body asked to stream, so the object has a field: the option goes first, then a comma.
+                return splice(body, open + 1, 0, OPTION, true);
+            }
+            if (options == JsonToken.VALUE_NULL) {
+                return splice(body, optionsAt, 4, OPTIONS_VALUE, false);
+            }
+            if (options != JsonToken.START_OBJECT) {
+                return null; // a type the node is to refuse
+            }
+            if (include == null) {
+                return splice(body, optionsAt + 1, 0, INCLUDE, !optionsEmpty);
+            }
+            if (include == JsonToken.VALUE_FALSE || include == JsonToken.VALUE_NULL) {
+                return splice(body, includeAt, include == JsonToken.VALUE_FALSE ? 5 : 4, TRUE, false);
+            }
+            return null; // true already, or a type the node is to refuse
         } catch (IOException e) {
-            return true; // broken JSON: the node says what is wrong, unchanged
+            return null; // broken JSON: the node says what is wrong, unchanged
         }
+    }
+
+    /** Returns where the current token starts in the bytes the parser reads. */
+    private static int offset(JsonParser p) {
+        return (int) p.currentTokenLocation().getByteOffset();
+    }
+
+    /** Returns {@code body} with {@code length} bytes at {@code at} replaced by {@code insert} (and a comma after it). */
+    private static byte[] splice(byte[] body, int at, int length, byte[] insert, boolean comma) {
+        int extra = comma ? 1 : 0;
+        byte[] out = new byte[body.length - length + insert.length + extra];
+        System.arraycopy(body, 0, out, 0, at);
+        System.arraycopy(insert, 0, out, at, insert.length);
+        if (comma) {
+            out[at + insert.length] = (byte) ',';
+        }
+        System.arraycopy(body, at + length, out, at + insert.length + extra, body.length - at - length);
+        return out;
     }
 }

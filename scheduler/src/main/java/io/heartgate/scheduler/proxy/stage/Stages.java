@@ -27,8 +27,8 @@ public final class Stages {
      * @param https whether clients reach the proxy over TLS (the nodes' {@code X-Forwarded-Proto})
      * @param modelManagement whether Ollama's model-management calls go to the node a header names
      *     ({@code --allow-model-management}); else they are refused
-     * @param forceUsage whether OpenAI streaming requests without {@code stream_options} get
-     *     {@code include_usage}, so their tokens are counted ({@code --force-usage})
+     * @param forceUsage whether OpenAI streaming requests are made to ask for
+     *     {@code stream_options.include_usage}, so their tokens are counted ({@code --force-usage})
      */
     public record Access(Supplier<ApiKeys> keys, UpstreamKey upstream, boolean https, boolean modelManagement,
                          boolean forceUsage) {

@@ -1,0 +1,88 @@
+package io.heartgate.scheduler.proxy.stage;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+/** {@code --force-usage}'s rewrite of OpenAI streaming bodies, byte for byte. */
+class ForceUsageTest {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private static String forced(String body) {
+        byte[] out = ForceUsage.withUsage(body.getBytes(StandardCharsets.UTF_8));
+        return out == null ? null : new String(out, StandardCharsets.UTF_8);
+    }
+
+    /** Asserts the rewrite is {@code expected} and that a JSON parser keeping the last field reads the option as true. */
+    private static void assertForced(String body, String expected) throws Exception {
+        String out = forced(body);
+        assertThat(out).isEqualTo(expected);
+        JsonNode tree = JSON.readTree(out);
+        assertThat(tree.path("stream_options").path("include_usage").asBoolean()).isTrue();
+    }
+
+    @Test
+    void aRequestWithoutTheOptionGetsItFirst() throws Exception {
+        assertForced("{\"model\":\"m\",\"stream\":true}",
+                "{\"stream_options\":{\"include_usage\":true},\"model\":\"m\",\"stream\":true}");
+        assertForced("  \n{ \"stream\" : true }", "  \n{\"stream_options\":{\"include_usage\":true}, \"stream\" : true }");
+    }
+
+    @Test
+    void aNullOrEmptyOptionIsFilledIn() throws Exception {
+        assertForced("{\"stream\":true,\"stream_options\":null}",
+                "{\"stream\":true,\"stream_options\":{\"include_usage\":true}}");
+        assertForced("{\"stream\":true,\"stream_options\":{}}",
+                "{\"stream\":true,\"stream_options\":{\"include_usage\":true}}");
+        assertForced("{\"stream\":true,\"stream_options\":{ }}",
+                "{\"stream\":true,\"stream_options\":{\"include_usage\":true }}");
+    }
+
+    @Test
+    void otherStreamOptionsAreKept() throws Exception {
+        assertForced("{\"stream\":true,\"stream_options\":{\"continuous_usage_stats\":true,\"x\":{\"include_usage\":false}}}",
+                "{\"stream\":true,\"stream_options\":{\"include_usage\":true,\"continuous_usage_stats\":true,"
+                        + "\"x\":{\"include_usage\":false}}}");
+    }
+
+    @Test
+    void aClientsOwnFalseOrNullBecomesTrueSoTheStreamIsCounted() throws Exception {
+        assertForced("{\"stream\":true,\"stream_options\":{\"include_usage\":false}}",
+                "{\"stream\":true,\"stream_options\":{\"include_usage\":true}}");
+        assertForced("{\"stream\":true,\"stream_options\":{ \"include_usage\" : null , \"a\":1}}",
+                "{\"stream\":true,\"stream_options\":{ \"include_usage\" : true , \"a\":1}}");
+    }
+
+    @Test
+    void theLastOfRepeatedFieldsIsTheOneChangedAsTheServersReadIt() throws Exception {
+        assertForced("{\"stream_options\":{\"include_usage\":true},\"stream\":true,\"stream_options\":{\"include_usage\":false}}",
+                "{\"stream_options\":{\"include_usage\":true},\"stream\":true,\"stream_options\":{\"include_usage\":true}}");
+        assertForced("{\"stream\":true,\"stream_options\":{\"include_usage\":false,\"include_usage\":false}}",
+                "{\"stream\":true,\"stream_options\":{\"include_usage\":false,\"include_usage\":true}}");
+        assertForced("{\"stream_options\":null,\"stream\":true,\"stream_options\":{\"include_usage\":false}}",
+                "{\"stream_options\":null,\"stream\":true,\"stream_options\":{\"include_usage\":true}}");
+    }
+
+    @Test
+    void offsetsCountBytesNotCharacters() throws Exception {
+        assertForced("{\"messages\":[{\"role\":\"user\",\"content\":\"h\u00e9llo \u2713 \uD83D\uDE00 \\\"stream_options\\\"\"}],"
+                        + "\"stream\":true,\"stream_options\":{\"include_usage\":false}}",
+                "{\"messages\":[{\"role\":\"user\",\"content\":\"h\u00e9llo \u2713 \uD83D\uDE00 \\\"stream_options\\\"\"}],"
+                        + "\"stream\":true,\"stream_options\":{\"include_usage\":true}}");
+    }
+
+    @Test
+    void whatAlreadyAsksOrIsNotForUsToJudgeIsLeftAlone() {
+        assertThat(forced("{\"stream\":true,\"stream_options\":{\"include_usage\":true}}")).isNull();
+        assertThat(forced("{\"stream\":true,\"stream_options\":\"yes\"}")).as("the node refuses the type").isNull();
+        assertThat(forced("{\"stream\":true,\"stream_options\":{\"include_usage\":1}}")).isNull();
+        assertThat(forced("[{\"stream\":true}]")).isNull();
+        assertThat(forced("{\"stream\":true,")).as("broken").isNull();
+        assertThat(forced("{\"stream\":true} {}")).as("trailing").isNull();
+        assertThat(forced("")).isNull();
+    }
+}
