@@ -123,6 +123,8 @@ final class Exchange implements Timeouts.Watched {
             relay.counters().add(Counter.OVERLOAD_ANSWERS);
             attempts.failed(answeredBy + ": answered " + code);
             phase = phase.to(Phase.DISCARDING);
+            watch.relaying(); // a body that stalls is given up at the idle timeout, not held with its slot
+            watch.touch();
             return true;
         }
         phase = phase.to(Phase.RELAYING);
@@ -162,7 +164,12 @@ final class Exchange implements Timeouts.Watched {
         content.release();
         if (last && phase == Phase.INFORMATIONAL) {
             phase = phase.to(Phase.AWAITING_HEAD);
-        } else if (last && phase == Phase.DISCARDING) {
+        } else if (phase == Phase.DISCARDING) {
+            if (!last) {
+                watch.touch();
+                return;
+            }
+            watch.done();
             attempts.release();
             upstream.responseEnded();
             retryElsewhere();
@@ -238,6 +245,12 @@ final class Exchange implements Timeouts.Watched {
     public void idleTimedOut() {
         if (phase == Phase.RELAYING) {
             failed(Failure.IDLE_TIMEOUT, null);
+        } else if (phase == Phase.DISCARDING) {
+            // The node's busy answer stalled: its connection is unusable, its slot free, the retry goes on.
+            watch.done();
+            upstream.close();
+            attempts.release();
+            retryElsewhere();
         }
     }
 

@@ -197,6 +197,32 @@ class ExchangeTest {
     }
 
     @Test
+    void aBusyAnswerWhoseBodyStallsIsGivenUpAtTheIdleTimeoutAndRetriedElsewhere() {
+        relay = new EmbeddedRelay("n1", "n2");
+        relay.advance(0); // idle checks run now and then once a second
+        relay.client.writeInbound(post("/v1/chat/completions", CHAT));
+        EmbeddedChannel first = relay.upstream("n1");
+        received(first);
+        first.writeInbound(head(503, "content-length", "40"), chunk("busy"));
+        assertThat(relay.connections("n2")).as("still reading the busy answer away").isZero();
+
+        relay.advance(999);
+        assertThat(relay.connections("n2")).isZero();
+        relay.advance(1); // the next check: 1000 ms without a byte, over the 400 ms idle timeout
+
+        assertThat(first.isActive()).as("the stalled connection is closed").isFalse();
+        assertThat(relay.node("n1").inFlight().get()).as("its slot is given back").isZero();
+        EmbeddedChannel second = relay.upstream("n2");
+        received(second);
+        second.writeInbound(head(200, "transfer-encoding", "chunked"), chunk("a"));
+        relay.advance(300);
+        second.writeInbound(last("b"));
+        assertThat(relay.clientText()).isEqualTo("[200]ab");
+        assertThat(relay.counters.get(Counter.RETRIES)).isEqualTo(1);
+        assertThat(relay.health.isEjected("n1")).isFalse();
+    }
+
+    @Test
     void aPooledConnectionTheNodeClosedIsSentAgainOnceOnANewConnectionToTheSameNode() {
         relay = new EmbeddedRelay("n1", "n2");
         relay.client.writeInbound(post("/v1/chat/completions", CHAT));
