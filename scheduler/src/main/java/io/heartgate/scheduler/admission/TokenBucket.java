@@ -11,6 +11,12 @@ package io.heartgate.scheduler.admission;
 public final class TokenBucket {
 
     private static final long MINUTE_NANOS = 60_000_000_000L;
+    /**
+     * The deepest debt, in minutes of refill: a day. A node that reports an absurd count (a bug, or a
+     * forged answer) then locks its key out for a day at most, and every wait stays a number that
+     * {@code Retry-After} and the reset headers can write.
+     */
+    static final long MAX_DEBT_MINUTES = 1440;
 
     private final long perMinute;
     private double tokens;
@@ -55,10 +61,10 @@ public final class TokenBucket {
         return tokens >= 1;
     }
 
-    /** Takes {@code n} tokens used already, going into debt if need be. */
+    /** Takes {@code n} tokens used already, going into debt if need be (a day's refill at most). */
     public void charge(long n, long nowNanos) {
         refill(nowNanos);
-        tokens -= n;
+        tokens = Math.max(tokens - n, -(double) MAX_DEBT_MINUTES * perMinute);
     }
 
     /** Returns the whole tokens left, never below zero. */

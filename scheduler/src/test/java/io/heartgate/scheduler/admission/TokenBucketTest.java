@@ -77,6 +77,21 @@ class TokenBucketTest {
     }
 
     @Test
+    void anAbsurdCountLocksTheKeyOutForADayAtMostWithWaitsThatStillMakeSense() {
+        long[] now = {0};
+        RateLimits limits = new RateLimits(() -> now[0]);
+        ApiKeys.Key key = new ApiKeys.Key("team", Set.of(), 0, 0, 120);
+        limits.charge(key, 999_999_999_999_999_999L); // the most digits a usage figure is read with
+        limits.charge(key, 999_999_999_999_999_999L);
+        RateLimits.Verdict refused = limits.admit(key);
+        assertThat(refused.allowed()).isFalse();
+        assertThat(refused.retryAfterSeconds()).isEqualTo(24 * 60 * 60 + 1); // a day's 172,800 tokens and one, at 2 a second
+        assertThat(refused.headers()).containsEntry("x-ratelimit-reset-tokens", "1441m0s");
+        now[0] = (24 * 60 * 60 + 1) * SECOND;
+        assertThat(limits.admit(key).allowed()).isTrue();
+    }
+
+    @Test
     void aKeyWithoutLimitsCostsNothingAndChangedLimitsStartAfresh() {
         RateLimits limits = new RateLimits(() -> 0);
         assertThat(limits.admit(new ApiKeys.Key("free", Set.of()))).isSameAs(RateLimits.Verdict.UNLIMITED);
