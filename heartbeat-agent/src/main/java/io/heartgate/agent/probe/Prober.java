@@ -56,6 +56,7 @@ public final class Prober {
                 return ProbeResult.down(null, lastModels, "no known inference API answered");
             }
             log.info("Node {} backend detected: {}", nodeId, detected.label());
+            capacity = null; // another server may have taken the port: only what it says counts
         }
         Backend backend = detected;
         String unhealthy = health(backend);

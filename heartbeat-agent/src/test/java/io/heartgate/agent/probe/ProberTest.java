@@ -184,6 +184,20 @@ class ProberTest {
     }
 
     @Test
+    void aServerReplacedByOneThatDoesNotSayItsCapacityReportsNone() {
+        Prober prober = new Prober(Backend.AUTO, tgi(), "n");
+        assertThat(prober.probe().capacity()).isEqualTo(128);
+
+        server.clear().down(true);
+        prober.probe();
+        server.down(false);
+        vllm();
+        ProbeResult back = prober.probe();
+        assertThat(back.backend()).isEqualTo(Backend.VLLM);
+        assertThat(back.capacity()).as("TGI's figure is not vLLM's").isNull();
+    }
+
+    @Test
     void keepsTheLastModelsWhenOnlyTheModelFetchFails() {
         Prober prober = new Prober(Backend.VLLM, vllm(), "n");
         prober.probe();
