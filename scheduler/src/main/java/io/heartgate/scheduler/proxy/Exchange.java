@@ -289,6 +289,11 @@ final class Exchange implements Timeouts.Watched {
                 fail(d.error(), Failures.message(d.error(), facts, attempts, relay.firstByteTimeoutMs()));
             }
             case CUT, ABANDON, PASS_THROUGH -> { // PASS_THROUGH is only ever decided for a head
+                if (phase == Phase.RELAYING) {
+                    // Tokens the node reported before the end (a usage chunk ahead of the stream's
+                    // last bytes) count, so a client cannot escape tpm= by hanging up before them.
+                    relay.used(facts.caller(), modelLabel(), conn.tail().usage());
+                }
                 finish(d.action() == Action.ABANDON ? 0 : client.status());
                 attempts.release();
                 upstream.close();

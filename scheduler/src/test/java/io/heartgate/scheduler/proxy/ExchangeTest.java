@@ -223,6 +223,24 @@ class ExchangeTest {
     }
 
     @Test
+    void tokensTheNodeReportedBeforeTheClientHungUpAreCounted() {
+        relay = new EmbeddedRelay("n1");
+        relay.client.writeInbound(post("/v1/chat/completions", CHAT));
+        EmbeddedChannel up = relay.upstream("n1");
+        received(up);
+        up.writeInbound(head(200, "content-type", "text/event-stream", "transfer-encoding", "chunked"),
+                chunk("data: {\"choices\":[{\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\n"),
+                chunk("data: {\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":1,"
+                        + "\"total_tokens\":13}}\n\n"));
+
+        relay.client.close(); // before the node's data: [DONE] and the end of its body
+
+        assertThat(relay.registry.get("heartgate_tokens").tag("type", "prompt").counter().count()).isEqualTo(12);
+        assertThat(relay.registry.get("heartgate_tokens").tag("type", "completion").counter().count()).isEqualTo(1);
+        assertThat(relay.counters.get(Counter.CLIENT_CANCELLATIONS)).isEqualTo(1);
+    }
+
+    @Test
     void aPooledConnectionTheNodeClosedIsSentAgainOnceOnANewConnectionToTheSameNode() {
         relay = new EmbeddedRelay("n1", "n2");
         relay.client.writeInbound(post("/v1/chat/completions", CHAT));
