@@ -124,7 +124,6 @@ final class Exchange implements Timeouts.Watched {
             attempts.failed(answeredBy + ": answered " + code);
             phase = phase.to(Phase.DISCARDING);
             watch.relaying(); // a body that stalls is given up at the idle timeout, not held with its slot
-            watch.touch();
             return true;
         }
         phase = phase.to(Phase.RELAYING);
@@ -187,6 +186,7 @@ final class Exchange implements Timeouts.Watched {
         if (phase.beforeHead()) {
             failed(upstream.reused() ? Failure.STALE_CONNECTION : Failure.RESET_BEFORE_HEAD, cause);
         } else if (phase == Phase.DISCARDING) {
+            watch.done();
             attempts.release();
             retryElsewhere(); // the overload answer already decided it
         } else if (phase == Phase.RELAYING) {

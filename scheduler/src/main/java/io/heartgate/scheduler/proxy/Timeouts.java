@@ -78,13 +78,13 @@ final class Timeouts {
             pending.addLast(new Pending(this, attempt, nanoTicker.getAsLong() / 1_000_000 + firstByteMs));
         }
 
-        /** Starts watching the response for idleness; once per exchange. */
+        /** Starts watching the response for idleness, its clock from now (linked once, however often called). */
         void relaying() {
+            lastChunkMs = nowMs;
             if (linked) {
                 return;
             }
             linked = true;
-            lastChunkMs = nowMs;
             prev = relayingLast;
             if (relayingLast == null) {
                 relayingFirst = this;

@@ -223,6 +223,27 @@ class ExchangeTest {
     }
 
     @Test
+    void aBusyAnswerCutShortLeavesNoStaleIdleClockForTheRetry() {
+        relay = new EmbeddedRelay("n1", "n2");
+        relay.advance(0); // idle checks run now and then once a second
+        relay.client.writeInbound(post("/v1/chat/completions", CHAT));
+        EmbeddedChannel first = relay.upstream("n1");
+        received(first);
+        first.writeInbound(head(503, "content-length", "40"), chunk("busy"));
+        first.close(); // the node drops the connection partway through its busy answer
+
+        EmbeddedChannel second = relay.upstream("n2");
+        received(second);
+        relay.advance(900); // under the first-byte timeout, over the idle timeout
+        second.writeInbound(head(200, "transfer-encoding", "chunked"));
+        relay.advance(100); // an idle check: 100 ms since the head, not 1000 since the busy answer
+        assertThat(relay.client.isActive()).as("the retry's answer is not cut").isTrue();
+        second.writeInbound(chunk("a"), last("b"));
+        assertThat(relay.clientText()).isEqualTo("[200]ab");
+        assertThat(relay.counters.get(Counter.TIMEOUTS)).isZero();
+    }
+
+    @Test
     void tokensTheNodeReportedBeforeTheClientHungUpAreCounted() {
         relay = new EmbeddedRelay("n1");
         relay.client.writeInbound(post("/v1/chat/completions", CHAT));
