@@ -58,6 +58,9 @@ final class ForceUsage implements Stage {
                 return null; // not an object: leave it to the node
             }
             int open = offset(p);
+            if (open < 0) {
+                return null; // not UTF-8 (UTF-16 or -32, which JSON allows): no byte offsets to splice at
+            }
             JsonToken options = null; // the last stream_options' value
             int optionsAt = -1;
             boolean optionsEmpty = true;

@@ -85,4 +85,18 @@ class ForceUsageTest {
         assertThat(forced("{\"stream\":true} {}")).as("trailing").isNull();
         assertThat(forced("")).isNull();
     }
+
+    @Test
+    void aByteOrderMarkIsKeptInFront() throws Exception {
+        String out = forced("\uFEFF{\"stream\":true}");
+        assertThat(out).isEqualTo("\uFEFF{\"stream_options\":{\"include_usage\":true},\"stream\":true}");
+    }
+
+    @Test
+    void aBodyInUtf16IsLeftAsItIs() {
+        for (java.nio.charset.Charset cs : new java.nio.charset.Charset[] {StandardCharsets.UTF_16BE, StandardCharsets.UTF_16LE}) {
+            assertThat(ForceUsage.withUsage("{\"stream\":true}".getBytes(cs))).isNull();
+            assertThat(ForceUsage.withUsage("{\"stream\":true,\"stream_options\":null}".getBytes(cs))).isNull();
+        }
+    }
 }
