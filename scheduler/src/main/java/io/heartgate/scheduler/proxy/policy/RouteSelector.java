@@ -194,14 +194,25 @@ public final class RouteSelector {
      * The affinity strategy for a request with a key: the first node on its ring under the load bound
      * with room, claimed as {@link #claim} does; a lost race for a slot walks again, the node taken
      * being full by then. When warm first narrowed the candidates to nodes that are all full, the
-     * ring is walked again over every candidate: a node that has to load the model beats a wait in
-     * the queue while it sits idle.
+     * ring is walked again over the candidates with room (those with memory free for the model
+     * first, as warm first prefers): a node that has to load the model beats a wait in the queue
+     * while it sits idle.
      */
     private Route claimByKey(List<Node> nodes, RequestFacts facts, TableSnapshot snapshot, boolean panic) {
         List<Node> base = snapshot.candidates(facts.model());
         List<Node> allowed = narrow(nodes, facts, snapshot);
         Route r = walk(base, allowed, facts, panic);
-        return r == Route.Refused.FULL && allowed != nodes ? walk(base, nodes, facts, panic) : r;
+        if (r != Route.Refused.FULL || allowed == nodes) {
+            return r;
+        }
+        List<Node> roomy = new ArrayList<>(nodes.size());
+        for (Node n : nodes) {
+            if (n.hasRoom()) {
+                roomy.add(n);
+            }
+        }
+        // Among the cold nodes with room, warm first still prefers those with memory free for the model.
+        return roomy.isEmpty() ? r : walk(base, warmFirst.prefer(roomy, facts.model()), facts, panic);
     }
 
     private Route walk(List<Node> base, List<Node> allowed, RequestFacts facts, boolean panic) {

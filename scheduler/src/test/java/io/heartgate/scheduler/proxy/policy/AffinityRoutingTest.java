@@ -109,4 +109,33 @@ class AffinityRoutingTest {
         assertThat(((Route.To) second).held()).isTrue();
         assertThat(warmFirst.select(t, keyed, List.of(), EjectionView.NONE)).isSameAs(Route.Refused.FULL);
     }
+
+    @Test
+    void spillingFromFullWarmNodesPrefersAColdOneWithMemoryFree() {
+        Node warm = ollamaNode("warm", "m:latest");
+        Node empty = ollamaNode("empty");
+        Node other = ollamaNode("other", "x:latest"); // its memory holds another model
+        TableSnapshot t = new TableSnapshot(1, List.of(warm, empty, other));
+        RouteSelector warmFirst = new RouteSelector(Strategy.affinity(1.25, Strategy.ROUND_ROBIN), Ramp.NONE,
+                () -> 0.0, new WarmFirst(true, 4), Clock.fixed(NOW, ZoneOffset.UTC));
+        assertThat(warm.inFlight().tryIncrement(warm.limit())).isTrue(); // the warm node's one slot taken
+
+        for (int i = 0; i < 16; i++) {
+            RequestFacts facts = RequestFacts.ofModel("m:latest").withAffinity(KeyHash.of("conversation-" + i));
+            Route.To r = (Route.To) warmFirst.select(t, facts, List.of(), EjectionView.NONE);
+            assertThat(r.node()).as("key %d: the cold node with memory free, wherever its ring puts it", i)
+                    .isSameAs(empty);
+            r.unclaim();
+        }
+    }
+
+    private static Node ollamaNode(String id, String... loaded) {
+        List<LoadedModel> inMemory = new ArrayList<>();
+        for (String m : loaded) {
+            inMemory.add(new LoadedModel(m, 4_661_224_676L, 4_661_224_676L, null, 4096));
+        }
+        Heartbeat hb = Heartbeat.builder(id, "http://" + id + ":11434").instance("i1").seq(1L).intervalMs(1000)
+                .backend("ollama").capacity(1).models(List.of("m:latest", "x:latest")).loaded(inMemory).build();
+        return Node.of(hb, NOW, new InFlight());
+    }
 }
