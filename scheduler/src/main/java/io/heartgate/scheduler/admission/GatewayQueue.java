@@ -389,6 +389,8 @@ public final class GatewayQueue {
         /** Retries: those that found every untried node full, and the rest in the order they are tried. */
         Set<FairQueue.Ticket<Waiter>> passedOver;
         List<FairQueue.Ticket<Waiter>> rest;
+        /** Where in {@link #rest} to look next: what is before it was passed over or has left. */
+        int cursor;
 
         Lane(FairQueue<Waiter> part, boolean retries) {
             this.part = part;
@@ -404,7 +406,8 @@ public final class GatewayQueue {
             if (passedOver == null || head == null || !passedOver.contains(head)) {
                 return head;
             }
-            for (FairQueue.Ticket<Waiter> t : rest) {
+            for (; cursor < rest.size(); cursor++) {
+                FairQueue.Ticket<Waiter> t = rest.get(cursor);
                 if (t.queued() && !passedOver.contains(t)) {
                     return t;
                 }
