@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -389,6 +390,12 @@ public final class GatewayQueue {
         /** Retries: those that found every untried node full, and the rest in the order they are tried. */
         Set<FairQueue.Ticket<Waiter>> passedOver;
         List<FairQueue.Ticket<Waiter>> rest;
+        /**
+         * Retries: the sets of nodes tried that left no untried node with room, so that the retries
+         * that tried the same nodes are passed over without being routed (a pass stays linear in
+         * the retries waiting, not a routing each).
+         */
+        Set<Set<String>> fullAfter;
         /** Where in {@link #rest} to look next: what is before it was passed over or has left. */
         int cursor;
 
@@ -403,16 +410,20 @@ public final class GatewayQueue {
                 return null;
             }
             FairQueue.Ticket<Waiter> head = part.peek();
-            if (passedOver == null || head == null || !passedOver.contains(head)) {
+            if (passedOver == null || head == null || !passOver(head)) {
                 return head;
             }
             for (; cursor < rest.size(); cursor++) {
                 FairQueue.Ticket<Waiter> t = rest.get(cursor);
-                if (t.queued() && !passedOver.contains(t)) {
+                if (t.queued() && !passOver(t)) {
                     return t;
                 }
             }
             return null;
+        }
+
+        private boolean passOver(FairQueue.Ticket<Waiter> t) {
+            return passedOver.contains(t) || fullAfter.contains(Set.copyOf(t.item().tried()));
         }
 
         /** {@code t} found no room. */
@@ -423,9 +434,11 @@ public final class GatewayQueue {
             }
             if (passedOver == null) {
                 passedOver = Collections.newSetFromMap(new IdentityHashMap<>());
+                fullAfter = new HashSet<>();
                 rest = part.byClassThenAge();
             }
             passedOver.add(t);
+            fullAfter.add(Set.copyOf(t.item().tried()));
         }
 
         void take(FairQueue.Ticket<Waiter> t) {

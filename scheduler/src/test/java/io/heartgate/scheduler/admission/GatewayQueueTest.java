@@ -168,6 +168,27 @@ class GatewayQueueTest {
     }
 
     @Test
+    void retriesThatTriedTheSameNodesAsOneThatFoundNoRoomAreNotRoutedAgainInThePass() {
+        free.put("m", 0);
+        int[] routed = {0};
+        GatewayQueue counting = new GatewayQueue(10, Duration.ofSeconds(10), () -> now, w -> {
+            routed[0]++;
+            return route(w);
+        }, registry);
+        for (int i = 0; i < 5; i++) {
+            now = i;
+            counting.enqueue(new Waiting("s" + i, "m", List.of("only-free-node")), "c" + i, 0);
+        }
+        now = 9;
+        counting.enqueue(new Waiting("f", "m", List.of("another-node")), "z", 0);
+        routed[0] = 0;
+        free.put("m", 1);
+        counting.slotFreed();
+        assertThat(outcomes).containsExactly("f routed");
+        assertThat(routed[0]).as("one stuck retry routed for all five, then the one that fits").isEqualTo(2);
+    }
+
+    @Test
     void aRetryGoesBeforeAFirstAttemptOfItsClassButNeverBeforeAHigherClass() {
         free.put("m", 0);
         enqueueRoomyRetry("retry0", "m", "a", 0);
