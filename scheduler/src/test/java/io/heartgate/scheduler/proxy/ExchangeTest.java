@@ -196,14 +196,20 @@ class ExchangeTest {
         assertThat(relay.pool.idleCount()).as("both connections stay usable").isEqualTo(2);
     }
 
-    @Test
-    void aBusyAnswerWhoseBodyStallsIsGivenUpAtTheIdleTimeoutAndRetriedElsewhere() {
+    /** Nodes n1 and n2; a request that n1 has begun to answer 503 with 4 bytes of 40; returns n1's connection. */
+    private EmbeddedChannel busyAnswerBegun() {
         relay = new EmbeddedRelay("n1", "n2");
         relay.advance(0); // idle checks run now and then once a second
         relay.client.writeInbound(post("/v1/chat/completions", CHAT));
         EmbeddedChannel first = relay.upstream("n1");
         received(first);
         first.writeInbound(head(503, "content-length", "40"), chunk("busy"));
+        return first;
+    }
+
+    @Test
+    void aBusyAnswerWhoseBodyStallsIsGivenUpAtTheIdleTimeoutAndRetriedElsewhere() {
+        EmbeddedChannel first = busyAnswerBegun();
         assertThat(relay.connections("n2")).as("still reading the busy answer away").isZero();
 
         relay.advance(999);
@@ -224,12 +230,7 @@ class ExchangeTest {
 
     @Test
     void aBusyAnswerCutShortLeavesNoStaleIdleClockForTheRetry() {
-        relay = new EmbeddedRelay("n1", "n2");
-        relay.advance(0); // idle checks run now and then once a second
-        relay.client.writeInbound(post("/v1/chat/completions", CHAT));
-        EmbeddedChannel first = relay.upstream("n1");
-        received(first);
-        first.writeInbound(head(503, "content-length", "40"), chunk("busy"));
+        EmbeddedChannel first = busyAnswerBegun();
         first.close(); // the node drops the connection partway through its busy answer
 
         EmbeddedChannel second = relay.upstream("n2");
