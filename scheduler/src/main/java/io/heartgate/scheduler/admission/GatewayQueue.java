@@ -2,16 +2,10 @@ package io.heartgate.scheduler.admission;
 
 import io.heartgate.scheduler.proxy.policy.RequestFacts;
 import io.heartgate.scheduler.proxy.policy.Route;
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
-import java.util.HashSet;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -112,13 +106,7 @@ public final class GatewayQueue {
     /** Mean wait of the requests that left the queue lately, served or timed out, in nanoseconds; under the lock. */
     private double meanWaitNanos;
     private boolean again;
-    private final Timer waits;
-    private final Counter served;
-    private final Counter expired;
-    private final Counter gone;
-    private final Counter refused;
-    private final Counter pushedOut;
-    private final Counter full;
+    private final QueueMeters meters;
 
     /**
      * @param maxPerModel the most requests waiting per model; 0 refuses at once when all are full
@@ -135,28 +123,7 @@ public final class GatewayQueue {
         this.timeoutText = io.heartgate.protocol.Durations.format(timeout);
         this.nanoTicker = nanoTicker;
         this.router = router;
-        this.waits = Timer.builder("heartgate_queue_wait")
-                .description("Time requests waited in the gateway queue for a free slot, whatever the outcome")
-                .publishPercentileHistogram()
-                .minimumExpectedValue(Duration.ofMillis(1))
-                .maximumExpectedValue(Duration.ofMinutes(10))
-                .register(registry);
-        this.served = exits(registry, "served");
-        this.expired = exits(registry, "timeout");
-        this.gone = exits(registry, "client_gone");
-        this.refused = exits(registry, "refused");
-        this.pushedOut = exits(registry, "pushed_out");
-        this.full = Counter.builder("heartgate_queue_rejected")
-                .description("Requests answered 503 overloaded at once because their model's queue was full")
-                .register(registry);
-        Gauge.builder("heartgate_queue_depth", this, GatewayQueue::depth)
-                .description("Requests waiting in the gateway queue now").register(registry);
-    }
-
-    private static Counter exits(MeterRegistry registry, String outcome) {
-        return Counter.builder("heartgate_queue_exits")
-                .description("Requests that left the gateway queue, by how: served, timeout, client_gone, refused, pushed_out")
-                .tag("outcome", outcome).register(registry);
+        this.meters = new QueueMeters(registry, this);
     }
 
     /** Returns the requests waiting now. */
@@ -199,7 +166,7 @@ public final class GatewayQueue {
             FairQueue.Ticket<Waiter> t = q.full() ? null : q.partOf(w).offer(w, caller, priority, nanoTicker.getAsLong());
             if (t == null) {
                 tidy();
-                full.increment();
+                meters.rejected();
                 return null;
             }
             if (out == null) {
@@ -222,8 +189,7 @@ public final class GatewayQueue {
 
     /** Answers {@code out}, taken out of a full queue to make room for a newcomer, 503 {@code overloaded}; under the lock. */
     private void pushOut(FairQueue.Ticket<Waiter> out) {
-        pushedOut.increment();
-        waits.record(nanoTicker.getAsLong() - out.enqueuedNanos(), TimeUnit.NANOSECONDS);
+        meters.left(meters.pushedOut, nanoTicker.getAsLong() - out.enqueuedNanos());
         int retryAfter = retryAfterSeconds();
         RequestFacts facts = out.item().facts();
         String what = facts.model() == null ? "requests without a model" : "model '" + facts.displayModel() + "'";
@@ -238,8 +204,7 @@ public final class GatewayQueue {
             ModelQueue q = byModel.get(key(t.item().facts().model()));
             if (q != null && (q.fresh.remove(t) || q.retries.remove(t))) {
                 waiting--;
-                gone.increment();
-                waits.record(nanoTicker.getAsLong() - t.enqueuedNanos(), TimeUnit.NANOSECONDS);
+                meters.left(meters.gone, nanoTicker.getAsLong() - t.enqueuedNanos());
                 tidy();
             }
         } finally {
@@ -271,8 +236,7 @@ public final class GatewayQueue {
                 for (FairQueue<Waiter> part : List.of(q.fresh, q.retries)) {
                     part.expire(now, timeoutNanos, t -> {
                         waiting--;
-                        expired.increment();
-                        waits.record(now - t.enqueuedNanos(), TimeUnit.NANOSECONDS);
+                        meters.left(meters.expired, now - t.enqueuedNanos());
                         noteWait(now - t.enqueuedNanos());
                         int retryAfter = retryAfterSeconds();
                         safely(() -> t.item().overloaded("no node serving the model had a free slot within the queue "
@@ -301,12 +265,9 @@ public final class GatewayQueue {
 
     /**
      * Serves the queues one request at a time, always the next that should go of every model's first
-     * attempts and retries: the highest priority class, then a retry before a first attempt, then the
-     * oldest. A first attempt that finds every candidate full closes its model's first attempts for
-     * the pass (those behind it want the same nodes); a retry that finds every node it has not tried
-     * full is passed over, and the retries behind it are tried, highest class and oldest first, since
-     * each has tried other nodes. Re-entered from a callback on the same thread (tests run loops
-     * inline), it only asks the outer pass to go round again.
+     * attempts and retries ({@link QueueLane}): the highest priority class, then a retry before a
+     * first attempt, then the oldest, until none finds room. Re-entered from a callback on the same
+     * thread (tests run loops inline), it only asks the outer pass to go round again.
      */
     private void serve() {
         if (lock.getHoldCount() > 1) {
@@ -318,13 +279,13 @@ public final class GatewayQueue {
             if (waiting == 0) {
                 return;
             }
-            List<Lane> lanes = new ArrayList<>();
+            List<QueueLane> lanes = new ArrayList<>();
             for (ModelQueue q : byModel.values()) {
                 if (!q.retries.isEmpty()) {
-                    lanes.add(new Lane(q.retries, true));
+                    lanes.add(new QueueLane(q.retries, true));
                 }
                 if (!q.fresh.isEmpty()) {
-                    lanes.add(new Lane(q.fresh, false));
+                    lanes.add(new QueueLane(q.fresh, false));
                 }
             }
             while (serveNext(lanes)) {
@@ -335,12 +296,12 @@ public final class GatewayQueue {
     }
 
     /** Routes the best next request of {@code lanes}; returns whether any lane still had one to try. */
-    private boolean serveNext(List<Lane> lanes) {
-        Lane best = null;
+    private boolean serveNext(List<QueueLane> lanes) {
+        QueueLane best = null;
         FairQueue.Ticket<Waiter> next = null;
-        for (Lane lane : lanes) {
+        for (QueueLane lane : lanes) {
             FairQueue.Ticket<Waiter> t = lane.next();
-            if (t != null && (next == null || Lane.before(t, lane.retries, next, best.retries))) {
+            if (t != null && (next == null || QueueLane.before(t, lane.retries, next, best.retries))) {
                 best = lane;
                 next = t;
             }
@@ -362,99 +323,19 @@ public final class GatewayQueue {
         best.take(next);
         waiting--;
         long waited = nanoTicker.getAsLong() - next.enqueuedNanos();
-        waits.record(waited, TimeUnit.NANOSECONDS);
         FairQueue.Ticket<Waiter> served = next;
         if (r instanceof Route.To to) {
-            this.served.increment();
+            meters.left(meters.served, waited);
             noteWait(waited);
             if (!safely(() -> served.item().routed(to))) {
                 to.unclaim(); // its loop is gone (shutting down): the slot goes to the next one
             }
         } else {
-            refused.increment();
+            meters.left(meters.refused, waited);
             Route.Refused refusal = (Route.Refused) r;
             safely(() -> served.item().refused(refusal));
         }
         return true;
-    }
-
-    /**
-     * One part of a model's queue during one pass of {@link #serve()}: what it offers next, and what
-     * found no room in this pass.
-     */
-    private static final class Lane {
-        final FairQueue<Waiter> part;
-        final boolean retries;
-        /** First attempts: the head found every candidate full. */
-        boolean closed;
-        /** Retries: those that found every untried node full, and the rest in the order they are tried. */
-        Set<FairQueue.Ticket<Waiter>> passedOver;
-        List<FairQueue.Ticket<Waiter>> rest;
-        /**
-         * Retries: the sets of nodes tried that left no untried node with room, so that the retries
-         * that tried the same nodes are passed over without being routed (a pass stays linear in
-         * the retries waiting, not a routing each).
-         */
-        Set<Set<String>> fullAfter;
-        /** Where in {@link #rest} to look next: what is before it was passed over or has left. */
-        int cursor;
-
-        Lane(FairQueue<Waiter> part, boolean retries) {
-            this.part = part;
-            this.retries = retries;
-        }
-
-        /** Returns the request this part would send next, or {@code null} when it has none left to try. */
-        FairQueue.Ticket<Waiter> next() {
-            if (closed) {
-                return null;
-            }
-            FairQueue.Ticket<Waiter> head = part.peek();
-            if (passedOver == null || head == null || !passOver(head)) {
-                return head;
-            }
-            for (; cursor < rest.size(); cursor++) {
-                FairQueue.Ticket<Waiter> t = rest.get(cursor);
-                if (t.queued() && !passOver(t)) {
-                    return t;
-                }
-            }
-            return null;
-        }
-
-        private boolean passOver(FairQueue.Ticket<Waiter> t) {
-            return passedOver.contains(t) || fullAfter.contains(Set.copyOf(t.item().tried()));
-        }
-
-        /** {@code t} found no room. */
-        void full(FairQueue.Ticket<Waiter> t) {
-            if (!retries) {
-                closed = true;
-                return;
-            }
-            if (passedOver == null) {
-                passedOver = Collections.newSetFromMap(new IdentityHashMap<>());
-                fullAfter = new HashSet<>();
-                rest = part.byClassThenAge();
-            }
-            passedOver.add(t);
-            fullAfter.add(Set.copyOf(t.item().tried()));
-        }
-
-        void take(FairQueue.Ticket<Waiter> t) {
-            part.take(t);
-        }
-
-        /** Says whether {@code a} goes before {@code b}: higher class, then a retry, then older. */
-        static boolean before(FairQueue.Ticket<Waiter> a, boolean aRetry, FairQueue.Ticket<Waiter> b, boolean bRetry) {
-            if (a.priority() != b.priority()) {
-                return a.priority() > b.priority();
-            }
-            if (aRetry != bRetry) {
-                return aRetry;
-            }
-            return a.enqueuedNanos() < b.enqueuedNanos();
-        }
     }
 
     /** Adds a wait to the recent mean (weight 1/8 to the newest); under the lock. */

@@ -164,14 +164,11 @@ final class Exchange implements Timeouts.Watched {
         if (last && phase == Phase.INFORMATIONAL) {
             phase = phase.to(Phase.AWAITING_HEAD);
         } else if (phase == Phase.DISCARDING) {
-            if (!last) {
+            if (last) {
+                discardEnded(upstream::responseEnded);
+            } else {
                 watch.touch();
-                return;
             }
-            watch.done();
-            attempts.release();
-            upstream.responseEnded();
-            retryElsewhere();
         }
     }
 
@@ -186,9 +183,7 @@ final class Exchange implements Timeouts.Watched {
         if (phase.beforeHead()) {
             failed(upstream.reused() ? Failure.STALE_CONNECTION : Failure.RESET_BEFORE_HEAD, cause);
         } else if (phase == Phase.DISCARDING) {
-            watch.done();
-            attempts.release();
-            retryElsewhere(); // the overload answer already decided it
+            discardEnded(() -> { }); // the connection is gone; the overload answer already decided the retry
         } else if (phase == Phase.RELAYING) {
             failed(Failure.BROKE_OFF, cause);
         }
@@ -246,12 +241,19 @@ final class Exchange implements Timeouts.Watched {
         if (phase == Phase.RELAYING) {
             failed(Failure.IDLE_TIMEOUT, null);
         } else if (phase == Phase.DISCARDING) {
-            // The node's busy answer stalled: its connection is unusable, its slot free, the retry goes on.
-            watch.done();
-            upstream.close();
-            attempts.release();
-            retryElsewhere();
+            discardEnded(upstream::close); // the busy answer stalled: its connection is unusable
         }
+    }
+
+    /**
+     * The node's busy answer is over (read to its end, cut off, or stalled): its slot is given back,
+     * {@code connection} done with, and the request goes on to another node.
+     */
+    private void discardEnded(Runnable connection) {
+        watch.done();
+        attempts.release();
+        connection.run();
+        retryElsewhere();
     }
 
     /** The client hung up: stop the node's work at once. Never the node's failure. */

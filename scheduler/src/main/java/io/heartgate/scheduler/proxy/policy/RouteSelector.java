@@ -171,12 +171,7 @@ public final class RouteSelector {
         if (n.inFlight().tryIncrement(n.limit())) {
             return new Route.To(n, panic, false, true, none);
         }
-        List<Node> roomy = new ArrayList<>(nodes.size());
-        for (Node other : nodes) {
-            if (other != n && other.hasRoom()) {
-                roomy.add(other);
-            }
-        }
+        List<Node> roomy = withRoom(nodes, n);
         while (!roomy.isEmpty()) {
             n = pick(roomy, facts, snapshot);
             if (n.capacity() == 0) {
@@ -205,12 +200,7 @@ public final class RouteSelector {
         if (r != Route.Refused.FULL || allowed == nodes) {
             return r;
         }
-        List<Node> roomy = new ArrayList<>(nodes.size());
-        for (Node n : nodes) {
-            if (n.hasRoom()) {
-                roomy.add(n);
-            }
-        }
+        List<Node> roomy = withRoom(nodes, null);
         // Among the cold nodes with room, warm first still prefers those with memory free for the model.
         return roomy.isEmpty() ? r : walk(base, warmFirst.prefer(roomy, facts.model()), facts, panic);
     }
@@ -235,6 +225,17 @@ public final class RouteSelector {
             }
         }
         return Route.Refused.FULL;
+    }
+
+    /** Returns the nodes of {@code nodes} with a free slot, less {@code except}. */
+    private static List<Node> withRoom(List<Node> nodes, Node except) {
+        List<Node> roomy = new ArrayList<>(nodes.size());
+        for (Node n : nodes) {
+            if (n != except && n.hasRoom()) {
+                roomy.add(n);
+            }
+        }
+        return roomy;
     }
 
     private static boolean anyRoom(List<Node> nodes) {
