@@ -104,6 +104,24 @@ class GatewayQueueTest {
         return queue.enqueue(new Waiting(name, model, List.of("another-node")), caller, priority);
     }
 
+    /** As {@link #enqueue}, arriving at {@code at} on the queue's clock (which stays there). */
+    private FairQueue.Ticket<GatewayQueue.Waiter> enqueueAt(long at, String name, String model, String caller, int priority) {
+        now = at;
+        return enqueue(name, model, caller, priority);
+    }
+
+    private FairQueue.Ticket<GatewayQueue.Waiter> enqueueRetryAt(long at, String name, String model, String caller,
+                                                                 int priority) {
+        now = at;
+        return enqueueRetry(name, model, caller, priority);
+    }
+
+    private FairQueue.Ticket<GatewayQueue.Waiter> enqueueRoomyRetryAt(long at, String name, String model, String caller,
+                                                                      int priority) {
+        now = at;
+        return enqueueRoomyRetry(name, model, caller, priority);
+    }
+
     private double rejected() {
         return registry.get("heartgate_queue_rejected").counter().count();
     }
@@ -139,8 +157,7 @@ class GatewayQueueTest {
     void aRetryThatOnlyFitsATriedNodeDoesNotHoldUpFirstAttemptsBehindIt() {
         free.put("m", 0);
         enqueueRetry("retry", "m", "a", 0);
-        now = 5;
-        enqueue("first", "m", "b", 0);
+        enqueueAt(5, "first", "m", "b", 0);
         assertThat(queue.depth()).isEqualTo(2);
         free.put("m", 1);
         queue.slotFreed();
@@ -153,10 +170,8 @@ class GatewayQueueTest {
     void aRetryWhoseUntriedNodesAreFullDoesNotHoldUpARetryThatFits() {
         free.put("m", 0);
         enqueueRetry("stuck", "m", "a", 0);
-        now = 5;
-        enqueueRoomyRetry("fits", "m", "b", 0);
-        now = 6;
-        enqueue("first", "m", "c", 0);
+        enqueueRoomyRetryAt(5, "fits", "m", "b", 0);
+        enqueueAt(6, "first", "m", "c", 0);
         free.put("m", 1);
         queue.slotFreed();
         assertThat(outcomes).as("the freed slot goes to the retry that can use it, before first attempts")
@@ -192,10 +207,8 @@ class GatewayQueueTest {
     void aRetryGoesBeforeAFirstAttemptOfItsClassButNeverBeforeAHigherClass() {
         free.put("m", 0);
         enqueueRoomyRetry("retry0", "m", "a", 0);
-        now = 5;
-        enqueue("first0", "m", "b", 0);
-        now = 6;
-        enqueue("first2", "m", "c", 2);
+        enqueueAt(5, "first0", "m", "b", 0);
+        enqueueAt(6, "first2", "m", "c", 2);
         free.put("m", 2);
         queue.slotFreed();
         assertThat(outcomes).containsExactly("first2 routed", "retry0 routed");
@@ -294,12 +307,9 @@ class GatewayQueueTest {
     @Test
     void aFullQueueMakesRoomForACallerWithFewerWaitingByPushingOutTheNewestOfTheMost() {
         free.put("m", 0);
-        now = 1;
-        enqueue("h1", "m", "heavy", 0);
-        now = 2;
-        enqueue("h2", "m", "heavy", 0);
-        now = 3;
-        enqueue("h3", "m", "heavy", 0);
+        enqueueAt(1, "h1", "m", "heavy", 0);
+        enqueueAt(2, "h2", "m", "heavy", 0);
+        enqueueAt(3, "h3", "m", "heavy", 0);
         now = 10;
         assertThat(enqueue("l1", "m", "light", 0)).isNotNull(); // heavy 3 against light 0: h3 makes room
         assertThat(outcomes).containsExactly("h3 overloaded retry-after 1");
@@ -366,12 +376,9 @@ class GatewayQueueTest {
     @Test
     void aFullQueueCountsACallersFirstAttemptsAndRetriesTogetherWhenMakingRoom() {
         free.put("m", 0);
-        now = 1;
-        enqueue("h1", "m", "heavy", 0);
-        now = 2;
-        enqueueRetry("hr1", "m", "heavy", 0);
-        now = 3;
-        enqueue("o1", "m", "other", 0);
+        enqueueAt(1, "h1", "m", "heavy", 0);
+        enqueueRetryAt(2, "hr1", "m", "heavy", 0);
+        enqueueAt(3, "o1", "m", "other", 0);
         now = 4; // heavy has 2 waiting across both parts, light none: heavy's newest, the retry, makes room
         assertThat(enqueue("l1", "m", "light", 0)).isNotNull();
         assertThat(outcomes).containsExactly("hr1 overloaded retry-after 1");
@@ -382,12 +389,9 @@ class GatewayQueueTest {
     @Test
     void aHigherClassFirstAttemptPushesOutALowerClassRetry() {
         free.put("m", 0);
-        now = 1;
-        enqueue("f1", "m", "a", 1);
-        now = 2;
-        enqueue("f2", "m", "b", 1);
-        now = 3;
-        enqueueRetry("r1", "m", "c", 0); // the lowest class: only a retry
+        enqueueAt(1, "f1", "m", "a", 1);
+        enqueueAt(2, "f2", "m", "b", 1);
+        enqueueRetryAt(3, "r1", "m", "c", 0); // the lowest class: only a retry
         now = 4;
         assertThat(enqueue("f3", "m", "d", 1)).isNotNull();
         assertThat(outcomes).containsExactly("r1 overloaded retry-after 1");
@@ -397,12 +401,9 @@ class GatewayQueueTest {
     @Test
     void ofCallersEquallyLongTheOneWhoseNewestCameLastGivesWayWhicheverPartItIsIn() {
         free.put("m", 0);
-        now = 1;
-        enqueue("a1", "m", "a", 0);
-        now = 2;
-        enqueueRetry("br", "m", "b", 0); // b's one request, a retry
-        now = 3;
-        enqueue("x1", "m", "x", 1);
+        enqueueAt(1, "a1", "m", "a", 0);
+        enqueueRetryAt(2, "br", "m", "b", 0); // b's one request, a retry
+        enqueueAt(3, "x1", "m", "x", 1);
         now = 4; // a and b have one each in the lowest class; b's came last
         assertThat(enqueue("y1", "m", "y", 1)).isNotNull();
         assertThat(outcomes).containsExactly("br overloaded retry-after 1");
@@ -428,8 +429,7 @@ class GatewayQueueTest {
         free.put("m", 0);
         free.put("n", 0);
         enqueue("m0", "m", "a", 0);
-        now = 5;
-        enqueue("n0", "n", "a", 0);
+        enqueueAt(5, "n0", "n", "a", 0);
         free.put("n", 1);
         queue.slotFreed();
         assertThat(outcomes).containsExactly("n0 routed");

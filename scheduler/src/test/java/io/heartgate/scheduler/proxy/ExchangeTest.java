@@ -196,6 +196,15 @@ class ExchangeTest {
         assertThat(relay.pool.idleCount()).as("both connections stay usable").isEqualTo(2);
     }
 
+    /** One node, n1, that has received a chat request; returns its connection. */
+    private EmbeddedChannel chatSentToOneNode() {
+        relay = new EmbeddedRelay("n1");
+        relay.client.writeInbound(post("/v1/chat/completions", CHAT));
+        EmbeddedChannel up = relay.upstream("n1");
+        received(up);
+        return up;
+    }
+
     /** Nodes n1 and n2; a request that n1 has begun to answer 503 with 4 bytes of 40; returns n1's connection. */
     private EmbeddedChannel busyAnswerBegun() {
         relay = new EmbeddedRelay("n1", "n2");
@@ -246,10 +255,7 @@ class ExchangeTest {
 
     @Test
     void tokensTheNodeReportedBeforeTheClientHungUpAreCounted() {
-        relay = new EmbeddedRelay("n1");
-        relay.client.writeInbound(post("/v1/chat/completions", CHAT));
-        EmbeddedChannel up = relay.upstream("n1");
-        received(up);
+        EmbeddedChannel up = chatSentToOneNode();
         up.writeInbound(head(200, "content-type", "text/event-stream", "transfer-encoding", "chunked"),
                 chunk("data: {\"choices\":[{\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\n"),
                 chunk("data: {\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":1,"
@@ -311,10 +317,7 @@ class ExchangeTest {
 
     @Test
     void aClientThatHangsUpClosesTheNodesConnectionAndIsNeverTheNodesFailure() {
-        relay = new EmbeddedRelay("n1");
-        relay.client.writeInbound(post("/v1/chat/completions", CHAT));
-        EmbeddedChannel up = relay.upstream("n1");
-        received(up);
+        EmbeddedChannel up = chatSentToOneNode();
 
         relay.client.close();
 
@@ -365,10 +368,7 @@ class ExchangeTest {
 
     @Test
     void aFirstByteTimeoutDuringAnInformationalAnswerIs504() {
-        relay = new EmbeddedRelay("n1");
-        relay.client.writeInbound(post("/v1/chat/completions", CHAT));
-        EmbeddedChannel up = relay.upstream("n1");
-        received(up);
+        EmbeddedChannel up = chatSentToOneNode();
         up.writeInbound(head(100)); // its empty last chunk never comes
 
         relay.advance(1000);
@@ -412,10 +412,7 @@ class ExchangeTest {
 
     @Test
     void informationalAnswersAreSkippedAndTheRealHeadRelayed() {
-        relay = new EmbeddedRelay("n1");
-        relay.client.writeInbound(post("/v1/chat/completions", CHAT));
-        EmbeddedChannel up = relay.upstream("n1");
-        received(up);
+        EmbeddedChannel up = chatSentToOneNode();
 
         up.writeInbound(head(103, "link", "</x>"), LastHttpContent.EMPTY_LAST_CONTENT);
         up.writeInbound(head(200, "content-length", "2"), last("ok"));
