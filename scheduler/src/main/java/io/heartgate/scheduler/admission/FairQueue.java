@@ -268,13 +268,30 @@ public final class FairQueue<T> {
 
     /**
      * Takes {@code t} to be served: as {@link #poll()} when it is the one to be served next, else out of
-     * its place as {@link #remove} does (a request the next could not use went ahead of it).
+     * its place (a request the next could not use went ahead of it). Either way it is its caller's
+     * turn: the caller's requests still waiting move back a round, or, with none left, one it sends
+     * next waits for the next round.
      */
     public void take(Ticket<T> t) {
         if (t == peek()) {
             poll();
+            return;
+        }
+        if (!t.queued || t.owner != this) {
+            return;
+        }
+        Level<T> level = levels.get(t.priority);
+        Waiting<T> mine = level.byCaller.get(t.caller);
+        removeFromLevels(t);
+        left(t);
+        if (mine.tickets.isEmpty()) {
+            if (levels.get(t.priority) == level) {
+                level.servedThisRound.add(t.caller);
+            }
         } else {
-            remove(t);
+            level.leave(t.caller, mine.round);
+            mine.round++;
+            level.join(t.caller, mine.round);
         }
     }
 

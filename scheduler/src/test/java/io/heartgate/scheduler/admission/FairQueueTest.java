@@ -220,6 +220,34 @@ class FairQueueTest {
     }
 
     @Test
+    void aRequestTakenAheadOfItsTurnCostsItsCallerItsTurn() {
+        // b3 is served out of turn (a retry that could use a slot its elders could not): that is b's
+        // turn in this round, so a caller that joins now goes before b's next, as after a turn.
+        FairQueue<String> q = new FairQueue<>(100);
+        q.offer("a1", "a", 0, 1);
+        q.offer("a2", "a", 0, 2);
+        q.offer("b1", "b", 0, 3);
+        q.offer("b2", "b", 0, 4);
+        FairQueue.Ticket<String> b3 = q.offer("b3", "b", 0, 5);
+        q.take(b3);
+        assertThat(b3.queued()).isFalse();
+        q.offer("c1", "c", 0, 6);
+        assertThat(drain(q)).containsExactly("a1", "c1", "b1", "a2", "b2");
+    }
+
+    @Test
+    void aCallerWhoseOnlyRequestWasTakenAheadOfItsTurnComesBackInTheNextRound() {
+        FairQueue<String> q = new FairQueue<>(100);
+        q.offer("a1", "a", 0, 1);
+        q.offer("a2", "a", 0, 2);
+        FairQueue.Ticket<String> b1 = q.offer("b1", "b", 0, 3);
+        q.take(b1);
+        q.offer("b2", "b", 0, 4); // b was served in this round
+        q.offer("c1", "c", 0, 5);
+        assertThat(drain(q)).containsExactly("a1", "c1", "b2", "a2");
+    }
+
+    @Test
     void aHungUpRequestLeavesAtOnceAndItsCallerLosesNoTurn() {
         FairQueue<String> q = new FairQueue<>(100);
         FairQueue.Ticket<String> a1 = q.offer("a1", "a", 0, 1);
