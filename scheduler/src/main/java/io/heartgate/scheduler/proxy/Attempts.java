@@ -28,22 +28,28 @@ final class Attempts {
     /**
      * Starts an attempt on the route's node: counts it in flight there (or takes over the slot the
      * route claimed) and, when {@code loading} is not {@code null}, as a request waiting for the node
-     * to load that model.
+     * to load that model. A pinned route (a model-management call) is not counted: it works the
+     * node's disk and network, not a generation slot, and may take minutes.
      */
     void begin(Route.To route, Targets targets, String loading) {
         Node n = route.node();
         tried.add(n.id());
+        node = n;
+        affinity = route.affinity();
+        target = targets.of(n.url());
+        if (route.pinned()) {
+            held = null;
+            this.loading = null;
+            return;
+        }
         if (!route.held()) {
             n.inFlight().increment();
         }
         if (loading != null) {
             n.inFlight().loading(loading, 1);
         }
-        node = n;
         held = n;
-        affinity = route.affinity();
         this.loading = loading;
-        target = targets.of(n.url());
     }
 
     /** Gives back the counts taken for the current attempt; idempotent. */

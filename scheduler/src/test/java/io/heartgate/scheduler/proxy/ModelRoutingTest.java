@@ -105,6 +105,19 @@ class ModelRoutingTest {
     }
 
     @Test
+    void aManagementCallHoldsNoGenerationSlot() {
+        // A pull can take minutes on a node's disk and network; counted in flight, it would keep a
+        // node of capacity 1 from generating anything until it ended.
+        fleet(true);
+        relay.nodeBeats("n3", b -> b.capacity(1));
+        FullHttpRequest pull = post("/api/pull", "{\"model\":\"qwen2.5:7b\"}");
+        pull.headers().set("X-Heartgate-Node", "n3");
+        assertThat(send(pull)).isEqualTo("n3");
+        assertThat(relay.nodes.stream().filter(n -> n.id().equals("n3")).findFirst().orElseThrow().inFlight().get())
+                .isZero();
+    }
+
+    @Test
     void aPinnedCallWhoseNodeRefusesIsAnswered502NotSentElsewhere() {
         fleet(true);
         relay.accept.put("n1", EmbeddedRelay.Accept.REFUSE);
