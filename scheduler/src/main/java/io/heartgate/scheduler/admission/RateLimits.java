@@ -10,7 +10,8 @@ import java.util.function.LongSupplier;
  * Enforces each API key's {@code rpm=} and {@code tpm=} on this scheduler replica with a
  * {@link TokenBucket} per limit: a request takes one request token before it goes on, and is
  * refused while its key's token bucket is in debt; the tokens its response used are charged once
- * usage accounting reads them. Keys without limits cost one field read. Limits are per replica:
+ * usage accounting reads them, and a request the gateway queue refuses 503 {@code overloaded} gets its
+ * request token back ({@link #giveBack}). Keys without limits cost one field read. Limits are per replica:
  * with N replicas behind a load balancer a key gets up to N times its limits. Thread-safe: one lock
  * per key.
  */
@@ -74,6 +75,24 @@ public final class RateLimits {
             }
             int retryAfter = refused == null ? 0 : (int) Math.max(1, (waitNanos + 999_999_999L) / 1_000_000_000L);
             return new Verdict(refused == null, refused, retryAfter, headers(s, now));
+        }
+    }
+
+    /**
+     * Gives back the request token a request of the key named {@code keyName} took, when the request
+     * was refused before any node saw it with a {@code Retry-After} to come back: the gateway queue's
+     * 503 {@code overloaded}. Returns the key's headers after that, or {@code null} when the key has
+     * no request limit here.
+     */
+    public Map<String, String> giveBack(String keyName) {
+        State s = byKey.get(keyName);
+        if (s == null || s.requests == null) {
+            return null;
+        }
+        long now = nanoTicker.getAsLong();
+        synchronized (s) {
+            s.requests.giveBack(1, now);
+            return headers(s, now);
         }
     }
 

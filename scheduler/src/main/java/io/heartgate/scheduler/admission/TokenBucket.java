@@ -67,6 +67,12 @@ public final class TokenBucket {
         tokens = Math.max(tokens - n, -(double) MAX_DEBT_MINUTES * perMinute);
     }
 
+    /** Puts back {@code n} tokens taken for a request that was then refused; never above the limit. */
+    public void giveBack(long n, long nowNanos) {
+        refill(nowNanos);
+        tokens = Math.min(perMinute, tokens + n);
+    }
+
     /** Returns the whole tokens left, never below zero. */
     public long remaining(long nowNanos) {
         refill(nowNanos);

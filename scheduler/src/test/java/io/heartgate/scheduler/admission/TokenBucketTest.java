@@ -27,6 +27,19 @@ class TokenBucketTest {
     }
 
     @Test
+    void aTokenGivenBackIsTakenAgainButNeverFillsPastTheLimit() {
+        TokenBucket b = new TokenBucket(2, 0);
+        assertThat(b.tryTake(1, 0)).isTrue();
+        assertThat(b.tryTake(1, 0)).isTrue();
+        b.giveBack(1, 0);
+        assertThat(b.remaining(0)).isEqualTo(1);
+        assertThat(b.tryTake(1, 0)).isTrue();
+        assertThat(b.tryTake(1, 0)).isFalse();
+        b.giveBack(5, 0);
+        assertThat(b.remaining(0)).isEqualTo(2);
+    }
+
+    @Test
     void tokensUsedAfterTheFactMayPutItInDebtUntilTheRefillPaysItOff() {
         TokenBucket b = new TokenBucket(600, 0); // 10 a second
         b.charge(700, 0);

@@ -2,6 +2,7 @@ package io.heartgate.scheduler.proxy.stage;
 
 import io.heartgate.scheduler.admission.FairQueue;
 import io.heartgate.scheduler.admission.GatewayQueue;
+import io.heartgate.scheduler.admission.RateLimits;
 import io.heartgate.scheduler.proxy.policy.ErrorType;
 import io.heartgate.scheduler.proxy.policy.RequestFacts;
 import io.heartgate.scheduler.proxy.policy.Route;
@@ -9,6 +10,7 @@ import io.heartgate.scheduler.proxy.policy.RouteSelector;
 import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.table.TableSnapshot;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Supplier;
 
 /**
@@ -17,8 +19,9 @@ import java.util.function.Supplier;
  * When every candidate is at its capacity, or requests for the model already wait, the request
  * waits in the {@link GatewayQueue} until a slot frees, and is answered 503 {@code overloaded}
  * with {@code Retry-After} when the queue is full, its wait runs out, or a later request takes its
- * place in the full queue. The relay asks the same
- * selector again for each retry.
+ * place in the full queue; that refusal gives the caller's key its request token back
+ * ({@link RateLimits#giveBack}), as it is told to come back. The relay asks the same selector again for
+ * each retry.
  */
 final class Routing implements Stage {
 
@@ -26,12 +29,15 @@ final class Routing implements Stage {
     private final RouteSelector selector;
     private final EjectionView health;
     private final GatewayQueue queue;
+    private final RateLimits limits;
 
-    Routing(Supplier<TableSnapshot> table, RouteSelector selector, EjectionView health, GatewayQueue queue) {
+    Routing(Supplier<TableSnapshot> table, RouteSelector selector, EjectionView health, GatewayQueue queue,
+            RateLimits limits) {
         this.table = table;
         this.selector = selector;
         this.health = health;
         this.queue = queue;
+        this.limits = limits;
     }
 
     @Override
@@ -57,8 +63,8 @@ final class Routing implements Stage {
         String caller = call.facts().caller() != null ? call.facts().caller() : call.clientIp();
         FairQueue.Ticket<GatewayQueue.Waiter> ticket = queue.enqueue(waiter, caller, call.facts().priority());
         if (ticket == null) {
-            call.answer(overloaded("every node serving " + what(call.facts()) + " is at capacity and the gateway queue"
-                    + " is full", queue.retryAfterSeconds()));
+            answerOverloaded(call, "every node serving " + what(call.facts()) + " is at capacity and the gateway queue"
+                    + " is full", queue.retryAfterSeconds());
         } else if (ticket.queued()) {
             call.onCancel(() -> queue.cancel(ticket));
         }
@@ -66,6 +72,16 @@ final class Routing implements Stage {
 
     private static String what(RequestFacts facts) {
         return facts.model() == null ? "any model" : "model '" + facts.displayModel() + "'";
+    }
+
+    /** Answers 503 {@code overloaded}; the caller's key gets back the request token it spent on the request. */
+    private void answerOverloaded(Call call, String message, int retryAfterSeconds) {
+        String key = call.facts().caller();
+        Map<String, String> headers = key == null ? null : limits.giveBack(key);
+        if (headers != null) {
+            call.responseHeaders(headers);
+        }
+        call.answer(overloaded(message, retryAfterSeconds));
     }
 
     /** Returns the 503 {@code overloaded} answer with its {@code Retry-After}. */
@@ -123,7 +139,7 @@ final class Routing implements Stage {
         public void overloaded(String message, int retryAfterSeconds) {
             call.later(() -> {
                 call.onCancel(null);
-                call.answer(Routing.overloaded(message, retryAfterSeconds));
+                answerOverloaded(call, message, retryAfterSeconds);
             });
         }
     }

@@ -77,7 +77,7 @@ public final class Stages {
         }
         stages.add(new Catalogue(table));
         stages.add(new ModelManagement(table, access.modelManagement()));
-        stages.add(new Routing(table, selector, health, admission.queue()));
+        stages.add(new Routing(table, selector, health, admission.queue(), admission.limits()));
         return List.copyOf(stages);
     }
 }

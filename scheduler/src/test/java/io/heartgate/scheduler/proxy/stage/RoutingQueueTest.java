@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.heartgate.protocol.Heartbeat;
 import io.heartgate.scheduler.admission.GatewayQueue;
+import io.heartgate.scheduler.admission.RateLimits;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.proxy.policy.Headers;
 import io.heartgate.scheduler.proxy.policy.RequestFacts;
@@ -13,12 +14,15 @@ import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.table.InFlight;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TableSnapshot;
+import io.heartgate.scheduler.trust.ApiKeys;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -35,7 +39,8 @@ class RoutingQueueTest {
     private long now;
     private final GatewayQueue queue = new GatewayQueue(10, Duration.ofSeconds(5), () -> now,
             w -> selector.select(table, w.facts(), w.tried(), EjectionView.NONE), new SimpleMeterRegistry());
-    private final Routing routing = new Routing(() -> table, selector, EjectionView.NONE, queue);
+    private final RateLimits limits = new RateLimits(() -> now);
+    private final Routing routing = new Routing(() -> table, selector, EjectionView.NONE, queue, limits);
     private final List<Runnable> loop = new ArrayList<>();
 
     private void runLoop() {
@@ -46,11 +51,22 @@ class RoutingQueueTest {
 
     /** A call on the test's loop that notes how it ended. */
     private final class TestCall implements Call {
+        final String caller;
+        final Map<String, String> responseHeaders = new HashMap<>();
         Route.To route;
         Answer answer;
         boolean proceeded;
         boolean ended;
         Runnable cancelHook;
+
+        TestCall() {
+            this(null);
+        }
+
+        /** A call of the API key named {@code caller}. */
+        TestCall(String caller) {
+            this.caller = caller;
+        }
 
         @Override
         public String method() {
@@ -74,7 +90,8 @@ class RoutingQueueTest {
 
         @Override
         public RequestFacts facts() {
-            return RequestFacts.ofModel("m:latest");
+            RequestFacts facts = RequestFacts.ofModel("m:latest");
+            return caller == null ? facts : facts.withCaller(caller);
         }
 
         @Override
@@ -125,6 +142,7 @@ class RoutingQueueTest {
 
         @Override
         public void responseHeaders(Map<String, String> headers) {
+            responseHeaders.putAll(headers);
         }
 
         @Override
@@ -207,5 +225,24 @@ class RoutingQueueTest {
         assertThat(late.answer.status()).isEqualTo(503);
         assertThat(late.answer.error().wireName()).isEqualTo("overloaded");
         assertThat(late.answer.headers()).containsEntry("Retry-After", "1");
+    }
+
+    @Test
+    void aCallAnsweredOverloadedGetsItsKeysRequestTokenBack() {
+        // The client is told to come back after Retry-After; had the refusal spent one of its
+        // requests per minute, coming back would find it over its limit.
+        ApiKeys.Key carol = new ApiKeys.Key("carol", Set.of(), 0, 2, 0);
+        assertThat(limits.admit(carol).allowed()).isTrue(); // as the Limits stage does before routing
+        routing.handle(new TestCall("carol")); // takes the node's one slot
+        assertThat(limits.admit(carol).allowed()).isTrue();
+        TestCall late = new TestCall("carol");
+        routing.handle(late);
+        now = Duration.ofSeconds(5).toNanos(); // a sixth of a token refilled
+        queue.sweep();
+        runLoop();
+        assertThat(late.answer.status()).isEqualTo(503);
+        assertThat(late.responseHeaders).containsEntry("x-ratelimit-remaining-requests", "1");
+        assertThat(limits.admit(carol).allowed()).as("its token was given back").isTrue();
+        assertThat(limits.admit(carol).allowed()).as("and only that one").isFalse();
     }
 }
