@@ -17,7 +17,8 @@ import java.util.Set;
  * client's own {@code false}: a stream left uncounted would escape the token limits. The client then
  * sees the usage chunk, as OpenAI documents it (no choices, a {@code usage} object), which OpenAI's own
  * clients accept. Where a field is repeated, the last one is changed, as Python's JSON parsers (the
- * servers') keep the last. A body that is not a JSON object, or whose option has some other type, is
+ * servers') keep the last; so too of a repeated {@code stream}, which decides whether the option is
+ * added at all. A body that is not a JSON object, or whose option has some other type, is
  * left for the node to judge.
  */
 final class ForceUsage implements Stage {
@@ -35,7 +36,8 @@ final class ForceUsage implements Stage {
 
     @Override
     public void handle(Call call) {
-        if (Boolean.TRUE.equals(call.facts().stream()) && call.method().equals("POST") && openAiGeneration(call.uri())) {
+        // Any explicit stream: the facts hold the first, and a later one (which the node reads) may differ.
+        if (call.facts().stream() != null && call.method().equals("POST") && openAiGeneration(call.uri())) {
             byte[] body = call.body();
             byte[] forced = withUsage(body);
             if (forced != null) {
@@ -61,14 +63,19 @@ final class ForceUsage implements Stage {
             if (open < 0) {
                 return null; // not UTF-8 (UTF-16 or -32, which JSON allows): no byte offsets to splice at
             }
+            JsonToken stream = null; // the last stream's value
             JsonToken options = null; // the last stream_options' value
             int optionsAt = -1;
             boolean optionsEmpty = true;
             JsonToken include = null; // the last include_usage's value in it
             int includeAt = -1;
             while (p.nextToken() == JsonToken.FIELD_NAME) {
-                boolean isOptions = p.currentName().equals("stream_options");
+                String name = p.currentName();
+                boolean isOptions = name.equals("stream_options");
                 JsonToken value = p.nextToken();
+                if (name.equals("stream")) {
+                    stream = value;
+                }
                 if (isOptions) {
                     options = value;
                     optionsAt = offset(p);
@@ -97,8 +104,11 @@ final class ForceUsage implements Stage {
             if (p.currentToken() != JsonToken.END_OBJECT || p.nextToken() != null) {
                 return null; // broken or trailing JSON: the node says what is wrong, unchanged
             }
+            if (stream != JsonToken.VALUE_TRUE) {
+                return null; // not a stream to the node, which refuses stream_options without one
+            }
             if (options == null) {
-                // The body asked to stream, so the object has a field: the option goes first, then a comma.
+                // The body asks to stream, so the object has a field: the option goes first, then a comma.
                 return splice(body, open + 1, 0, OPTION, true);
             }
             if (options == JsonToken.VALUE_NULL) {

@@ -68,6 +68,16 @@ class ForceUsageTest {
     }
 
     @Test
+    void theLastStreamFieldDecidesAsTheServersReadIt() throws Exception {
+        assertForced("{\"stream\":false,\"model\":\"m\",\"stream\":true}",
+                "{\"stream_options\":{\"include_usage\":true},\"stream\":false,\"model\":\"m\",\"stream\":true}");
+        assertThat(forced("{\"stream\":true,\"model\":\"m\",\"stream\":false}"))
+                .as("not a stream to the node, which refuses stream_options without one").isNull();
+        assertThat(forced("{\"stream\":false}")).isNull();
+        assertThat(forced("{\"model\":\"m\"}")).isNull();
+    }
+
+    @Test
     void offsetsCountBytesNotCharacters() throws Exception {
         assertForced("{\"messages\":[{\"role\":\"user\",\"content\":\"h\u00e9llo \u2713 \uD83D\uDE00 \\\"stream_options\\\"\"}],"
                         + "\"stream\":true,\"stream_options\":{\"include_usage\":false}}",
