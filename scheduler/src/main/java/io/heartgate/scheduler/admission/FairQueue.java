@@ -25,7 +25,11 @@ import java.util.function.Consumer;
  * first. A caller that had nothing waiting joins the round in progress unless it has already been
  * served in it, so a caller sending below its share is served at the next free slot instead of
  * after one more turn of every flooding caller; a caller that comes back after each answer (a
- * closed loop) still gets one turn a round.
+ * closed loop) still gets one turn a round. Such a caller may have up to a burst of requests served
+ * in the round it joins (in turn with the others in that round; the gateway's is {@link #BURST}), so
+ * a client's parallel calls (an agent's tool calls, a page of prompts) go together instead of one
+ * per turn of every flooding caller; a caller that keeps requests waiting gets no burst again until
+ * it has none.
  *
  * <p>A full queue gives way by longest-queue drop: a newcomer of a higher class, or whose caller
  * has at least two fewer waiting, pushes out the newest request of the caller with the most waiting
@@ -77,18 +81,39 @@ public final class FairQueue<T> {
     }
 
     /**
-     * One caller's waiting requests, oldest first. They are served in consecutive rounds from
-     * {@link #round}, so taking one out anywhere moves those behind it up a round: it loses no turn.
+     * One caller's waiting requests, oldest first. The oldest {@code 1 + extra} are served in
+     * {@link #round}, the others one a round after it, so taking one out anywhere moves those behind
+     * it up: it loses no turn.
      */
     private static final class Waiting<T> {
         final ArrayDeque<Ticket<T>> tickets = new ArrayDeque<>();
         /** The round the oldest is to be served in. */
         long round;
+        /** How many more than one may still be served in {@link #round}: what is left of its burst. */
+        int extra;
 
-        Waiting(long round) {
+        Waiting(long round, int burst) {
             this.round = round;
+            this.extra = burst - 1;
+        }
+
+        /** Its turn is taken: the next waits for the next round, or, while its burst lasts, this one's end. */
+        void turnTaken() {
+            if (extra > 0) {
+                extra--;
+            } else {
+                round++;
+            }
         }
     }
+
+    /**
+     * The gateway queue's burst: the most requests a caller that had none waiting may have served in
+     * the round it joins. Four covers the parallel calls of a small agent or a page of prompts;
+     * beyond it, a burst takes one turn a round like a flood. A burst only moves a caller's requests
+     * ahead of flooding callers' within one round, so it costs the others at most three turns.
+     */
+    public static final int BURST = 4;
 
     /** The callers of one priority class with requests waiting, and the round being served. */
     private static final class Level<T> {
@@ -114,17 +139,30 @@ public final class FairQueue<T> {
     }
 
     private final int capacity;
+    private final int burst;
     /** Priority class (highest first) to its callers. */
     private final TreeMap<Integer, Level<T>> levels = new TreeMap<>((a, b) -> Integer.compare(b, a));
     /** Every ticket in the order it came, for the wait limit: all share one, so the oldest expire first. */
     private final LinkedHashSet<Ticket<T>> arrival = new LinkedHashSet<>();
 
-    /** Creates an empty queue holding at most {@code capacity} requests. */
+    /** Creates an empty queue holding at most {@code capacity} requests, one of each caller a round. */
     public FairQueue(int capacity) {
+        this(capacity, 1);
+    }
+
+    /**
+     * Creates an empty queue holding at most {@code capacity} requests, in which a caller that had
+     * none waiting may have up to {@code burst} served in the round it joins.
+     */
+    public FairQueue(int capacity, int burst) {
         if (capacity < 0) {
             throw new IllegalArgumentException("capacity must not be negative, was " + capacity);
         }
+        if (burst < 1) {
+            throw new IllegalArgumentException("burst must be at least 1, was " + burst);
+        }
         this.capacity = capacity;
+        this.burst = burst;
     }
 
     /** Returns the requests waiting. */
@@ -148,7 +186,7 @@ public final class FairQueue<T> {
         Level<T> level = levels.computeIfAbsent(priority, p -> new Level<>());
         Waiting<T> mine = level.byCaller.get(caller);
         if (mine == null) {
-            mine = new Waiting<>(level.servedThisRound.contains(caller) ? level.round + 1 : level.round);
+            mine = new Waiting<>(level.servedThisRound.contains(caller) ? level.round + 1 : level.round, burst);
             level.byCaller.put(caller, mine);
             level.join(caller, mine.round);
         }
@@ -259,7 +297,7 @@ public final class FairQueue<T> {
                 levels.remove(top.getKey()); // nobody else waits: no round to keep
             }
         } else {
-            mine.round++;
+            mine.turnTaken();
             level.join(caller, mine.round);
         }
         left(t);
@@ -290,7 +328,7 @@ public final class FairQueue<T> {
             }
         } else {
             level.leave(t.caller, mine.round);
-            mine.round++;
+            mine.turnTaken();
             level.join(t.caller, mine.round);
         }
     }

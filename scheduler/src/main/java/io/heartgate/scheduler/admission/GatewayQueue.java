@@ -74,8 +74,8 @@ public final class GatewayQueue {
 
         ModelQueue(int max) {
             this.max = max;
-            fresh = new FairQueue<>(max);
-            retries = new FairQueue<>(max);
+            fresh = new FairQueue<>(max, FairQueue.BURST);
+            retries = new FairQueue<>(max, FairQueue.BURST);
             parts = List.of(fresh, retries);
         }
 

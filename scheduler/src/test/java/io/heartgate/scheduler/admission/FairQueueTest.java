@@ -155,6 +155,40 @@ class FairQueueTest {
     }
 
     @Test
+    void aCallerThatHadNothingWaitingHasUpToItsBurstServedInTheRoundItJoins() {
+        FairQueue<String> q = new FairQueue<>(1000, FairQueue.BURST);
+        for (int i = 1; i <= 20; i++) {
+            q.offer("heavy" + i, "heavy", 0, i);
+        }
+        List<String> first = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            first.add(q.poll().item());
+        }
+        assertThat(first).as("the flood had its burst when it began, then one a round")
+                .containsExactly("heavy1", "heavy2", "heavy3", "heavy4", "heavy5", "heavy6", "heavy7", "heavy8");
+        for (int i = 1; i <= 5; i++) {
+            q.offer("light" + i, "light", 0, 100 + i); // five parallel calls
+        }
+        List<String> next = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            next.add(q.poll().item());
+        }
+        assertThat(next).containsExactly("light1", "light2", "light3", "light4", "heavy9", "light5", "heavy10", "heavy11");
+    }
+
+    @Test
+    void callersBurstingInOneRoundTakeTurnsInIt() {
+        FairQueue<String> q = new FairQueue<>(100, 4);
+        for (int i = 1; i <= 3; i++) {
+            q.offer("a" + i, "a", 0, i);
+        }
+        for (int i = 1; i <= 3; i++) {
+            q.offer("b" + i, "b", 0, 10 + i);
+        }
+        assertThat(drain(q)).containsExactly("a1", "b1", "a2", "b2", "a3", "b3");
+    }
+
+    @Test
     void aHigherPriorityClassIsAlwaysServedFirst() {
         FairQueue<String> q = new FairQueue<>(100);
         q.offer("low1", "low", 0, 1);
