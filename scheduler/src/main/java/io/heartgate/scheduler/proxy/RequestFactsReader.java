@@ -7,6 +7,7 @@ import com.fasterxml.jackson.core.StreamReadConstraints;
 import io.heartgate.scheduler.affinity.AffinityKeys;
 import io.heartgate.scheduler.affinity.KeyHash;
 import io.heartgate.scheduler.affinity.PrefixHasher;
+import io.heartgate.scheduler.proxy.policy.JsonFlags;
 import io.heartgate.scheduler.proxy.policy.RequestFacts;
 import io.heartgate.scheduler.table.ModelNames;
 import io.netty.buffer.ByteBuf;
@@ -244,8 +245,7 @@ public final class RequestFactsReader {
                 } else if (field.equals("name") && nameIsModel && value == JsonToken.VALUE_STRING) {
                     name = p.getText();
                 } else if (field.equals("stream") && wantsStream) {
-                    stream = value == JsonToken.VALUE_TRUE ? Boolean.TRUE
-                            : value == JsonToken.VALUE_FALSE ? Boolean.FALSE : null;
+                    stream = JsonFlags.read(p, value); // 1 or "true" stream on a pydantic server
                 }
                 if (modelSeen && (!wantsStream || stream != null) && (!wantsKey || keyKnown(a))) {
                     break; // every field wanted is known: the rest of the body is the node's business

@@ -30,6 +30,16 @@ class RequestFactsReaderTest {
     }
 
     @Test
+    void aStreamFlagIsReadAsTheServersPydanticReadsIt() {
+        assertThat(read("/v1/completions", "{\"model\":\"m\",\"stream\":1}").stream()).isTrue();
+        assertThat(read("/v1/completions", "{\"model\":\"m\",\"stream\":\"YES\"}").stream()).isTrue();
+        assertThat(read("/v1/completions", "{\"model\":\"m\",\"stream\":\"off\"}").stream()).isFalse();
+        assertThat(read("/v1/completions", "{\"model\":\"m\",\"stream\":0.0}").stream()).isFalse();
+        assertThat(read("/v1/completions", "{\"model\":\"m\",\"stream\":2}").stream()).isNull();
+        assertThat(read("/v1/completions", "{\"model\":\"m\",\"stream\":\"true \"}").stream()).isNull();
+    }
+
+    @Test
     void ollamasOlderNameFieldNamesTheModelOnlyOnItsManagementCalls() {
         for (String uri : new String[] {"/api/show", "/api/pull", "/api/delete", "/api/show?verbose=true"}) {
             assertThat(read(uri, "{\"name\":\"llama3\"}").model()).as(uri).isEqualTo("llama3:latest");
@@ -43,7 +53,7 @@ class RequestFactsReaderTest {
         assertThat(read("/x", "")).isEqualTo(RequestFacts.NONE);
         assertThat(read("/x", "[{\"model\":\"m\"}]")).isEqualTo(RequestFacts.NONE);
         assertThat(read("/x", "model=m")).isEqualTo(RequestFacts.NONE);
-        assertThat(read("/x", "{\"model\": 3, \"stream\": \"yes\"}")).isEqualTo(RequestFacts.NONE);
+        assertThat(read("/x", "{\"model\": 3, \"stream\": \"maybe\"}")).isEqualTo(RequestFacts.NONE);
     }
 
     @Test

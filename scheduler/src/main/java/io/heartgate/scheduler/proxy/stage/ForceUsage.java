@@ -3,6 +3,7 @@ package io.heartgate.scheduler.proxy.stage;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import io.heartgate.scheduler.proxy.policy.JsonFlags;
 import io.heartgate.scheduler.proxy.policy.RequestFacts;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -18,7 +19,8 @@ import java.util.Set;
  * sees the usage chunk, as OpenAI documents it (no choices, a {@code usage} object), which OpenAI's own
  * clients accept. Where a field is repeated, the last one is changed, as Python's JSON parsers (the
  * servers') keep the last; so too of a repeated {@code stream}, which decides whether the option is
- * added at all. A body that is not a JSON object, or whose option has some other type, is
+ * added at all, and which, as the servers' pydantic does, takes {@code 1} or {@code "true"} for
+ * {@code true} ({@link JsonFlags}). A body that is not a JSON object, or whose option has some other type, is
  * left for the node to judge.
  */
 final class ForceUsage implements Stage {
@@ -63,7 +65,7 @@ final class ForceUsage implements Stage {
             if (open < 0) {
                 return null; // not UTF-8 (UTF-16 or -32, which JSON allows): no byte offsets to splice at
             }
-            JsonToken stream = null; // the last stream's value
+            Boolean stream = null; // the last stream's value, read as the servers read it
             JsonToken options = null; // the last stream_options' value
             int optionsAt = -1;
             boolean optionsEmpty = true;
@@ -74,7 +76,7 @@ final class ForceUsage implements Stage {
                 boolean isOptions = name.equals("stream_options");
                 JsonToken value = p.nextToken();
                 if (name.equals("stream")) {
-                    stream = value;
+                    stream = JsonFlags.read(p, value);
                 }
                 if (isOptions) {
                     options = value;
@@ -104,7 +106,7 @@ final class ForceUsage implements Stage {
             if (p.currentToken() != JsonToken.END_OBJECT || p.nextToken() != null) {
                 return null; // broken or trailing JSON: the node says what is wrong, unchanged
             }
-            if (stream != JsonToken.VALUE_TRUE) {
+            if (!Boolean.TRUE.equals(stream)) {
                 return null; // not a stream to the node, which refuses stream_options without one
             }
             if (options == null) {

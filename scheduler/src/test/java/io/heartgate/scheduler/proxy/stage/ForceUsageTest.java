@@ -78,6 +78,19 @@ class ForceUsageTest {
     }
 
     @Test
+    void aStreamFlagIsReadAsPydanticReadsIt() throws Exception {
+        // vLLM streams {"stream":1} and {"stream":"true"}; left alone, such a stream escapes tpm=.
+        assertForced("{\"stream\":1}", "{\"stream_options\":{\"include_usage\":true},\"stream\":1}");
+        assertForced("{\"stream\":\"True\",\"stream_options\":null}",
+                "{\"stream\":\"True\",\"stream_options\":{\"include_usage\":true}}");
+        assertForced("{\"stream\":1.0}", "{\"stream_options\":{\"include_usage\":true},\"stream\":1.0}");
+        assertThat(forced("{\"stream\":\"off\"}")).isNull();
+        assertThat(forced("{\"stream\":0}")).isNull();
+        assertThat(forced("{\"stream\":2}")).as("refused by the node").isNull();
+        assertThat(forced("{\"stream\":\"maybe\"}")).isNull();
+    }
+
+    @Test
     void offsetsCountBytesNotCharacters() throws Exception {
         assertForced("{\"messages\":[{\"role\":\"user\",\"content\":\"h\u00e9llo \u2713 \uD83D\uDE00 \\\"stream_options\\\"\"}],"
                         + "\"stream\":true,\"stream_options\":{\"include_usage\":false}}",
