@@ -10,8 +10,8 @@ import java.util.function.LongSupplier;
  * Enforces each API key's {@code rpm=} and {@code tpm=} on this scheduler replica with a
  * {@link TokenBucket} per limit: a request takes one request token before it goes on, and is
  * refused while its key's token bucket is in debt; the tokens its response used are charged once
- * usage accounting reads them, and a request the gateway queue refuses 503 {@code overloaded} gets its
- * request token back ({@link #giveBack}). Keys without limits cost one field read. Limits are per replica:
+ * usage accounting reads them, and a request that waited in the gateway queue and was then answered
+ * 503 {@code overloaded} gets its request token back ({@link #giveBack}). Keys without limits cost one field read. Limits are per replica:
  * with N replicas behind a load balancer a key gets up to N times its limits. Thread-safe: one lock
  * per key.
  */
@@ -80,8 +80,8 @@ public final class RateLimits {
 
     /**
      * Gives back the request token a request of the key named {@code keyName} took, when the request
-     * was refused before any node saw it with a {@code Retry-After} to come back: the gateway queue's
-     * 503 {@code overloaded}. Returns the key's headers after that, or {@code null} when the key has
+     * waited in the gateway queue and was then answered 503 {@code overloaded} with a
+     * {@code Retry-After}, before any node saw it. Returns the key's headers after that, or {@code null} when the key has
      * no request limit here.
      */
     public Map<String, String> giveBack(String keyName) {

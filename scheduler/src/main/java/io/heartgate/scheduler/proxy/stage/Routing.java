@@ -19,8 +19,9 @@ import java.util.function.Supplier;
  * When every candidate is at its capacity, or requests for the model already wait, the request
  * waits in the {@link GatewayQueue} until a slot frees, and is answered 503 {@code overloaded}
  * with {@code Retry-After} when the queue is full, its wait runs out, or a later request takes its
- * place in the full queue; that refusal gives the caller's key its request token back
- * ({@link RateLimits#giveBack}), as it is told to come back. The relay asks the same selector again for
+ * place in the full queue; a request that waited gets its caller's key's request token back
+ * ({@link RateLimits#giveBack}), as it is told to come back (one refused at once keeps it spent, so a
+ * client looping on a full queue still meets its {@code rpm=}). The relay asks the same selector again for
  * each retry.
  */
 final class Routing implements Stage {
@@ -62,9 +63,9 @@ final class Routing implements Stage {
         Queued waiter = new Queued(call);
         String caller = call.facts().caller() != null ? call.facts().caller() : call.clientIp();
         FairQueue.Ticket<GatewayQueue.Waiter> ticket = queue.enqueue(waiter, caller, call.facts().priority());
-        if (ticket == null) {
-            answerOverloaded(call, "every node serving " + what(call.facts()) + " is at capacity and the gateway queue"
-                    + " is full", queue.retryAfterSeconds());
+        if (ticket == null) { // its request token stays spent: a client looping on a full queue meets its rpm=
+            call.answer(overloaded("every node serving " + what(call.facts()) + " is at capacity and the gateway queue"
+                    + " is full", queue.retryAfterSeconds()));
         } else if (ticket.queued()) {
             call.onCancel(() -> queue.cancel(ticket));
         }
@@ -74,7 +75,10 @@ final class Routing implements Stage {
         return facts.model() == null ? "any model" : "model '" + facts.displayModel() + "'";
     }
 
-    /** Answers 503 {@code overloaded}; the caller's key gets back the request token it spent on the request. */
+    /**
+     * Answers a request that waited in the queue 503 {@code overloaded}; the caller's key gets back the
+     * request token it spent on it.
+     */
     private void answerOverloaded(Call call, String message, int retryAfterSeconds) {
         String key = call.facts().caller();
         Map<String, String> headers = key == null ? null : limits.giveBack(key);

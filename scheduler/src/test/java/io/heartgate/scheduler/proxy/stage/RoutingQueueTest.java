@@ -228,6 +228,23 @@ class RoutingQueueTest {
     }
 
     @Test
+    void aCallRefusedAtOnceByAFullQueueKeepsItsRequestTokenSpent() {
+        // A client looping on a full queue must still meet its rpm=: a cheap 429, not the queue's lock.
+        GatewayQueue none = new GatewayQueue(0, Duration.ofSeconds(5), () -> now,
+                w -> selector.select(table, w.facts(), w.tried(), EjectionView.NONE), new SimpleMeterRegistry());
+        Routing refusing = new Routing(() -> table, selector, EjectionView.NONE, none, limits);
+        ApiKeys.Key carol = new ApiKeys.Key("carol", Set.of(), 0, 2, 0);
+        assertThat(limits.admit(carol).allowed()).isTrue();
+        refusing.handle(new TestCall("carol")); // takes the node's one slot
+        assertThat(limits.admit(carol).allowed()).isTrue();
+        TestCall refused = new TestCall("carol");
+        refusing.handle(refused);
+        assertThat(refused.answer.status()).isEqualTo(503);
+        assertThat(refused.answer.error().wireName()).isEqualTo("overloaded");
+        assertThat(limits.admit(carol).allowed()).isFalse();
+    }
+
+    @Test
     void aCallAnsweredOverloadedGetsItsKeysRequestTokenBack() {
         // The client is told to come back after Retry-After; had the refusal spent one of its
         // requests per minute, coming back would find it over its limit.
