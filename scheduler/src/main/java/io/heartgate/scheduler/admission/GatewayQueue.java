@@ -75,7 +75,7 @@ public final class GatewayQueue {
         ModelQueue(int max) {
             this.max = max;
             fresh = new FairQueue<>(max, FairQueue.BURST);
-            retries = new FairQueue<>(max, FairQueue.BURST);
+            retries = new FairQueue<>(max); // a node's failure, not a client's parallel calls: no burst
             parts = List.of(fresh, retries);
         }
 

@@ -37,7 +37,7 @@ final class Attempts {
         node = n;
         affinity = route.affinity();
         target = targets.of(n.url());
-        if (route.pinned()) {
+        if (route.pinned() && !route.held()) {
             held = null;
             this.loading = null;
             return;

@@ -154,6 +154,27 @@ class GatewayQueueTest {
     }
 
     @Test
+    void aCallersParallelCallsGoTogetherAheadOfAFloodThatHadItsBurst() {
+        GatewayQueue roomy = new GatewayQueue(100, Duration.ofSeconds(10), () -> now, this::route, registry);
+        free.put("m", 0);
+        for (int i = 1; i <= 10; i++) {
+            now = i;
+            roomy.enqueue(new Waiting("h" + i, "m"), "heavy", 0);
+        }
+        free.put("m", 4);
+        roomy.slotFreed();
+        assertThat(outcomes).containsExactly("h1 routed", "h2 routed", "h3 routed", "h4 routed");
+        for (int i = 1; i <= 3; i++) {
+            now = 20 + i;
+            roomy.enqueue(new Waiting("l" + i, "m"), "light", 0);
+        }
+        outcomes.clear();
+        free.put("m", 4);
+        roomy.slotFreed();
+        assertThat(outcomes).containsExactly("l1 routed", "l2 routed", "l3 routed", "h5 routed");
+    }
+
+    @Test
     void aRetryThatOnlyFitsATriedNodeDoesNotHoldUpFirstAttemptsBehindIt() {
         free.put("m", 0);
         enqueueRetry("retry", "m", "a", 0);
