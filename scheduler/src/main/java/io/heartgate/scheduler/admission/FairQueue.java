@@ -124,6 +124,12 @@ public final class FairQueue<T> {
         long round;
         /** The callers served in {@link #round}: they wait for the next one. */
         final Set<String> servedThisRound = new HashSet<>();
+        /**
+         * Callers with nothing waiting whose next request may not join before a later round than
+         * that: the turn of theirs served ahead of its round ({@link #take}) was in the round before.
+         * Rarely holds anything; what the round has passed is dropped.
+         */
+        final Map<String, Long> resumeAt = new HashMap<>(2);
 
         void join(String caller, long r) {
             byRound.computeIfAbsent(r, k -> new ArrayDeque<>()).addLast(caller);
@@ -186,7 +192,9 @@ public final class FairQueue<T> {
         Level<T> level = levels.computeIfAbsent(priority, p -> new Level<>());
         Waiting<T> mine = level.byCaller.get(caller);
         if (mine == null) {
-            mine = new Waiting<>(level.servedThisRound.contains(caller) ? level.round + 1 : level.round, burst);
+            long round = level.servedThisRound.contains(caller) ? level.round + 1 : level.round;
+            Long resume = level.resumeAt.isEmpty() ? null : level.resumeAt.remove(caller);
+            mine = new Waiting<>(resume == null ? round : Math.max(round, resume), burst);
             level.byCaller.put(caller, mine);
             level.join(caller, mine.round);
         }
@@ -289,6 +297,9 @@ public final class FairQueue<T> {
         if (mine.round > level.round) {
             level.round = mine.round;
             level.servedThisRound.clear();
+            if (!level.resumeAt.isEmpty()) {
+                level.resumeAt.values().removeIf(r -> r <= level.round);
+            }
         }
         level.servedThisRound.add(caller);
         if (mine.tickets.isEmpty()) {
@@ -323,7 +334,12 @@ public final class FairQueue<T> {
         removeFromLevels(t);
         left(t);
         if (mine.tickets.isEmpty()) {
-            if (levels.get(t.priority) == level) {
+            if (levels.get(t.priority) != level) {
+                return; // nobody else waits: no round to keep
+            }
+            if (mine.round > level.round) {
+                level.resumeAt.put(t.caller, mine.round + 1); // its turn was in a round still to come
+            } else {
                 level.servedThisRound.add(t.caller);
             }
         } else {

@@ -267,6 +267,25 @@ class FairQueueTest {
     }
 
     @Test
+    void aTurnTakenAheadOfALaterRoundIsThatRoundsTurn() {
+        // b was served in round 0; its only request left, due in round 1, is served out of turn. That
+        // was b's turn of round 1, so b's next request waits for round 2, behind a's.
+        FairQueue<String> q = new FairQueue<>(100);
+        for (String c : List.of("a", "c")) {
+            for (int i = 1; i <= 3; i++) {
+                q.offer(c + i, c, 0, i);
+            }
+        }
+        q.offer("b1", "b", 0, 7);
+        FairQueue.Ticket<String> b2 = q.offer("b2", "b", 0, 8);
+        assertThat(List.of(q.poll().item(), q.poll().item(), q.poll().item())).containsExactly("a1", "c1", "b1");
+        q.take(b2);
+        assertThat(q.poll().item()).isEqualTo("a2");
+        q.offer("b3", "b", 0, 9);
+        assertThat(drain(q)).containsExactly("c2", "a3", "b3", "c3");
+    }
+
+    @Test
     void aCallerWhoseOnlyRequestWasTakenAheadOfItsTurnComesBackInTheNextRound() {
         FairQueue<String> q = new FairQueue<>(100);
         q.offer("a1", "a", 0, 1);
