@@ -111,7 +111,10 @@ public final class FairQueue<T> {
      * The gateway queue's burst: the most requests a caller that had none waiting may have served in
      * the round it joins. Four covers the parallel calls of a small agent or a page of prompts;
      * beyond it, a burst takes one turn a round like a flood. A burst only moves a caller's requests
-     * ahead of flooding callers' within one round, so it costs the others at most three turns.
+     * ahead of others' within one round: each puts at most three more ahead of every other caller's
+     * next. A caller earns it again each time it has nothing waiting, so a client that keeps no more
+     * than four waiting gets up to four turns a round against a flood's one: bounded concurrency is
+     * favoured over a backlog, as FQ-CoDel favours sparse flows.
      */
     public static final int BURST = 4;
 
