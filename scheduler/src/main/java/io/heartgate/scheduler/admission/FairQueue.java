@@ -128,9 +128,9 @@ public final class FairQueue<T> {
         /** The callers served in {@link #round}: they wait for the next one. */
         final Set<String> servedThisRound = new HashSet<>();
         /**
-         * Callers with nothing waiting whose next request may not join before a later round than
-         * that: the turn of theirs served ahead of its round ({@link #take}) was in the round before.
-         * Rarely holds anything; what the round has passed is dropped.
+         * Callers with nothing waiting whose next request may not join before that round: turns of
+         * theirs were served ahead of their rounds ({@link #take}). Rarely holds anything; what the
+         * round has passed is dropped.
          */
         final Map<String, Long> resumeAt = new HashMap<>(2);
 
@@ -400,6 +400,9 @@ public final class FairQueue<T> {
             level.leave(t.caller, mine.round);
             if (level.byCaller.isEmpty()) {
                 levels.remove(t.priority);
+            } else if (mine.round > level.round + 1
+                    || mine.round > level.round && !level.servedThisRound.contains(t.caller)) {
+                level.resumeAt.put(t.caller, mine.round); // a turn taken ahead (take) stays taken
             }
         }
     }

@@ -285,8 +285,24 @@ class FairQueueTest {
         assertThat(List.of(q.poll().item(), q.poll().item(), q.poll().item())).containsExactly("a1", "c1", "b1");
         q.take(b2);
         assertThat(q.poll().item()).isEqualTo("a2");
-        q.offer("b3", "b", 0, 9);
-        assertThat(drain(q)).containsExactly("c2", "a3", "b3", "c3");
+        FairQueue.Ticket<String> b3 = q.offer("b3", "b", 0, 9);
+        q.remove(b3); // its client hangs up: b's next still waits for round 2
+        q.offer("b4", "b", 0, 10);
+        assertThat(drain(q)).containsExactly("c2", "a3", "b4", "c3");
+    }
+
+    @Test
+    void aTurnTakenAheadStaysTakenWhenTheCallersOtherRequestsLeave() {
+        FairQueue<String> q = new FairQueue<>(100);
+        q.offer("a1", "a", 0, 1);
+        q.offer("a2", "a", 0, 2);
+        FairQueue.Ticket<String> b1 = q.offer("b1", "b", 0, 3);
+        FairQueue.Ticket<String> b2 = q.offer("b2", "b", 0, 4);
+        q.take(b1); // b's turn of this round
+        q.remove(b2); // its client hangs up
+        q.offer("b3", "b", 0, 5);
+        q.offer("c1", "c", 0, 6);
+        assertThat(drain(q)).containsExactly("a1", "c1", "b3", "a2");
     }
 
     @Test
