@@ -4,13 +4,12 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
 /**
@@ -33,7 +32,7 @@ import java.util.function.Consumer;
  *
  * <p>A full queue gives way by longest-queue drop: a newcomer of a higher class, or whose caller
  * has at least two fewer waiting, pushes out the newest request of the caller with the most waiting
- * in the lowest class ({@link #giveWayTo}), so a caller that floods fills the queue with its own
+ * in the lowest class ({@link LongestQueueDrop}), so a caller that floods fills the queue with its own
  * backlog without locking the others out of it.
  *
  * @param <T> what waits
@@ -125,14 +124,18 @@ public final class FairQueue<T> {
         final TreeMap<Long, ArrayDeque<String>> byRound = new TreeMap<>();
         /** The round of the request served last. */
         long round;
-        /** The callers served in {@link #round}: they wait for the next one. */
-        final Set<String> servedThisRound = new HashSet<>();
         /**
-         * Callers with nothing waiting whose next request may not join before that round: turns of
-         * theirs were served ahead of their rounds ({@link #take}). Rarely holds anything; what the
-         * round has passed is dropped.
+         * The earliest round a caller's next request may join, for callers that have had a turn since
+         * {@link #round} began: the next round for one served in it, a later one for one whose turn
+         * of a round still to come was served ahead ({@link #take}). What the round has passed is
+         * dropped: any other caller joins the round in progress.
          */
-        final Map<String, Long> resumeAt = new HashMap<>(2);
+        final Map<String, Long> earliest = new HashMap<>();
+
+        /** Notes that {@code caller}'s next request may not join before round {@code r}. */
+        void notBefore(String caller, long r) {
+            earliest.merge(caller, r, Math::max);
+        }
 
         void join(String caller, long r) {
             byRound.computeIfAbsent(r, k -> new ArrayDeque<>()).addLast(caller);
@@ -195,9 +198,8 @@ public final class FairQueue<T> {
         Level<T> level = levels.computeIfAbsent(priority, p -> new Level<>());
         Waiting<T> mine = level.byCaller.get(caller);
         if (mine == null) {
-            long round = level.servedThisRound.contains(caller) ? level.round + 1 : level.round;
-            Long resume = level.resumeAt.isEmpty() ? null : level.resumeAt.remove(caller);
-            mine = new Waiting<>(resume == null ? round : Math.max(round, resume), burst);
+            Long notBefore = level.earliest.get(caller);
+            mine = new Waiting<>(notBefore == null ? level.round : Math.max(level.round, notBefore), burst);
             level.byCaller.put(caller, mine);
             level.join(caller, mine.round);
         }
@@ -213,62 +215,24 @@ public final class FairQueue<T> {
 
     /**
      * Returns the request a full queue should drop to make room for a new one of {@code caller} in
-     * class {@code priority}: the newest of the caller with the most waiting in the lowest class (of
-     * callers equally long, the one whose newest came last, then the greater name), when that class
-     * is lower than {@code priority}, or is the same and that caller has at least two more waiting
-     * than {@code caller} (so the newcomer never ends up with more than the caller it pushed out).
-     * Returns {@code null} when the newcomer is to be refused instead. Takes nothing out: the caller
-     * {@link #remove}s what it answers.
+     * class {@code priority} ({@link LongestQueueDrop}), or {@code null} when the newcomer is to be
+     * refused instead. Takes nothing out: the caller {@link #remove}s what it answers.
      */
     public Ticket<T> giveWayTo(String caller, int priority) {
-        return giveWayTo(List.of(this), caller, priority);
+        return LongestQueueDrop.choose(List.of(this), caller, priority);
     }
 
-    /**
-     * {@link #giveWayTo(String, int)} over {@code parts} that share one bound, as if they were one
-     * queue: a caller's requests are counted, and its newest found, across all of them.
-     */
-    static <T> Ticket<T> giveWayTo(List<FairQueue<T>> parts, String caller, int priority) {
-        Integer lowest = null;
-        for (FairQueue<T> part : parts) {
-            if (!part.levels.isEmpty() && (lowest == null || part.levels.lastKey() < lowest)) {
-                lowest = part.levels.lastKey();
-            }
-        }
-        if (lowest == null || lowest > priority) {
-            return null;
-        }
-        Map<String, Integer> counts = new HashMap<>();
-        Map<String, Ticket<T>> newest = new HashMap<>();
-        for (FairQueue<T> part : parts) {
-            Level<T> level = part.levels.get(lowest);
-            if (level == null) {
-                continue;
-            }
-            for (Map.Entry<String, Waiting<T>> e : level.byCaller.entrySet()) {
-                counts.merge(e.getKey(), e.getValue().tickets.size(), Integer::sum);
-                Ticket<T> last = e.getValue().tickets.peekLast();
-                newest.merge(e.getKey(), last, (a, b) -> b.enqueuedNanos > a.enqueuedNanos ? b : a);
-            }
-        }
-        String most = null;
-        for (Map.Entry<String, Integer> e : counts.entrySet()) {
-            if (most == null || e.getValue() > counts.get(most)
-                    || e.getValue().equals(counts.get(most)) && newerCaller(e.getKey(), most, newest)) {
-                most = e.getKey();
-            }
-        }
-        if (lowest == priority && counts.get(most) < counts.getOrDefault(caller, 0) + 2) {
-            return null;
-        }
-        return newest.get(most);
+    /** Returns the lowest priority class with requests waiting, or {@code null} when empty. */
+    Integer lowestClass() {
+        return levels.isEmpty() ? null : levels.lastKey();
     }
 
-    /** Of two callers equally long: the one whose newest came last, then (on one clock reading) the greater name. */
-    private static <T> boolean newerCaller(String a, String b, Map<String, Ticket<T>> newest) {
-        long ta = newest.get(a).enqueuedNanos;
-        long tb = newest.get(b).enqueuedNanos;
-        return ta != tb ? ta > tb : a.compareTo(b) > 0;
+    /** Hands each caller waiting in class {@code priority} and its requests, oldest first, to {@code each}. */
+    void eachCaller(int priority, BiConsumer<String, ArrayDeque<Ticket<T>>> each) {
+        Level<T> level = levels.get(priority);
+        if (level != null) {
+            level.byCaller.forEach((caller, waiting) -> each.accept(caller, waiting.tickets));
+        }
     }
 
     /** Returns the ticket to be served next without taking it, or {@code null} when empty. */
@@ -299,12 +263,9 @@ public final class FairQueue<T> {
         Ticket<T> t = mine.tickets.pollFirst();
         if (mine.round > level.round) {
             level.round = mine.round;
-            level.servedThisRound.clear();
-            if (!level.resumeAt.isEmpty()) {
-                level.resumeAt.values().removeIf(r -> r <= level.round);
-            }
+            level.earliest.values().removeIf(r -> r <= level.round);
         }
-        level.servedThisRound.add(caller);
+        level.notBefore(caller, level.round + 1);
         if (mine.tickets.isEmpty()) {
             level.byCaller.remove(caller);
             if (level.byCaller.isEmpty()) {
@@ -340,11 +301,7 @@ public final class FairQueue<T> {
             if (levels.get(t.priority) != level) {
                 return; // nobody else waits: no round to keep
             }
-            if (mine.round > level.round) {
-                level.resumeAt.put(t.caller, mine.round + 1); // its turn was in a round still to come
-            } else {
-                level.servedThisRound.add(t.caller);
-            }
+            level.notBefore(t.caller, mine.round + 1); // its turn was that of mine.round
         } else {
             level.leave(t.caller, mine.round);
             mine.turnTaken();
@@ -400,9 +357,8 @@ public final class FairQueue<T> {
             level.leave(t.caller, mine.round);
             if (level.byCaller.isEmpty()) {
                 levels.remove(t.priority);
-            } else if (mine.round > level.round + 1
-                    || mine.round > level.round && !level.servedThisRound.contains(t.caller)) {
-                level.resumeAt.put(t.caller, mine.round); // a turn taken ahead (take) stays taken
+            } else {
+                level.notBefore(t.caller, mine.round); // turns taken ahead (take) stay taken
             }
         }
     }

@@ -142,7 +142,7 @@ public final class GatewayQueue {
     /**
      * Queues {@code w} for {@code caller} (an API key's name or a client address) in priority class
      * {@code priority}, then serves the queue at once (a slot may have come free meanwhile). When the
-     * model's queue is full, a request that {@link FairQueue#giveWayTo} names is answered 503 {@code
+     * model's queue is full, a request that {@link LongestQueueDrop} names is answered 503 {@code
      * overloaded} to make room. Returns the ticket, or {@code null} when the queue is full and nothing
      * gives way: the request is to be answered 503 {@code overloaded} with {@link #retryAfterSeconds()}.
      */
@@ -156,7 +156,7 @@ public final class GatewayQueue {
                 serve(); // a slot may have come free: room without pushing anyone out
                 q = modelQueue(model);
                 if (q.full()) {
-                    out = FairQueue.giveWayTo(q.parts, caller, priority);
+                    out = LongestQueueDrop.choose(q.parts, caller, priority);
                     if (out != null) {
                         q.fresh.remove(out);
                         q.retries.remove(out);
