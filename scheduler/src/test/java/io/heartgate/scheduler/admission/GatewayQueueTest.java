@@ -122,6 +122,12 @@ class GatewayQueueTest {
         return enqueueRoomyRetry(name, model, caller, priority);
     }
 
+    /** Frees {@code slots} slots for model m and tells the queue. */
+    private void slotsFree(int slots) {
+        free.put("m", slots);
+        queue.slotFreed();
+    }
+
     private double rejected() {
         return registry.get("heartgate_queue_rejected").counter().count();
     }
@@ -143,11 +149,9 @@ class GatewayQueueTest {
         assertThat(queue.depth()).isEqualTo(3);
         assertThat(queue.queued("m")).isTrue();
         assertThat(queue.queued("other")).isFalse();
-        free.put("m", 1);
-        queue.slotFreed();
+        slotsFree(1);
         assertThat(outcomes).containsExactly("h1 routed");
-        free.put("m", 2);
-        queue.slotFreed();
+        slotsFree(2);
         assertThat(outcomes).containsExactly("h1 routed", "l1 routed", "h2 routed");
         assertThat(queue.depth()).isZero();
         assertThat(exits("served")).isEqualTo(3);
@@ -180,8 +184,7 @@ class GatewayQueueTest {
         enqueueRetry("retry", "m", "a", 0);
         enqueueAt(5, "first", "m", "b", 0);
         assertThat(queue.depth()).isEqualTo(2);
-        free.put("m", 1);
-        queue.slotFreed();
+        slotsFree(1);
         assertThat(outcomes).containsExactly("first routed");
         assertThat(queue.depth()).isEqualTo(1);
         assertThat(queue.queued("m")).isTrue();
@@ -193,12 +196,10 @@ class GatewayQueueTest {
         enqueueRetry("stuck", "m", "a", 0);
         enqueueRoomyRetryAt(5, "fits", "m", "b", 0);
         enqueueAt(6, "first", "m", "c", 0);
-        free.put("m", 1);
-        queue.slotFreed();
+        slotsFree(1);
         assertThat(outcomes).as("the freed slot goes to the retry that can use it, before first attempts")
                 .containsExactly("fits routed");
-        free.put("m", 1);
-        queue.slotFreed();
+        slotsFree(1);
         assertThat(outcomes).containsExactly("fits routed", "first routed");
         assertThat(queue.depth()).isEqualTo(1);
     }
@@ -230,11 +231,9 @@ class GatewayQueueTest {
         enqueueRoomyRetry("retry0", "m", "a", 0);
         enqueueAt(5, "first0", "m", "b", 0);
         enqueueAt(6, "first2", "m", "c", 2);
-        free.put("m", 2);
-        queue.slotFreed();
+        slotsFree(2);
         assertThat(outcomes).containsExactly("first2 routed", "retry0 routed");
-        free.put("m", 1);
-        queue.slotFreed();
+        slotsFree(1);
         assertThat(outcomes).containsExactly("first2 routed", "retry0 routed", "first0 routed");
     }
 
@@ -268,8 +267,7 @@ class GatewayQueueTest {
         assertThat(queue.queued("m")).isTrue();
         assertThat(queue.queued("n")).isFalse();
         assertThat(queue.queued(null)).isFalse();
-        free.put("m", 1);
-        queue.slotFreed();
+        slotsFree(1);
         assertThat(queue.queued("m")).isFalse();
     }
 
@@ -299,8 +297,7 @@ class GatewayQueueTest {
         free.put("m", 0);
         enqueue("low", "m", "a", 0);
         enqueue("high", "m", "b", 2);
-        free.put("m", 1);
-        queue.slotFreed();
+        slotsFree(1);
         assertThat(outcomes).containsExactly("high routed");
     }
 
@@ -340,8 +337,7 @@ class GatewayQueueTest {
         assertThat(rejected()).isEqualTo(2);
         assertThat(registry.get("heartgate_queue_wait").timer().count()).isEqualTo(1);
         assertThat(queue.depth()).isEqualTo(3);
-        free.put("m", 3);
-        queue.slotFreed();
+        slotsFree(3);
         assertThat(outcomes).containsExactly("h3 overloaded retry-after 1", "h1 routed", "l1 routed", "h2 routed");
     }
 
@@ -440,8 +436,7 @@ class GatewayQueueTest {
         assertThat(outcomes).containsExactly("low1 overloaded retry-after 1");
         assertThat(enqueue("low2", "m", "low", 0)).isNull();
         assertThat(enqueue("low3", "m", "other", 0)).isNull();
-        free.put("m", 3);
-        queue.slotFreed();
+        slotsFree(3);
         assertThat(outcomes).containsExactly("low1 overloaded retry-after 1", "high1 routed", "mid1 routed", "mid2 routed");
     }
 
@@ -461,8 +456,7 @@ class GatewayQueueTest {
         free.put("m", 0);
         enqueue("a", "m", "a", 0);
         now = Duration.ofSeconds(4).toNanos();
-        free.put("m", 1);
-        queue.slotFreed(); // waited 4 s: the mean wait becomes 0.5 s
+        slotsFree(1); // waited 4 s: the mean wait becomes 0.5 s
         assertThat(queue.retryAfterSeconds()).isEqualTo(1);
         enqueue("b", "m", "a", 0);
         now += Duration.ofSeconds(10).toNanos() - 1;
@@ -482,8 +476,7 @@ class GatewayQueueTest {
         for (int i = 0; i < 40; i++) {
             enqueue("w" + i, "m", "c" + i, 0);
             now += Duration.ofSeconds(30).toNanos();
-            free.put("m", 1);
-            queue.slotFreed();
+            slotsFree(1);
         }
         assertThat(queue.retryAfterSeconds()).isEqualTo(10); // the mean tends to 30 s: capped at the 10 s limit
     }
@@ -496,8 +489,7 @@ class GatewayQueueTest {
         queue.cancel(t);
         queue.cancel(t);
         assertThat(queue.depth()).isEqualTo(1);
-        free.put("m", 5);
-        queue.slotFreed();
+        slotsFree(5);
         assertThat(outcomes).containsExactly("stays routed");
         assertThat(exits("client_gone")).isEqualTo(1);
     }
