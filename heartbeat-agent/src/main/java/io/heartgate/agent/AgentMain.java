@@ -74,8 +74,8 @@ public final class AgentMain implements Callable<Integer> {
 
     @Option(names = "--capacity", defaultValue = "${env:NODE_CAPACITY:-0}",
             description = "requests the server generates at once (vLLM --max-num-seqs, OLLAMA_NUM_PARALLEL); "
-                    + "0 = what the server reports (TGI max_concurrent_requests, llama.cpp slots), else unknown "
-                    + "[env NODE_CAPACITY] (default: 0)")
+                    + "0 = what the server reports (TGI max_batch_size or max_concurrent_requests, llama.cpp slots), "
+                    + "else unknown [env NODE_CAPACITY] (default: 0)")
     int capacity;
 
     @Option(names = "--models", defaultValue = "${env:NODE_MODELS}", split = ",",

@@ -114,12 +114,33 @@ public final class Payloads {
     }
 
     /**
-     * Returns the requests a TGI server generates at once, its {@code /info} {@code
-     * max_concurrent_requests}, or {@code null} when absent or out of the heartbeat's range.
+     * Returns the requests a TGI server takes at once from its {@code /info}: {@code max_batch_size}
+     * where the operator set one (TGI then never batches more), else {@code max_concurrent_requests},
+     * the router's admission limit (running and queued together: beyond it TGI refuses with 429); or
+     * {@code null} when neither is there or in the heartbeat's range. TGI batches by tokens ({@code
+     * max_batch_total_tokens}), so without {@code max_batch_size} no request count is exact: the
+     * admission limit at least keeps TGI from refusing.
      */
     public static Integer tgiCapacity(String json) {
-        JsonNode n = read(json).path("max_concurrent_requests");
-        return n.canConvertToInt() && n.isIntegralNumber() ? inRange(n.intValue()) : null;
+        JsonNode info = read(json);
+        Integer admitted = positiveInt(info.path("max_concurrent_requests"));
+        Integer batch = positiveInt(info.path("max_batch_size"));
+        Integer capacity = batch != null && (admitted == null || batch < admitted) ? batch : admitted;
+        return capacity == null ? null : inRange(capacity);
+    }
+
+    /**
+     * Returns the slot count a llama.cpp {@code /props} answer states ({@code total_slots}, its
+     * {@code --parallel}), or {@code null} when absent: what a server run with {@code --no-slots}
+     * still says.
+     */
+    public static Integer llamaCppPropsSlots(String json) {
+        Integer slots = positiveInt(read(json).path("total_slots"));
+        return slots == null ? null : inRange(slots);
+    }
+
+    private static Integer positiveInt(JsonNode n) {
+        return n.isIntegralNumber() && n.canConvertToInt() && n.intValue() > 0 ? n.intValue() : null;
     }
 
     /** Returns the slot count of a llama.cpp {@code /slots} answer, or {@code null} when it is not a list of slots. */

@@ -31,7 +31,11 @@ public final class Prober {
      * are: a scheduler taking "nothing loaded" at face value would move a hot model's traffic away.
      */
     private List<LoadedModel> loaded = List.of();
-    /** What the server said of its capacity at the last probe that read it (TGI, llama.cpp). */
+    /**
+     * What the server said of its capacity at the last probe that read it (TGI, llama.cpp); cleared
+     * when the server answers without it (a llama.cpp restarted with {@code --no-slots} and no {@code
+     * /props} figure), kept when it cannot be reached.
+     */
     private Integer capacity;
     /** vLLM's prefix-cache counters at the previous probe, for the hit rate between probes. */
     private Payloads.PrefixCounters prefixBefore;
@@ -184,8 +188,8 @@ public final class Prober {
             }
             case LLAMACPP -> {
                 HttpGetter.Response slots = quietly("/slots");
-                if (slots != null && slots.ok()) {
-                    capacity = Payloads.llamaCppSlotCount(slots.body());
+                if (slots != null) {
+                    capacity = slots.ok() ? Payloads.llamaCppSlotCount(slots.body()) : propsSlots();
                 }
                 HttpGetter.Response r = quietly("/metrics");
                 if (r != null && r.ok() && r.body().contains("llamacpp:")) {
@@ -197,6 +201,19 @@ public final class Prober {
                 return Load.UNKNOWN; // Ollama and plain OpenAI servers expose no load figures
             }
         }
+    }
+
+    /**
+     * Returns the slot count llama.cpp's {@code /props} states, for a server whose {@code /slots} is
+     * off ({@code --no-slots}: 501); the figure known before when {@code /props} cannot be reached, as
+     * an unreachable {@code /slots} keeps it; {@code null} when {@code /props} answers without one.
+     */
+    private Integer propsSlots() {
+        HttpGetter.Response props = quietly("/props");
+        if (props == null) {
+            return capacity;
+        }
+        return props.ok() ? Payloads.llamaCppPropsSlots(props.body()) : null;
     }
 
     private HttpGetter.Response quietly(String path) {

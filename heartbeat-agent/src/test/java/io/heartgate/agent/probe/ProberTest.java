@@ -124,6 +124,44 @@ class ProberTest {
     }
 
     @Test
+    void readsTgisBatchSizeWhereSetAndItsAdmissionLimitOtherwise() {
+        String info = Samples.read("tgi-info.json");
+        assertThat(info).contains("\"max_concurrent_requests\": 128").doesNotContain("max_batch_size");
+        assertThat(Payloads.tgiCapacity(info)).as("no max_batch_size: the admission limit").isEqualTo(128);
+        String withBatch = info.replace("\"max_waiting_tokens\": 20,", "\"max_waiting_tokens\": 20,\n  \"max_batch_size\": 32,");
+        assertThat(Payloads.tgiCapacity(withBatch)).as("the batch, the tighter").isEqualTo(32);
+        String nullBatch = info.replace("\"max_waiting_tokens\": 20,", "\"max_waiting_tokens\": 20,\n  \"max_batch_size\": null,");
+        assertThat(Payloads.tgiCapacity(nullBatch)).as("TGI's default, null").isEqualTo(128);
+        String biggerBatch = info.replace("\"max_waiting_tokens\": 20,", "\"max_waiting_tokens\": 20,\n  \"max_batch_size\": 512,");
+        assertThat(Payloads.tgiCapacity(biggerBatch)).as("never above what the router admits").isEqualTo(128);
+        assertThat(Payloads.tgiCapacity(info.replace("\"max_concurrent_requests\": 128", "\"max_concurrent_requests\": 0")))
+                .isNull();
+    }
+
+    @Test
+    void forgetsLlamaCppsSlotCountWhenSlotsAreTurnedOffAndReadsPropsInstead() {
+        FakeServer llama = llamaCpp().route("/slots", 200, Samples.read("llamacpp-slots.json"));
+        Prober prober = new Prober(Backend.LLAMACPP, llama, "n");
+        assertThat(prober.probe().capacity()).isEqualTo(2);
+
+        llama.unreachable("/slots", true);
+        assertThat(prober.probe().capacity()).as("unreachable for a moment: kept").isEqualTo(2);
+
+        // Restarted with --no-slots: /slots answers 501 and /props, without a slot count here, is all that is left.
+        llama.unreachable("/slots", false).route("/slots", 501,
+                "{\"error\":{\"code\":501,\"message\":\"This server does not support slots endpoint.\","
+                        + "\"type\":\"not_supported_error\"}}")
+                .route("/props", 200, "{\"default_generation_settings\":{\"n_ctx\":4096}}");
+        assertThat(prober.probe().capacity()).as("the old figure no longer holds").isNull();
+
+        llama.route("/props", 200, "{\"default_generation_settings\":{\"n_ctx\":4096},\"total_slots\":8}");
+        assertThat(prober.probe().capacity()).as("/props' total_slots").isEqualTo(8);
+
+        llama.unreachable("/props", true);
+        assertThat(prober.probe().capacity()).as("/props unreachable for a moment: kept").isEqualTo(8);
+    }
+
+    @Test
     void fallsBackToLlamaCppSlotsWithoutMetrics() {
         server.route("/health", 200, "{\"status\":\"ok\"}")
                 .route("/v1/models", 200, Samples.read("llamacpp-v1-models.json"))
