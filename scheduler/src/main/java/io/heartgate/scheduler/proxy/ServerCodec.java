@@ -130,8 +130,14 @@ final class ServerCodec extends CombinedChannelDuplexHandler<HttpRequestDecoder,
                     request.uri(), h.getAll(HttpHeaderNames.HOST), te, h.contains(HttpHeaderNames.CONTENT_LENGTH));
             if (problem != null) {
                 reject(request, problem);
+                return;
+            }
+            String target = RequestFraming.originForm(request.uri());
+            problem = RequestFraming.pathProblem(target);
+            if (problem != null) {
+                reject(request, problem);
             } else {
-                request.setUri(RequestFraming.originForm(request.uri()));
+                request.setUri(RequestFraming.normalPath(target));
             }
         }
 

@@ -467,6 +467,48 @@ class RelayIT {
         assertThat(counters.errors(ErrorType.BAD_REQUEST)).isEqualTo(cases.size());
     }
 
+    /**
+     * Paths a node would decode into another path than the one the stages judged: an encoded slash,
+     * backslash or NUL, dot segments written or encoded, and malformed escapes.
+     */
+    static List<String> ambiguousPaths() {
+        return List.of(
+                "POST /api%2Fpull HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}",
+                "POST /api%2fpull HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}",
+                "POST /api%5Cpull HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}",
+                "GET /api/tags%00 HTTP/1.1\r\nhost: x\r\n\r\n",
+                "POST /api/x/../pull HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}",
+                "POST /api/x/%2E%2E/pull HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}",
+                "GET /./api/tags HTTP/1.1\r\nhost: x\r\n\r\n",
+                "GET /api/tags/.. HTTP/1.1\r\nhost: x\r\n\r\n",
+                "GET /api/tags%zz HTTP/1.1\r\nhost: x\r\n\r\n",
+                "GET /api/tags% HTTP/1.1\r\nhost: x\r\n\r\n");
+    }
+
+    @Test
+    void pathsANodeWouldDecodeIntoAnotherAre400AndAClosedConnectionAndNothingReachesANode() throws Exception {
+        eachIs400AndAClosedConnectionAndNothingReachesANode(ambiguousPaths());
+    }
+
+    @Test
+    void escapedLettersInAPathAreJudgedAndForwardedDecoded() throws Exception {
+        RawNode n = answering("ok");
+        start(c -> c, n);
+        Socket s = client();
+        // Ollama (Go) routes on the decoded path: this is /api/pull, which the scheduler refuses by default.
+        send(s, post("/api/pul%6C", "", "{\"model\":\"llama3:8b\"}"));
+        Response refused = read(s.getInputStream());
+        assertThat(refused.status()).isEqualTo(405);
+        assertThat(new JsonObject(refused.body()).getJsonObject("error").getString("type"))
+                .isEqualTo("management_disabled");
+
+        send(s, "GET /api/versio%6E?q=%2F HTTP/1.1\r\nhost: x\r\n\r\n");
+        assertThat(read(s.getInputStream()).status()).isEqualTo(200);
+        assertThat(n.seen).hasSize(1);
+        assertThat(n.seen.get(0).requestLine()).as("the query is left as sent")
+                .isEqualTo("GET /api/version?q=%2F HTTP/1.1");
+    }
+
     @Test
     void anAbsoluteFormTargetReachesTheNodeInOriginFormOnce() throws Exception {
         RawNode n = answering("ok");

@@ -62,4 +62,27 @@ class RequestFramingTest {
         assertThat(RequestFraming.originForm("http://front.example?x=1")).isEqualTo("/?x=1");
         assertThat(RequestFraming.originForm("/already/origin")).isEqualTo("/already/origin");
     }
+
+    @Test
+    void pathsAreJudgedAsTheNodesDecodeThem() {
+        assertThat(RequestFraming.pathProblem("/v1/chat/completions")).isNull();
+        assertThat(RequestFraming.pathProblem("/.well-known/x?a=/../b")).as("dots in a name or the query").isNull();
+        assertThat(RequestFraming.pathProblem("/api/pul%6C?x=%2F")).isNull();
+        assertThat(RequestFraming.pathProblem("/v1/models/llama3%3A8b")).as("reserved, kept encoded").isNull();
+        assertThat(RequestFraming.pathProblem("*")).isNull();
+        assertThat(RequestFraming.pathProblem("/api%2Fpull")).contains("slash");
+        assertThat(RequestFraming.pathProblem("/api%5cpull")).contains("backslash");
+        assertThat(RequestFraming.pathProblem("/api/tags%00")).contains("NUL");
+        assertThat(RequestFraming.pathProblem("/a/../api/pull")).contains("'..' segment");
+        assertThat(RequestFraming.pathProblem("/a/%2e%2E/api/pull")).contains("'..' segment");
+        assertThat(RequestFraming.pathProblem("/a/.")).contains("'.' segment");
+        assertThat(RequestFraming.pathProblem("/a%G0")).contains("malformed");
+        assertThat(RequestFraming.pathProblem("/a%4")).contains("malformed");
+
+        assertThat(RequestFraming.normalPath("/api/pul%6c?x=%6C")).isEqualTo("/api/pull?x=%6C");
+        assertThat(RequestFraming.normalPath("/v1/chat%2Dcompletions%7E%41%5F")).isEqualTo("/v1/chat-completions~A_");
+        assertThat(RequestFraming.normalPath("/v1/models/llama3%3A8b%25")).isEqualTo("/v1/models/llama3%3A8b%25");
+        String plain = "/v1/chat/completions?x=%41";
+        assertThat(RequestFraming.normalPath(plain)).isSameAs(plain);
+    }
 }
