@@ -3,10 +3,10 @@ package io.heartgate.scheduler.proxy;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.core.StreamReadConstraints;
 import io.heartgate.scheduler.affinity.AffinityKeys;
 import io.heartgate.scheduler.affinity.KeyHash;
 import io.heartgate.scheduler.affinity.PrefixHasher;
+import io.heartgate.scheduler.proxy.policy.BodyJson;
 import io.heartgate.scheduler.proxy.policy.JsonFlags;
 import io.heartgate.scheduler.proxy.policy.RequestFacts;
 import io.heartgate.scheduler.table.ModelNames;
@@ -35,12 +35,7 @@ import java.util.function.Function;
  */
 public final class RequestFactsReader {
 
-    private static final JsonFactory JSON = JsonFactory.builder()
-            .streamReadConstraints(StreamReadConstraints.builder()
-                    .maxNestingDepth(256)
-                    .maxStringLength(Integer.MAX_VALUE)
-                    .build())
-            .build();
+    private static final JsonFactory JSON = BodyJson.FACTORY;
 
     private final boolean wantsStream;
     /** Where affinity keys come from, or {@code null} when no key is wanted. */

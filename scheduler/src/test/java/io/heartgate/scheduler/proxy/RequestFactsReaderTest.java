@@ -79,6 +79,16 @@ class RequestFactsReaderTest {
     }
 
     @Test
+    void fieldsAfterADeeplyNestedOneAreReadAsDeepAsAnyServerParses() {
+        String deep = "[".repeat(9_000) + "]".repeat(9_000); // Go's encoding/json takes up to 10,000 levels
+        assertThat(read("/v1/chat/completions", "{\"model\":\"m\",\"chat_template_kwargs\":{\"a\":" + deep
+                + "},\"stream\":true}")).isEqualTo(new RequestFacts("m:latest", true, null, null));
+        String tooDeep = "[".repeat(10_001) + "]".repeat(10_001);
+        assertThat(read("/v1/chat/completions", "{\"model\":\"m\",\"x\":" + tooDeep + ",\"stream\":true}"))
+                .as("deeper than any server takes: the node refuses it").isEqualTo(RequestFacts.ofModel("m:latest"));
+    }
+
+    @Test
     void brokenJsonAfterTheFieldsKeepsWhatWasRead() {
         assertThat(read("/x", "{\"model\":\"m\",\"messages\":[{\"role\":")).isEqualTo(RequestFacts.ofModel("m:latest"));
         assertThat(read("/x", "{\"messages\":[{\"role\":")).isEqualTo(RequestFacts.NONE);

@@ -3,6 +3,7 @@ package io.heartgate.scheduler.proxy.stage;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import io.heartgate.scheduler.proxy.policy.BodyJson;
 import io.heartgate.scheduler.proxy.policy.JsonFlags;
 import io.heartgate.scheduler.proxy.policy.RequestFacts;
 import java.io.IOException;
@@ -15,7 +16,8 @@ import java.util.Set;
  * so that the node ends the stream with a usage chunk and streamed tokens are counted too, against
  * the key's {@code tpm=} as well. The option is added when the request has no {@code stream_options}
  * (or {@code null}), added inside the {@code stream_options} it has, and set to {@code true} over a
- * client's own {@code false}: a stream left uncounted would escape the token limits. The client then
+ * client's own {@code false} (or {@code 0}, {@code "no"}: what the servers read as false): a stream
+ * left uncounted would escape the token limits. The client then
  * sees the usage chunk, as OpenAI documents it (no choices, a {@code usage} object), which OpenAI's own
  * clients accept. Where a field is repeated, the last one is changed, as Python's JSON parsers (the
  * servers') keep the last; so too of a repeated {@code stream}, which decides whether the option is
@@ -25,7 +27,7 @@ import java.util.Set;
  */
 final class ForceUsage implements Stage {
 
-    private static final JsonFactory JSON = new JsonFactory();
+    private static final JsonFactory JSON = BodyJson.FACTORY;
     private static final byte[] OPTION = "\"stream_options\":{\"include_usage\":true}".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] OPTIONS_VALUE = "{\"include_usage\":true}".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] INCLUDE = "\"include_usage\":true".getBytes(StandardCharsets.US_ASCII);
@@ -70,7 +72,9 @@ final class ForceUsage implements Stage {
             int optionsAt = -1;
             boolean optionsEmpty = true;
             JsonToken include = null; // the last include_usage's value in it
+            Boolean includeFlag = null; // that value, read as the servers read it
             int includeAt = -1;
+            int includeEnd = -1;
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String name = p.currentName();
                 boolean isOptions = name.equals("stream_options");
@@ -83,6 +87,7 @@ final class ForceUsage implements Stage {
                     optionsAt = offset(p);
                     optionsEmpty = true;
                     include = null;
+                    includeFlag = null;
                     if (value == JsonToken.START_OBJECT) {
                         while (p.nextToken() == JsonToken.FIELD_NAME) {
                             optionsEmpty = false;
@@ -91,6 +96,8 @@ final class ForceUsage implements Stage {
                             if (isInclude) {
                                 include = inner;
                                 includeAt = offset(p);
+                                includeFlag = JsonFlags.read(p, inner); // reads a string to its end
+                                includeEnd = (int) p.currentLocation().getByteOffset();
                             }
                             if (inner.isStructStart()) {
                                 p.skipChildren();
@@ -122,10 +129,11 @@ final class ForceUsage implements Stage {
             if (include == null) {
                 return splice(body, optionsAt + 1, 0, INCLUDE, !optionsEmpty);
             }
-            if (include == JsonToken.VALUE_FALSE || include == JsonToken.VALUE_NULL) {
-                return splice(body, includeAt, include == JsonToken.VALUE_FALSE ? 5 : 4, TRUE, false);
+            if (include == JsonToken.VALUE_NULL || Boolean.FALSE.equals(includeFlag)) {
+                // false as pydantic reads it: false, 0, "no", "off" and the like
+                return splice(body, includeAt, includeEnd - includeAt, TRUE, false);
             }
-            return null; // true already, or a type the node is to refuse
+            return null; // true already (true, 1, "yes"...), or a value the node is to refuse
         } catch (IOException e) {
             return null; // broken JSON: the node says what is wrong, unchanged
         }

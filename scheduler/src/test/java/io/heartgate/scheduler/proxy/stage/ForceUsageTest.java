@@ -99,6 +99,17 @@ class ForceUsageTest {
     }
 
     @Test
+    void anIncludeUsageThatTheServersReadAsFalseIsOverridden() throws Exception {
+        for (String no : new String[] {"0", "0.0", "\"false\"", "\"no\"", "\"OFF\"", "\"n\"", "\"f\\u0061lse\""}) {
+            assertForced("{\"stream\":true,\"stream_options\":{\"include_usage\":" + no + ",\"a\":1}}",
+                    "{\"stream\":true,\"stream_options\":{\"include_usage\":true,\"a\":1}}");
+        }
+        assertThat(forced("{\"stream\":true,\"stream_options\":{\"include_usage\":\"yes\"}}")).as("true already").isNull();
+        assertThat(forced("{\"stream\":true,\"stream_options\":{\"include_usage\":2}}")).as("refused by the node")
+                .isNull();
+    }
+
+    @Test
     void whatAlreadyAsksOrIsNotForUsToJudgeIsLeftAlone() {
         assertThat(forced("{\"stream\":true,\"stream_options\":{\"include_usage\":true}}")).isNull();
         assertThat(forced("{\"stream\":true,\"stream_options\":\"yes\"}")).as("the node refuses the type").isNull();

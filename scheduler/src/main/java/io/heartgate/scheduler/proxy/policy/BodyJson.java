@@ -1,0 +1,24 @@
+package io.heartgate.scheduler.proxy.policy;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+
+/**
+ * The JSON parser settings for reading request bodies: whatever a node behind would parse is parsed
+ * here too, so that a field the scheduler judges (the model, the stream flag, the usage option) is
+ * never lost behind nesting or a string a node takes. As deep as the deepest of their parsers (Go's
+ * {@code encoding/json}, 10,000 levels), strings as long as the body ({@code --max-body} bounds it).
+ */
+public final class BodyJson {
+
+    /** The factory every reader of request bodies uses; thread-safe. */
+    public static final JsonFactory FACTORY = JsonFactory.builder()
+            .streamReadConstraints(StreamReadConstraints.builder()
+                    .maxNestingDepth(10_000)
+                    .maxStringLength(Integer.MAX_VALUE)
+                    .build())
+            .build();
+
+    private BodyJson() {
+    }
+}
