@@ -56,6 +56,13 @@ public final class FairQueue<T> {
             this.enqueuedNanos = enqueuedNanos;
         }
 
+        /** A ticket for a request that found room as it came and never queued: nothing to take out. */
+        static <T> Ticket<T> passing(T item, String caller, int priority, long nowNanos) {
+            Ticket<T> t = new Ticket<>(null, item, caller, priority, nowNanos);
+            t.queued = false;
+            return t;
+        }
+
         public T item() {
             return item;
         }

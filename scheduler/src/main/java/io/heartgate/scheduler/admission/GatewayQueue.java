@@ -2,6 +2,7 @@ package io.heartgate.scheduler.admission;
 
 import io.heartgate.scheduler.proxy.policy.RequestFacts;
 import io.heartgate.scheduler.proxy.policy.Route;
+import io.heartgate.scheduler.table.Node;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,13 +22,14 @@ import org.slf4j.LoggerFactory;
  * instead of on a GPU node: two {@link FairQueue}s per model (first attempts, and retries), bounded
  * together by {@code --max-queue}, with one wait limit ({@code --queue-timeout}). A request leaves
  * the moment a candidate has room: whenever a slot on a node of known capacity is given back
- * ({@link #slotFreed()}), and on each sweep ({@link #sweep()}, which also sees heartbeats, joins and
+ * ({@link #slotFreed(Node)}), and on each sweep ({@link #sweep()}, which also sees heartbeats, joins and
  * ejections end), the queues are served one request at a time, the highest class first across
  * every model (models may share nodes), until no waiting request finds room.
  *
  * <p>Requests for a model with nothing queued never come here; checking that is one volatile read
  * while the whole queue is empty, and a read of a published set while other models' requests wait
- * (the uncontended path takes no lock and allocates nothing).
+ * (the uncontended path takes no lock and allocates nothing); so too the slot such a request gives
+ * back, unless its node serves a model whose requests wait.
  * While some are queued, a new request for the same model joins the queue rather than taking a
  * slot ahead of them. Thread-safe: one lock, taken only while something waits.
  */
@@ -153,9 +155,18 @@ public final class GatewayQueue {
             ModelQueue q = modelQueue(model);
             FairQueue.Ticket<Waiter> out = null;
             if (q.full()) {
-                serve(); // a slot may have come free: room without pushing anyone out
+                // A slot may have come free: room without pushing anyone out, but only for requests
+                // this one does not outrank (a lower class served ahead of it would invert the classes).
+                serve(priority);
                 q = modelQueue(model);
                 if (q.full()) {
+                    // Room left is the newcomer's (no request left that it does not outrank could use
+                    // it): it goes at once, and no one is pushed out for it.
+                    FairQueue.Ticket<Waiter> passed = routeAtOnce(w, caller, priority);
+                    if (passed != null) {
+                        tidy();
+                        return passed;
+                    }
                     out = LongestQueueDrop.choose(q.parts, caller, priority);
                     if (out != null) {
                         q.fresh.remove(out);
@@ -179,6 +190,29 @@ public final class GatewayQueue {
             return t;
         } finally {
             lock.unlock();
+        }
+    }
+
+    /** Sends {@code w} where it would go now if a candidate has room; returns its ticket then, else {@code null}; under the lock. */
+    private FairQueue.Ticket<Waiter> routeAtOnce(Waiter w, String caller, int priority) {
+        if (!(route(w) instanceof Route.To to)) {
+            return null; // full, or a refusal it is answered as it leaves the queue
+        }
+        meters.left(meters.served, 0);
+        noteWait(0);
+        if (!safely(() -> w.routed(to))) {
+            to.unclaim();
+        }
+        return FairQueue.Ticket.passing(w, caller, priority, nanoTicker.getAsLong());
+    }
+
+    /** Where {@code w} would go now; a router that throws is answered as unreachable. */
+    private Route route(Waiter w) {
+        try {
+            return router.apply(w);
+        } catch (RuntimeException e) {
+            log.warn("Gateway queue could not route a waiting request; answering it as unreachable", e);
+            return new Route.Refused(io.heartgate.scheduler.proxy.policy.ErrorType.UPSTREAM_UNREACHABLE);
         }
     }
 
@@ -212,9 +246,13 @@ public final class GatewayQueue {
         }
     }
 
-    /** A slot on a node of known capacity was given back: serve the queue if anything waits. */
-    public void slotFreed() {
-        if (waiting > 0) {
+    /**
+     * A slot on {@code node}, of known capacity, was given back: serve the queue if a request waits
+     * for a model the node serves. Requests for a model with room thus take no lock while other
+     * models' requests wait, unless their nodes are shared.
+     */
+    public void slotFreed(Node node) {
+        if (waiting > 0 && servesWaiting(node)) {
             lock.lock();
             try {
                 serve();
@@ -222,6 +260,15 @@ public final class GatewayQueue {
                 lock.unlock();
             }
         }
+    }
+
+    private boolean servesWaiting(Node node) {
+        for (String model : queuedModels) {
+            if (model.isEmpty() || node.serves(model)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Answers the requests past the wait limit, then serves the queue; nothing while it is empty. */
@@ -270,6 +317,11 @@ public final class GatewayQueue {
      * thread (tests run loops inline), it only asks the outer pass to go round again.
      */
     private void serve() {
+        serve(Integer.MIN_VALUE);
+    }
+
+    /** As {@link #serve()}, but stops at the first request to go that is below class {@code lowestClass}. */
+    private void serve(int lowestClass) {
         if (lock.getHoldCount() > 1) {
             again = true;
             return;
@@ -288,15 +340,18 @@ public final class GatewayQueue {
                     lanes.add(new QueueLane(q.fresh, false));
                 }
             }
-            while (serveNext(lanes)) {
+            while (serveNext(lanes, lowestClass)) {
                 // one request a round, the best of every lane's next
             }
             tidy();
         } while (again);
     }
 
-    /** Routes the best next request of {@code lanes}; returns whether any lane still had one to try. */
-    private boolean serveNext(List<QueueLane> lanes) {
+    /**
+     * Routes the best next request of {@code lanes} unless it is below class {@code lowestClass};
+     * returns whether any lane still had one to try.
+     */
+    private boolean serveNext(List<QueueLane> lanes, int lowestClass) {
         QueueLane best = null;
         FairQueue.Ticket<Waiter> next = null;
         for (QueueLane lane : lanes) {
@@ -306,16 +361,10 @@ public final class GatewayQueue {
                 next = t;
             }
         }
-        if (best == null) {
+        if (best == null || next.priority() < lowestClass) {
             return false;
         }
-        Route r;
-        try {
-            r = router.apply(next.item());
-        } catch (RuntimeException e) {
-            log.warn("Gateway queue could not route a waiting request; answering it as unreachable", e);
-            r = new Route.Refused(io.heartgate.scheduler.proxy.policy.ErrorType.UPSTREAM_UNREACHABLE);
-        }
+        Route r = route(next.item());
         if (r == Route.Refused.FULL) {
             best.full(next);
             return true;

@@ -12,7 +12,7 @@ import java.util.List;
 final class Attempts {
 
     private final List<String> tried = new ArrayList<>(3);
-    private final Runnable slotFreed;
+    private final java.util.function.Consumer<Node> slotFreed;
     private Node node;
     private Node held;
     private String loading;
@@ -21,7 +21,7 @@ final class Attempts {
     private io.heartgate.scheduler.proxy.policy.AffinityPick affinity;
 
     /** @param slotFreed told whenever a slot on a node of known capacity is given back (the gateway queue) */
-    Attempts(Runnable slotFreed) {
+    Attempts(java.util.function.Consumer<Node> slotFreed) {
         this.slotFreed = slotFreed;
     }
 
@@ -64,7 +64,7 @@ final class Attempts {
             }
             if (n.capacity() > 0) {
                 try {
-                    slotFreed.run();
+                    slotFreed.accept(n);
                 } catch (RuntimeException e) { // the queue's trouble must not stop this exchange's end
                     org.slf4j.LoggerFactory.getLogger(Attempts.class).warn("Gateway queue failed on a freed slot of node {}",
                             n.id(), e);

@@ -28,7 +28,12 @@ final class ClientSide {
     private boolean unflushed;
     private int status;
     /** Headers every answer to this request carries (a limited key's rate-limit figures); usually none. */
-    private final Map<String, String> extra;
+    private Map<String, String> extra;
+
+    /** Replaces the headers every answer to this request carries from now on (a key's rate-limit figures changed). */
+    void extraHeaders(Map<String, String> headers) {
+        extra = headers;
+    }
 
     /** {@code keepAlive}: whether the client's request asked to keep the connection open. */
     ClientSide(ClientConnection conn, FullHttpRequest req, boolean keepAlive, ProxyCounters counters,

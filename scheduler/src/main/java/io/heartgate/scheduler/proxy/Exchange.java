@@ -352,7 +352,7 @@ final class Exchange implements Timeouts.Watched {
         queued = null;
         if (phase != Phase.ROUTING) { // the client hung up as it left the queue
             route.unclaim();
-            relay.queue().slotFreed();
+            relay.queue().slotFreed(route.node());
             return;
         }
         start(route);
@@ -367,6 +367,11 @@ final class Exchange implements Timeouts.Watched {
         if (refusal != null) {
             fail(refusal.error(), Failures.message(refusal.error(), facts, attempts, relay.firstByteTimeoutMs()));
         } else {
+            // It waited and got nothing: the key gets its request token back, as a first attempt does.
+            java.util.Map<String, String> limitHeaders = relay.keyLimits().giveBack(facts.caller());
+            if (limitHeaders != null) {
+                client.extraHeaders(limitHeaders);
+            }
             failOverloaded(message, retryAfterSeconds);
         }
     }

@@ -7,8 +7,6 @@ import io.heartgate.scheduler.proxy.stage.Stage;
 import io.heartgate.scheduler.admission.Admission;
 import io.heartgate.scheduler.admission.GatewayQueue;
 import io.heartgate.scheduler.admission.RateLimits;
-import io.heartgate.scheduler.trust.ApiKeys;
-import java.util.function.ObjLongConsumer;
 import io.heartgate.scheduler.proxy.stage.Stages;
 import io.heartgate.scheduler.status.Draining;
 import io.heartgate.scheduler.status.EjectionView;
@@ -137,12 +135,7 @@ public final class ProxyServer implements AutoCloseable {
             GatewayQueue queue = new GatewayQueue(config.maxQueue(), config.queueTimeout(), nanoTicker,
                     w -> selector.select(table.get(), w.facts(), w.tried(), routing), metrics.registry());
             RateLimits limits = new RateLimits(nanoTicker);
-            ObjLongConsumer<String> chargeTokens = (caller, tokens) -> {
-                ApiKeys.Key key = access.keys() == null ? null : access.keys().get().named(caller);
-                if (key != null) {
-                    limits.charge(key, tokens);
-                }
-            };
+            KeyLimits keyLimits = new KeyLimits(limits, access.keys());
             List<Stage> stages = Stages.standard(table, selector, routing, access, new Admission(queue, limits));
             RequestFactsReader facts = new RequestFactsReader(Stages.fieldsRead(stages), selector.affinityKeys());
             RetryPolicy retry = new RetryPolicy(config.retries());
@@ -157,7 +150,7 @@ public final class ProxyServer implements AutoCloseable {
                         upstreams, config.connectTimeout()), timeouts::nowMs, draining);
                 loops.put(loop, new Relay(pool, timeouts, table, selector, health, routing, retry, targets, counters, metrics,
                         nanoTicker, config.firstByteTimeout().toMillis(), config.stallTimeout().toMillis(), rescues, queue,
-                        chargeTokens));
+                        keyLimits));
                 Relay relay = loops.get(loop);
                 loop.scheduleAtFixedRate(() -> {
                     try {

@@ -4,7 +4,6 @@ import io.heartgate.protocol.NodeState;
 import io.heartgate.scheduler.admission.GatewayQueue;
 import io.heartgate.scheduler.usage.UsageAccounting;
 import io.heartgate.scheduler.usage.UsageReader;
-import java.util.function.ObjLongConsumer;
 import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.table.Node;
 import java.util.Map;
@@ -43,8 +42,8 @@ final class Relay {
     private final Rescues rescues;
     private final GatewayQueue queue;
     private final UsageAccounting usage;
-    private final ObjLongConsumer<String> chargeTokens;
-    private final Runnable slotFreed;
+    private final KeyLimits keyLimits;
+    private final java.util.function.Consumer<Node> slotFreed;
     private final long stallTimeoutMs;
     private final List<Timeouts.Watched> stuck = new java.util.ArrayList<>();
     private long nextStallCheckMs;
@@ -54,10 +53,10 @@ final class Relay {
     Relay(UpstreamPool pool, Timeouts timeouts, Supplier<TableSnapshot> table, RouteSelector selector,
           PassiveHealth health, EjectionView routing, RetryPolicy retry, Targets targets, ProxyCounters counters, RequestMetrics metrics,
           LongSupplier nanoTicker, long firstByteTimeoutMs, long stallTimeoutMs, Rescues rescues, GatewayQueue queue,
-          ObjLongConsumer<String> chargeTokens) {
+          KeyLimits keyLimits) {
         this.rescues = rescues;
         this.usage = metrics.usage();
-        this.chargeTokens = chargeTokens;
+        this.keyLimits = keyLimits;
         this.slotFreed = queue::slotFreed;
         this.queue = queue;
         this.stallTimeoutMs = stallTimeoutMs;
@@ -214,12 +213,17 @@ final class Relay {
         }
         usage.used(caller, model, used);
         if (caller != null) {
-            chargeTokens.accept(caller, used.total());
+            keyLimits.charge(caller, used.total());
         }
     }
 
+    /** Returns the per-key limits, told what exchanges learn after the stages. */
+    KeyLimits keyLimits() {
+        return keyLimits;
+    }
+
     /** Returns what an attempt tells when it gives back a slot on a node of known capacity: one object for every exchange. */
-    Runnable slotFreed() {
+    java.util.function.Consumer<Node> slotFreed() {
         return slotFreed;
     }
 

@@ -125,7 +125,7 @@ class GatewayQueueTest {
     /** Frees {@code slots} slots for model m and tells the queue. */
     private void slotsFree(int slots) {
         free.put("m", slots);
-        queue.slotFreed();
+        queue.slotFreed(NODE);
     }
 
     private double rejected() {
@@ -135,7 +135,7 @@ class GatewayQueueTest {
     @Test
     void anEmptyQueueTakesNoLockAndQueuesNothing() {
         assertThat(queue.queued("m")).isFalse();
-        queue.slotFreed();
+        queue.slotFreed(NODE);
         queue.sweep();
         assertThat(queue.depth()).isZero();
     }
@@ -158,6 +158,43 @@ class GatewayQueueTest {
     }
 
     @Test
+    void aSlotFreedOnANodeThatServesNoWaitingModelRoutesNothing() {
+        Node other = Node.of(Heartbeat.builder("n2", "http://127.0.0.1:2").models(List.of("x:7b")).build(),
+                Instant.EPOCH, new InFlight());
+        Node sharing = Node.of(Heartbeat.builder("n3", "http://127.0.0.1:3").models(List.of("x:7b", "q:7b")).build(),
+                Instant.EPOCH, new InFlight());
+        free.put("q:7b", 0);
+        enqueue("waits", "q:7b", "a", 0);
+        free.put("q:7b", 1); // were the queue served, it would go
+        queue.slotFreed(other);
+        assertThat(outcomes).as("x's nodes are not q's: no pass, no lock").isEmpty();
+        queue.slotFreed(sharing);
+        assertThat(outcomes).containsExactly("waits routed");
+    }
+
+    @Test
+    void aHigherClassMeetingAFullQueueAndAFreeSlotTakesTheSlotAndPushesNoOneOut() {
+        GatewayQueue one = new GatewayQueue(1, Duration.ofSeconds(10), () -> now, this::route, registry);
+        free.put("m", 0);
+        now = 1;
+        one.enqueue(new Waiting("low", "m"), "a", 0);
+        free.put("m", 1); // free, and not yet handed out (a heartbeat's, before the sweep)
+        now = 2;
+        FairQueue.Ticket<GatewayQueue.Waiter> high = one.enqueue(new Waiting("high", "m"), "b", 5);
+        assertThat(outcomes).as("a higher class is always served first").containsExactly("high routed");
+        assertThat(high.queued()).isFalse();
+        assertThat(one.depth()).as("the lower class still waits").isEqualTo(1);
+        assertThat(exits("pushed_out")).isZero();
+
+        free.put("m", 1);
+        now = 3;
+        one.enqueue(new Waiting("same", "m"), "c", 0);
+        assertThat(outcomes).as("of one class, the one that waited goes first").containsExactly("high routed",
+                "low routed");
+        assertThat(one.depth()).isEqualTo(1);
+    }
+
+    @Test
     void aCallersParallelCallsGoTogetherAheadOfAFloodThatHadItsBurst() {
         GatewayQueue roomy = new GatewayQueue(100, Duration.ofSeconds(10), () -> now, this::route, registry);
         free.put("m", 0);
@@ -166,7 +203,7 @@ class GatewayQueueTest {
             roomy.enqueue(new Waiting("h" + i, "m"), "heavy", 0);
         }
         free.put("m", 4);
-        roomy.slotFreed();
+        roomy.slotFreed(NODE);
         assertThat(outcomes).containsExactly("h1 routed", "h2 routed", "h3 routed", "h4 routed");
         for (int i = 1; i <= 3; i++) {
             now = 20 + i;
@@ -174,7 +211,7 @@ class GatewayQueueTest {
         }
         outcomes.clear();
         free.put("m", 4);
-        roomy.slotFreed();
+        roomy.slotFreed(NODE);
         assertThat(outcomes).containsExactly("l1 routed", "l2 routed", "l3 routed", "h5 routed");
     }
 
@@ -220,7 +257,7 @@ class GatewayQueueTest {
         counting.enqueue(new Waiting("f", "m", List.of("another-node")), "z", 0);
         routed[0] = 0;
         free.put("m", 1);
-        counting.slotFreed();
+        counting.slotFreed(NODE);
         assertThat(outcomes).containsExactly("f routed");
         assertThat(routed[0]).as("one stuck retry routed for all five, then the one that fits").isEqualTo(2);
     }
@@ -255,7 +292,7 @@ class GatewayQueueTest {
         now = 3;
         shared.enqueue(new Waiting("x0", "x"), "d", 0);
         pool[0] = 3;
-        shared.slotFreed();
+        shared.slotFreed(NODE);
         assertThat(outcomes).as("class first whatever the model, then the oldest")
                 .containsExactly("y5 routed", "x3 routed", "y0 routed");
     }
@@ -287,7 +324,7 @@ class GatewayQueueTest {
         node.inFlight().increment();
         q.enqueue(shutDown, "a", 0);
         node.inFlight().decrement();
-        q.slotFreed();
+        q.slotFreed(NODE);
         assertThat(q.depth()).isZero();
         assertThat(node.inFlight().get()).as("the claimed slot was given back").isZero();
     }
@@ -447,7 +484,7 @@ class GatewayQueueTest {
         enqueue("m0", "m", "a", 0);
         enqueueAt(5, "n0", "n", "a", 0);
         free.put("n", 1);
-        queue.slotFreed();
+        queue.slotFreed(NODE);
         assertThat(outcomes).containsExactly("n0 routed");
     }
 

@@ -10,6 +10,7 @@ import io.heartgate.scheduler.config.ProxyConfigBuilder;
 import io.heartgate.scheduler.health.PassiveHealth;
 import io.heartgate.scheduler.proxy.policy.RouteSelector;
 import io.heartgate.scheduler.proxy.stage.Stages;
+import io.heartgate.scheduler.trust.ApiKeys;
 import io.heartgate.scheduler.status.Draining;
 import io.heartgate.scheduler.table.NodeTable;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -75,6 +76,10 @@ class GatewayQueueIT {
     }
 
     private void start(int capacity, UnaryOperator<ProxyConfigBuilder> config, RawNode... nodes) {
+        start(capacity, config, Stages.Access.OPEN, nodes);
+    }
+
+    private void start(int capacity, UnaryOperator<ProxyConfigBuilder> config, Stages.Access access, RawNode... nodes) {
         NodeTable table = new NodeTable(Clock.systemUTC(), 3, Duration.ofMillis(50));
         for (int i = 0; i < nodes.length; i++) {
             table.apply(Heartbeat.builder("n" + (i + 1), nodes[i].url()).instance("i1").seq(1L).state(NodeState.UP)
@@ -85,14 +90,22 @@ class GatewayQueueIT {
         PassiveHealth health = new PassiveHealth(Clock.systemUTC(), c.ejectAfter(), c.ejectFor(), Duration.ofMinutes(5));
         proxy = ProxyServer.start(c, table::snapshot, new RouteSelector(Strategy.LEAST_CONNECTIONS.create()), health,
                 health, new ProxyCounters(), new RequestMetrics(registry), System::nanoTime, new Draining(),
-                Stages.Access.OPEN, null);
+                access, null);
     }
 
     private CompletableFuture<HttpResponse<String>> chat() {
-        HttpRequest req = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + proxy.port() + "/v1/chat/completions"))
+        return chat(null);
+    }
+
+    /** Sends the chat request with {@code key} as its bearer credential, or none. */
+    private CompletableFuture<HttpResponse<String>> chat(String key) {
+        HttpRequest.Builder req = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + proxy.port() + "/v1/chat/completions"))
                 .timeout(Duration.ofSeconds(30)).header("content-type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(CHAT)).build();
-        return http.sendAsync(req, HttpResponse.BodyHandlers.ofString());
+                .POST(HttpRequest.BodyPublishers.ofString(CHAT));
+        if (key != null) {
+            req.header("authorization", "Bearer " + key);
+        }
+        return http.sendAsync(req.build(), HttpResponse.BodyHandlers.ofString());
     }
 
     /** Writes the chat request on a raw socket, for a client whose address or hang-up the test controls. */
@@ -255,5 +268,35 @@ class GatewayQueueIT {
         assertThat(first.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
         assertThat(second.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
         assertThat(exits("served")).isEqualTo(1.0);
+    }
+
+    @Test
+    void aRetryThatWaitedAndWasAnswered503OverloadedGetsItsRequestTokenBack() throws Exception {
+        RawNode busy = new RawNode((req, out) -> {
+            RawNode.respond(out, "503 Service Unavailable", "", "{\"error\":\"server busy, please try again\"}");
+            return true;
+        });
+        closing.add(busy);
+        RawNode holding = holdingNode();
+        String key = "hg-retry-test-key";
+        ApiKeys keys = ApiKeys.parse("team " + ApiKeys.hash(key) + " rpm=3");
+        start(1, c -> c.queueTimeout(Duration.ofMillis(300)), new Stages.Access(() -> keys, null, false), busy, holding);
+        CompletableFuture<HttpResponse<String>> first = chat(key);
+        await().atMost(Duration.ofSeconds(10)).until(() -> holding.seen.size() == 1);
+        // The second goes to the busy node, whose 503 sends it on to wait for the full one, past the timeout.
+        HttpResponse<String> second = chat(key).get(10, TimeUnit.SECONDS);
+        assertThat(busy.seen).isNotEmpty();
+        assertThat(second.statusCode()).isEqualTo(503);
+        assertThat(second.body()).contains("\"type\":\"overloaded\"");
+        assertThat(exits("timeout")).isEqualTo(1.0);
+        assertThat(second.headers().firstValue("x-ratelimit-remaining-requests")).as("3, less the first; the second's back")
+                .hasValue("2");
+        release.release(1);
+        assertThat(first.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        CompletableFuture<HttpResponse<String>> third = chat(key);
+        CompletableFuture<HttpResponse<String>> fourth = chat(key);
+        release.release(2);
+        assertThat(third.get(10, TimeUnit.SECONDS).statusCode()).isNotEqualTo(429);
+        assertThat(fourth.get(10, TimeUnit.SECONDS).statusCode()).as("within rpm=3 with the token back").isNotEqualTo(429);
     }
 }

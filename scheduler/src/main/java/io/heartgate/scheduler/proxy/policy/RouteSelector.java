@@ -180,7 +180,8 @@ public final class RouteSelector {
             if (n.inFlight().tryIncrement(n.limit())) {
                 return new Route.To(n, panic, false, true, none);
             }
-            roomy.remove(n);
+            // A new list, never the one picked from: a balancer may keep what it learnt of a list by its identity.
+            roomy = withRoom(roomy, n);
         }
         return Route.Refused.FULL;
     }

@@ -123,7 +123,7 @@ final class Routing implements Stage {
                 call.onCancel(null);
                 if (call.ended()) { // hung up as it left the queue: the slot goes to the next
                     route.unclaim();
-                    queue.slotFreed();
+                    queue.slotFreed(route.node());
                     return;
                 }
                 call.route(route);

@@ -175,7 +175,7 @@ class RoutingQueueTest {
         assertThat(second.ended).isFalse();
         assertThat(queue.depth()).isEqualTo(1);
         node.inFlight().decrement(); // the first answer ends
-        queue.slotFreed();
+        queue.slotFreed(node);
         runLoop();
         assertThat(second.proceeded).isTrue();
         assertThat(node.inFlight().get()).isEqualTo(1);
@@ -189,7 +189,7 @@ class RoutingQueueTest {
         gone.hangUp();
         assertThat(queue.depth()).isZero();
         node.inFlight().decrement();
-        queue.slotFreed();
+        queue.slotFreed(node);
         runLoop();
         assertThat(node.inFlight().get()).as("no slot claimed for it").isZero();
     }
@@ -203,7 +203,7 @@ class RoutingQueueTest {
         routing.handle(next);
         assertThat(queue.depth()).isEqualTo(2);
         node.inFlight().decrement();
-        queue.slotFreed(); // the slot is claimed for `leaving`; its loop has not run yet
+        queue.slotFreed(node); // the slot is claimed for `leaving`; its loop has not run yet
         assertThat(node.inFlight().get()).isEqualTo(1);
         leaving.hangUp();
         runLoop(); // `leaving` gives the slot back, and the queue hands it to `next`
