@@ -14,6 +14,7 @@ import io.heartgate.scheduler.usage.UsageAccounting;
 import io.netty.channel.ChannelFuture;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpUtil;
 
@@ -127,7 +128,9 @@ final class Exchange implements Timeouts.Watched {
             return true;
         }
         phase = phase.to(Phase.RELAYING);
-        conn.tail().start(code < 300 && facts.model() != null); // usage is counted on success answers for a model
+        // Usage is counted on every success answer to a POST (generations are), whether or not the
+        // body named a model: vLLM, TGI and llama.cpp serve a request without one.
+        conn.tail().start(code < 300 && req.method() == HttpMethod.POST);
         if (code < 300 && loadsModel()) {
             relay.answeredWell(attempts.node(), facts);
         }
@@ -403,7 +406,7 @@ final class Exchange implements Timeouts.Watched {
         watch.done();
         req.release();
         if (answeredBy != null) { // a response cut short (client gone) is recorded with status class "none"
-            relay.metrics().record(answeredBy, metricStatus, facts.model(), relay.nanoTime() - startNanos,
+            relay.metrics().record(answeredBy, metricStatus, modelLabel(), relay.nanoTime() - startNanos,
                     headNanos - startNanos);
         }
         relay.metrics().recordCaller(facts.caller(), metricStatus);

@@ -14,9 +14,9 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Records each proxied request: a latency and a time-to-first-byte histogram by node, status class
- * and model, with percentile-friendly buckets. Labels stay bounded: nodes come from the table,
- * a model is recorded only for a request routed to a node that serves it, and there is no path or
- * request id label. Also keeps per-node request and error counts for the dashboard. Thread-safe.
+ * and model, with percentile-friendly buckets. Labels stay bounded: nodes come from the table, a
+ * model is one its node lists ({@code other} on a node that serves any model, where the name is the
+ * client's choice), and there is no path or request id label. Also keeps per-node request and error counts for the dashboard. Thread-safe.
  */
 public final class RequestMetrics implements TrafficView {
 

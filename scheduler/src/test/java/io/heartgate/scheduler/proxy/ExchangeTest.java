@@ -269,6 +269,40 @@ class ExchangeTest {
     }
 
     @Test
+    void anAnswerToARequestNamingNoModelIsCountedToo() {
+        relay = new EmbeddedRelay("n1"); // vLLM, TGI and llama.cpp serve a body without "model"
+        relay.client.writeInbound(post("/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"));
+        EmbeddedChannel up = relay.upstream("n1");
+        received(up);
+        up.writeInbound(head(200, "content-type", "application/json", "transfer-encoding", "chunked"),
+                last("{\"choices\":[{\"message\":{\"content\":\"x\"}}],\"usage\":{\"prompt_tokens\":12,"
+                        + "\"completion_tokens\":3,\"total_tokens\":15}}"));
+        assertThat(relay.clientText()).startsWith("[200]");
+        assertThat(relay.registry.get("heartgate_tokens").tag("model", "none").tag("type", "prompt").counter().count())
+                .isEqualTo(12);
+        assertThat(relay.registry.get("heartgate_tokens").tag("model", "none").tag("type", "completion").counter()
+                .count()).isEqualTo(3);
+    }
+
+    @Test
+    void aNodeServingAnyModelLabelsItsAnswersOtherNotTheClientsName() {
+        relay = new EmbeddedRelay("n1");
+        relay.nodeServes("n1"); // lists none: serves whatever name a client sends
+        for (int i = 0; i < 3; i++) {
+            relay.client.writeInbound(post("/v1/chat/completions", "{\"model\":\"made-up-" + i + "\",\"messages\":[]}"));
+            EmbeddedChannel up = relay.upstream("n1");
+            received(up);
+            up.writeInbound(head(200, "content-length", "2"), last("ok"));
+            assertThat(relay.clientText()).isEqualTo("[200]ok");
+        }
+        // One label for every name (the first-byte timer takes the same one; this clock does not move).
+        assertThat(relay.registry.getMeters()).filteredOn(m -> m.getId().getName().equals("heartgate_proxy_request_duration"))
+                .extracting(m -> m.getId().getTag("model")).containsExactly("other");
+        assertThat(relay.registry.getMeters()).filteredOn(m -> m.getId().getName().equals("heartgate_tokens"))
+                .extracting(m -> m.getId().getTag("model")).containsOnly("other");
+    }
+
+    @Test
     void aPooledConnectionTheNodeClosedIsSentAgainOnceOnANewConnectionToTheSameNode() {
         relay = new EmbeddedRelay("n1", "n2");
         relay.client.writeInbound(post("/v1/chat/completions", CHAT));
