@@ -2,27 +2,56 @@ package io.heartgate.scheduler.proxy;
 
 import io.heartgate.scheduler.usage.UsageReader;
 import io.netty.buffer.ByteBuf;
+import java.util.Arrays;
 
 /**
  * Keeps the last {@value #SIZE} bytes of a response body as it is relayed, for usage accounting:
  * the counts a node reports are in the body's last object. Copies at most that much of each chunk,
  * into one buffer made on the connection's first counted chunk and reused by its later responses
  * (a connection relays one at a time). Event-loop confined.
+ *
+ * <p>A whole JSON answer may carry fields after its {@code usage} (vLLM's {@code prompt_logprobs} or
+ * {@code prompt_token_ids}, asked for by the client) that push it out of those bytes. For such an
+ * answer ({@link #start(boolean, boolean)} with {@code watch}), the bytes leaving the window are
+ * looked through for {@code "usage"}, and up to {@value #HELD} bytes from the last one are held:
+ * only a body longer than the window pays, and a stream, whose usage is its last event, never does.
  */
 final class BodyTail {
 
     static final int SIZE = 4096;
+    /** Bytes held from a {@code "usage"} that left the window: more than any usage object. */
+    static final int HELD = 1024;
+    private static final byte[] USAGE = {'"', 'u', 's', 'a', 'g', 'e', '"'};
 
     private boolean counting;
+    private boolean watching;
     private byte[] ring;
     /** The kept bytes in order, for reading: made once, like the ring. */
     private byte[] linear;
     private long written;
+    /** Of the bytes that left the window: the last {@code "usage"} and what followed it, up to {@link #HELD}. */
+    private byte[] held;
+    private int heldLength;
+    /** How many bytes of {@code "usage"} the bytes that left last end with; {@code USAGE.length}: held is filling. */
+    private int matched;
+    private byte before;
 
     /** Starts a response: its body is kept when {@code count} (usage is read from it), else ignored. */
     void start(boolean count) {
+        start(count, false);
+    }
+
+    /**
+     * Starts a response, kept when {@code count}; with {@code watch} too (a whole JSON answer), a
+     * usage object that more bytes follow than the window holds is kept apart.
+     */
+    void start(boolean count, boolean watch) {
         counting = count;
+        watching = count && watch;
         written = 0;
+        heldLength = 0;
+        matched = 0;
+        before = 0;
     }
 
     /** Notes the readable bytes of {@code chunk} of a counted response, without moving its indexes. */
@@ -33,6 +62,10 @@ final class BodyTail {
         }
         if (ring == null) {
             ring = new byte[SIZE];
+        }
+        int kept = length();
+        if (watching && kept + n > SIZE) {
+            leaving(kept, n, chunk);
         }
         int take = Math.min(n, SIZE);
         int from = chunk.readerIndex() + n - take;
@@ -45,9 +78,58 @@ final class BodyTail {
         written += take;
     }
 
+    /** Looks through the bytes about to leave the window: the oldest kept ones, then the chunk's head beyond {@link #SIZE}. */
+    private void leaving(int kept, int n, ByteBuf chunk) {
+        int out = Math.min(kept, kept + n - SIZE);
+        int start = (int) ((written - kept) % SIZE);
+        for (int i = 0; i < out; i++) {
+            see(ring[(start + i) % SIZE]);
+        }
+        for (int i = 0; i < n - SIZE; i++) {
+            see(chunk.getByte(chunk.readerIndex() + i));
+        }
+    }
+
+    private void see(byte b) {
+        if (matched == USAGE.length) {
+            if (heldLength < HELD) {
+                held[heldLength++] = b;
+                before = b;
+                return; // within a held usage object, a nested "usage" is not a new one
+            }
+            matched = 0; // held all it may: what follows is looked through again
+        }
+        if (b == USAGE[matched] && (matched > 0 || before != '\\')) {
+            matched++;
+            if (matched == USAGE.length) {
+                if (held == null) {
+                    held = new byte[HELD];
+                }
+                System.arraycopy(USAGE, 0, held, 0, USAGE.length);
+                heldLength = USAGE.length;
+            }
+        } else {
+            matched = b == '"' && before != '\\' ? 1 : 0;
+        }
+        before = b;
+    }
+
     /** Returns the token counts the counted response's end reports, or {@code null} (not counted, none found). */
     UsageReader.Usage usage() {
-        return counting ? UsageReader.read(bytes(), length()) : null;
+        if (!counting) {
+            return null;
+        }
+        UsageReader.Usage found = UsageReader.read(bytes(), length());
+        if (found != null || !watching || heldLength == 0 && matched == 0) {
+            return found;
+        }
+        // A "usage" cut where the window begins, else a usage object that left it: read joined to the window.
+        boolean cut = matched > 0 && matched < USAGE.length;
+        int head = cut ? matched : heldLength;
+        byte[] joined = Arrays.copyOf(cut ? USAGE : held, head + length());
+        System.arraycopy(bytes(), 0, joined, head, length());
+        boolean gap = !cut && heldLength == HELD; // held all it may: the window does not follow on from it
+        return UsageReader.read(joined, gap ? head : joined.length);
     }
 
     /** Returns how many bytes are kept: the body's length, at most {@value #SIZE}. */

@@ -130,7 +130,7 @@ final class Exchange implements Timeouts.Watched {
         phase = phase.to(Phase.RELAYING);
         // Usage is counted on every success answer to a POST (generations are), whether or not the
         // body named a model: vLLM, TGI and llama.cpp serve a request without one.
-        conn.tail().start(code < 300 && req.method() == HttpMethod.POST);
+        conn.tail().start(code < 300 && req.method() == HttpMethod.POST, wholeJson(response));
         if (code < 300 && loadsModel()) {
             relay.answeredWell(attempts.node(), facts);
         }
@@ -385,6 +385,12 @@ final class Exchange implements Timeouts.Watched {
 
     java.util.List<String> tried() {
         return attempts.tried();
+    }
+
+    /** Says whether {@code response} is one JSON answer (not a stream), whose usage more fields may follow. */
+    private static boolean wholeJson(HttpResponse response) {
+        String type = response.headers().get(io.netty.handler.codec.http.HttpHeaderNames.CONTENT_TYPE);
+        return type != null && type.regionMatches(true, 0, "application/json", 0, 16);
     }
 
     private String modelLabel() {

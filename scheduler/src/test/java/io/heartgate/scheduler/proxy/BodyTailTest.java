@@ -62,4 +62,60 @@ class BodyTailTest {
         tail.add(chunk("{\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":2}}"));
         assertThat(tail.usage()).isEqualTo(new io.heartgate.scheduler.usage.UsageReader.Usage(1, 2));
     }
+
+    /** A vLLM chat answer asked for prompt_logprobs: they follow its usage, for about 60 bytes a prompt token. */
+    private static String answerWithLogprobsAfterUsage(int promptTokens) {
+        StringBuilder lp = new StringBuilder("[null");
+        for (int i = 1; i < promptTokens; i++) {
+            lp.append(",{\"").append(1000 + i).append("\":{\"logprob\":-1.2345678,\"rank\":1,\"decoded_token\":\"tok\"}}");
+        }
+        lp.append(']');
+        return "{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion\",\"model\":\"m\",\"choices\":[{\"index\":0,"
+                + "\"message\":{\"role\":\"assistant\",\"content\":\"say \\\"usage\\\": 9\"}}],\"usage\":{\"prompt_tokens\":"
+                + promptTokens + ",\"total_tokens\":" + (promptTokens + 2) + ",\"completion_tokens\":2,"
+                + "\"prompt_tokens_details\":null},\"prompt_logprobs\":" + lp + ",\"kv_transfer_params\":null}";
+    }
+
+    @Test
+    void aWholeJsonAnswersUsageFollowedByMoreThanTheWindowIsStillRead() {
+        for (int tokens : new int[] {10, 70, 201, 2000}) {
+            String body = answerWithLogprobsAfterUsage(tokens);
+            for (int size : new int[] {1, 7, 100, 1500, body.length()}) { // however the node's writes were cut
+                BodyTail tail = new BodyTail();
+                tail.start(true, true);
+                for (int at = 0; at < body.length(); at += size) {
+                    ByteBuf c = chunk(body.substring(at, Math.min(body.length(), at + size)));
+                    tail.add(c);
+                    c.release();
+                }
+                assertThat(tail.usage()).as(tokens + " prompt tokens, chunks of " + size)
+                        .isEqualTo(new io.heartgate.scheduler.usage.UsageReader.Usage(tokens, 2));
+            }
+        }
+    }
+
+    @Test
+    void aUsageCutWhereTheWindowBeginsIsStillRead() {
+        String usage = "\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":6}";
+        for (int cut = 1; cut < 7; cut++) { // the first `cut` bytes of "usage" leave the window
+            String body = "{\"x\":\"" + "a".repeat(3000) + "\"," + usage + ",\"y\":\"";
+            // After the usage come `,"y":"` (6 bytes), then the b's and `"}`: the window's SIZE bytes in all.
+            String tailPart = "b".repeat(BodyTail.SIZE - (usage.length() - cut) - 6 - 2) + "\"}";
+            BodyTail tail = new BodyTail();
+            tail.start(true, true);
+            tail.add(chunk(body));
+            tail.add(chunk(tailPart));
+            assertThat(kept(tail)).startsWith(usage.substring(cut));
+            assertThat(tail.usage()).as("cut " + cut).isEqualTo(new io.heartgate.scheduler.usage.UsageReader.Usage(5, 6));
+        }
+    }
+
+    @Test
+    void aStreamOrAnUnwatchedAnswerLooksAtNothingButTheWindow() {
+        String body = answerWithLogprobsAfterUsage(201);
+        BodyTail tail = new BodyTail();
+        tail.start(true, false);
+        tail.add(chunk(body));
+        assertThat(tail.usage()).isNull();
+    }
 }

@@ -285,6 +285,18 @@ class ExchangeTest {
     }
 
     @Test
+    void aWholeAnswersUsageThatMoreThanTheWindowFollowsIsCounted() {
+        EmbeddedChannel up = chatSentToOneNode();
+        String after = ",\"prompt_token_ids\":[" + "1234,".repeat(2000) + "1]}"; // vLLM's, with return_token_ids
+        up.writeInbound(head(200, "content-type", "application/json", "transfer-encoding", "chunked"),
+                chunk("{\"choices\":[{\"message\":{\"content\":\"x\"}}],\"usage\":{\"prompt_tokens\":2001,"),
+                chunk("\"completion_tokens\":3,\"total_tokens\":2004}"), chunk(after), last(""));
+        assertThat(relay.clientText()).startsWith("[200]");
+        assertThat(relay.registry.get("heartgate_tokens").tag("type", "prompt").counter().count()).isEqualTo(2001);
+        assertThat(relay.registry.get("heartgate_tokens").tag("type", "completion").counter().count()).isEqualTo(3);
+    }
+
+    @Test
     void aNodeServingAnyModelLabelsItsAnswersOtherNotTheClientsName() {
         relay = new EmbeddedRelay("n1");
         relay.nodeServes("n1"); // lists none: serves whatever name a client sends
