@@ -44,6 +44,14 @@ public final class RateLimits {
             this.requests = rpm > 0 ? new TokenBucket(rpm, now) : null;
             this.tokens = tpm > 0 ? new TokenBucket(tpm, now) : null;
         }
+
+        /** The buckets of {@code old} (under its lock) resized to new limits; a limit newly set starts full. */
+        State(State old, long rpm, long tpm, long now) {
+            this.rpm = rpm;
+            this.tpm = tpm;
+            this.requests = rpm <= 0 ? null : old.requests == null ? new TokenBucket(rpm, now) : old.requests.resized(rpm, now);
+            this.tokens = tpm <= 0 ? null : old.tokens == null ? new TokenBucket(tpm, now) : old.tokens.resized(tpm, now);
+        }
     }
 
     private State state(ApiKeys.Key key, long now) {
@@ -51,9 +59,19 @@ public final class RateLimits {
         if (s != null && s.rpm == key.rpm() && s.tpm == key.tpm()) {
             return s;
         }
-        // New, or the keys file changed its limits: start full at the new ones.
-        return byKey.compute(key.name(), (n, old) -> old != null && old.rpm == key.rpm() && old.tpm == key.tpm() ? old
-                : new State(key.rpm(), key.tpm(), now));
+        // New: full. The keys file changed its limits: the same levels under the new ones, so an
+        // operator lowering an abusive key's limit does not hand it a fresh minute or forgive its debt.
+        return byKey.compute(key.name(), (n, old) -> {
+            if (old == null) {
+                return new State(key.rpm(), key.tpm(), now);
+            }
+            if (old.rpm == key.rpm() && old.tpm == key.tpm()) {
+                return old;
+            }
+            synchronized (old) {
+                return new State(old, key.rpm(), key.tpm(), now);
+            }
+        });
     }
 
     /** Admits or refuses one request of {@code key}, taking one request token when admitted. */

@@ -73,6 +73,20 @@ public final class TokenBucket {
         tokens = Math.min(perMinute, tokens + n);
     }
 
+    /**
+     * Returns a bucket of {@code perMinute} for a key whose limit changed at {@code nowNanos}: it holds
+     * what this one holds, plus what a raised limit adds, never more than its new size; a lowered limit
+     * takes away only what it no longer allows. A debt stays (up to a day of the new refill): editing
+     * the keys file never hands a key a fresh minute nor forgives what it used.
+     */
+    public TokenBucket resized(long perMinute, long nowNanos) {
+        refill(nowNanos);
+        TokenBucket b = new TokenBucket(perMinute, nowNanos);
+        double raised = tokens + Math.max(0, perMinute - this.perMinute);
+        b.tokens = Math.max(Math.min(raised, perMinute), -(double) MAX_DEBT_MINUTES * perMinute);
+        return b;
+    }
+
     /** Returns the whole tokens left, never below zero. */
     public long remaining(long nowNanos) {
         refill(nowNanos);

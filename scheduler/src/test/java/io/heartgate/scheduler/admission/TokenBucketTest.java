@@ -105,14 +105,39 @@ class TokenBucketTest {
     }
 
     @Test
-    void aKeyWithoutLimitsCostsNothingAndChangedLimitsStartAfresh() {
+    void aKeyWithoutLimitsCostsNothingAndARaisedLimitAddsWhatItAllowsMore() {
         RateLimits limits = new RateLimits(() -> 0);
         assertThat(limits.admit(new ApiKeys.Key("free", Set.of()))).isSameAs(RateLimits.Verdict.UNLIMITED);
         ApiKeys.Key one = new ApiKeys.Key("team", Set.of(), 0, 1, 0);
         assertThat(limits.admit(one).allowed()).isTrue();
         assertThat(limits.admit(one).allowed()).isFalse();
         ApiKeys.Key raised = new ApiKeys.Key("team", Set.of(), 0, 100, 0); // the keys file was edited
-        assertThat(limits.admit(raised).allowed()).isTrue();
+        RateLimits.Verdict v = limits.admit(raised);
+        assertThat(v.allowed()).isTrue();
+        assertThat(v.headers()).containsEntry("x-ratelimit-remaining-requests", "98"); // 0 + 99 more, less this one
+    }
+
+    @Test
+    void aLoweredLimitNeitherRefillsTheKeyNorForgivesItsDebt() {
+        long[] now = {0};
+        RateLimits limits = new RateLimits(() -> now[0]);
+        ApiKeys.Key key = new ApiKeys.Key("team", Set.of(), 0, 10, 120);
+        for (int i = 0; i < 5; i++) {
+            assertThat(limits.admit(key).allowed()).isTrue();
+        }
+        limits.charge(key, 1000); // 880 tokens of debt
+        ApiKeys.Key lowered = new ApiKeys.Key("team", Set.of(), 0, 3, 60); // the operator reins it in
+        RateLimits.Verdict v = limits.admit(lowered);
+        assertThat(v.allowed()).as("still in debt").isFalse();
+        assertThat(v.limit()).isEqualTo("tokens");
+        assertThat(v.headers()).containsEntry("x-ratelimit-limit-requests", "3")
+                .containsEntry("x-ratelimit-remaining-requests", "3") // 5 left of 10: at most the new 3
+                .containsEntry("x-ratelimit-remaining-tokens", "0");
+        // The debt, 880 tokens at the new 60 a minute: paid off after 14 min 40 s, not before.
+        now[0] = (14 * 60 + 39) * SECOND;
+        assertThat(limits.admit(lowered).allowed()).isFalse();
+        now[0] = (14 * 60 + 41) * SECOND;
+        assertThat(limits.admit(lowered).allowed()).isTrue();
     }
 
     @Test
