@@ -114,6 +114,15 @@ public final class RateLimits {
         }
     }
 
+    /** Returns the headers of a limited {@code key} as they stand, taking nothing: for an answer refused before the limits. */
+    public Map<String, String> peek(ApiKeys.Key key) {
+        long now = nanoTicker.getAsLong();
+        State s = state(key, now);
+        synchronized (s) {
+            return headers(s, now);
+        }
+    }
+
     /** Charges {@code tokens} a response of {@code key} used (prompt and completion) to its tokens per minute. */
     public void charge(ApiKeys.Key key, long tokens) {
         if (key.tpm() <= 0 || tokens <= 0) {

@@ -130,6 +130,26 @@ class ApiKeyStagesTest {
     }
 
     @Test
+    void aForbiddenAnswerToALimitedKeyCarriesItsRateLimitHeadersAndTakesNoToken() {
+        String carol = "hg-carol-key";
+        keys.set(ApiKeys.parse("carol " + ApiKeys.hash(carol) + " models=llama3:8b rpm=5 tpm=1000\n"));
+        relay = new EmbeddedRelay(List.of(), new Stages.Access(keys::get, null, false), "n1");
+        for (int i = 0; i < 2; i++) {
+            relay.client.writeInbound(chat("authorization", "Bearer " + carol, "{\"model\":\"mistral:7b\"}"));
+            io.netty.handler.codec.http.HttpResponse head = relay.client.readOutbound();
+            assertThat(head.status().code()).isEqualTo(403);
+            assertThat(head.headers().get("x-ratelimit-limit-requests")).isEqualTo("5");
+            assertThat(head.headers().get("x-ratelimit-remaining-requests")).as("nothing taken").isEqualTo("5");
+            assertThat(head.headers().get("x-ratelimit-limit-tokens")).isEqualTo("1000");
+            ReferenceCountUtil.release(head);
+            Object rest;
+            while ((rest = relay.client.readOutbound()) != null) {
+                ReferenceCountUtil.release(rest);
+            }
+        }
+    }
+
+    @Test
     void aLimitedKeyCannotSlipAnotherModelPastTheCheckInASecondField() {
         relay = new EmbeddedRelay(List.of(), new Stages.Access(keys::get, null, false), "n1");
         // vLLM keeps the last duplicate key, Ollama also matches MODEL: the first is not the one that runs.

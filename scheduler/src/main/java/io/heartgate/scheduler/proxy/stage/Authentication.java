@@ -1,5 +1,6 @@
 package io.heartgate.scheduler.proxy.stage;
 
+import io.heartgate.scheduler.admission.RateLimits;
 import io.heartgate.scheduler.proxy.policy.ErrorType;
 import io.heartgate.scheduler.proxy.policy.Headers;
 import io.heartgate.scheduler.trust.ApiKeys;
@@ -13,7 +14,8 @@ import org.slf4j.LoggerFactory;
  * (Anthropic's). Both headers are removed whatever the outcome, so the gateway's key never reaches a
  * node; the key's name becomes the request's caller for the later stages, logs and metrics. Missing
  * or unknown key: 401 {@code invalid_api_key}; a model the key may not use: 403
- * {@code model_not_allowed}. Reads the keys anew for each request, so a reloaded file applies from
+ * {@code model_not_allowed}, with a limited key's {@code x-ratelimit-*} headers as on its every
+ * answer (no token taken). Reads the keys anew for each request, so a reloaded file applies from
  * the next request on, and a request already past this stage is never affected.
  */
 final class Authentication implements Stage {
@@ -23,9 +25,19 @@ final class Authentication implements Stage {
     private static final String X_API_KEY = "x-api-key";
 
     private final Supplier<ApiKeys> keys;
+    private final RateLimits limits;
 
-    Authentication(Supplier<ApiKeys> keys) {
+    Authentication(Supplier<ApiKeys> keys, RateLimits limits) {
         this.keys = keys;
+        this.limits = limits;
+    }
+
+    /** Refuses a known key's request 403 {@code model_not_allowed}, with its rate-limit headers. */
+    private void forbid(Call call, ApiKeys.Key key, String message) {
+        if (key.limited()) {
+            call.responseHeaders(limits.peek(key));
+        }
+        call.answer(Answer.error(ErrorType.MODEL_NOT_ALLOWED, message));
     }
 
     @Override
@@ -53,8 +65,8 @@ final class Authentication implements Stage {
         if (!key.models().isEmpty() && call.namesModelTwice()) {
             log.debug("Request from {} (key {}) refused: its body names the model more than once", call.clientIp(),
                     key.name());
-            call.answer(Answer.error(ErrorType.MODEL_NOT_ALLOWED, "API key '" + key.name()
-                    + "' may only use some models, and this body names its model more than once"));
+            forbid(call, key, "API key '" + key.name() + "' may only use some models, and this body names its model"
+                    + " more than once");
             return;
         }
         if (!key.allows(call.facts().model(), call.method())) {
@@ -62,7 +74,7 @@ final class Authentication implements Stage {
                     key.name(), call.facts().displayModel());
             String model = call.facts().model() == null ? "a request that names no model"
                     : "model '" + call.facts().displayModel() + "'";
-            call.answer(Answer.error(ErrorType.MODEL_NOT_ALLOWED, "API key '" + key.name() + "' may not use " + model));
+            forbid(call, key, "API key '" + key.name() + "' may not use " + model);
             return;
         }
         call.proceed();

@@ -65,7 +65,7 @@ public final class Stages {
                                        Access access, Admission admission) {
         List<Stage> stages = new ArrayList<>(4);
         if (access.keys() != null) {
-            stages.add(new Authentication(access.keys()));
+            stages.add(new Authentication(access.keys(), admission.limits()));
             stages.add(new Limits(access.keys(), admission.limits()));
         }
         stages.add(new ForwardedHeaders(access.https()));
