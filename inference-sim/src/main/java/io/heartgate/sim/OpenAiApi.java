@@ -79,13 +79,33 @@ final class OpenAiApi implements Dialect {
         }
         JsonObject body = accepted.get().body();
         boolean stream = body.getValue("stream") instanceof Boolean b && b;
-        boolean includeUsage = body.getValue("stream_options") instanceof JsonObject so
-                && Boolean.TRUE.equals(so.getValue("include_usage"));
+        JsonObject options = body.getValue("stream_options") instanceof JsonObject so ? so : null;
+        if (!stream && options != null && !options.isEmpty()) {
+            error(ctx, 400, "Stream options can only be defined when `stream=True`.");
+            return;
+        }
+        // As vLLM reads them: stream_options present means include_usage unless it says otherwise.
+        boolean includeUsage = options != null && (!options.containsKey("include_usage")
+                || laxTrue(options.getValue("include_usage")));
+        boolean continuousUsage = includeUsage && options.containsKey("continuous_usage_stats")
+                && laxTrue(options.getValue("continuous_usage_stats"));
         Object maxTokens = body.getValue("max_completion_tokens") != null
                 ? body.getValue("max_completion_tokens") : body.getValue("max_tokens");
         Ask ask = new Ask(accepted.get().model(), chat, stream, Requests.promptTokens(body));
-        requests.generate(ctx, ask.model(), Requests.maxTokens(maxTokens), new Answer(ctx, ask, includeUsage), this,
-                body);
+        requests.generate(ctx, ask.model(), Requests.maxTokens(maxTokens), new Answer(ctx, ask, includeUsage,
+                continuousUsage), this, body);
+    }
+
+    /** Says whether pydantic's lax mode (vLLM's) reads {@code v} as {@code true}: true, 1, "true", "yes" and the like. */
+    private static boolean laxTrue(Object v) {
+        if (v instanceof Boolean b) {
+            return b;
+        }
+        if (v instanceof Number n) {
+            return n.doubleValue() == 1;
+        }
+        return v instanceof String s && java.util.Set.of("1", "on", "t", "true", "y", "yes")
+                .contains(s.toLowerCase(java.util.Locale.ROOT));
     }
 
     private void embeddings(RoutingContext ctx) {
@@ -159,19 +179,22 @@ final class OpenAiApi implements Dialect {
 
     /**
      * Writes one generation as vLLM does: SSE chunks (a role chunk first for chat), a finish chunk, an
-     * optional usage chunk and {@code [DONE]}; or one whole object with usage.
+     * optional usage chunk and {@code [DONE]}; or one whole object with usage. With
+     * {@code continuous_usage_stats}, every chunk carries the counts so far too.
      */
     private final class Answer implements TokenSink {
         private final RoutingContext ctx;
         private final Ask ask;
         private final boolean includeUsage;
+        private final boolean continuousUsage;
         private final ResponseStream out;
         private final long created;
 
-        Answer(RoutingContext ctx, Ask ask, boolean includeUsage) {
+        Answer(RoutingContext ctx, Ask ask, boolean includeUsage, boolean continuousUsage) {
             this.ctx = ctx;
             this.ask = ask;
             this.includeUsage = includeUsage;
+            this.continuousUsage = continuousUsage;
             this.out = new ResponseStream(ctx, "text/event-stream");
             this.created = clock.instant().getEpochSecond();
         }
@@ -182,15 +205,15 @@ final class OpenAiApi implements Dialect {
                 return;
             }
             if (ask.chat() && g.sent() == 1) {
-                out.write(event(chunk(g, new JsonObject().put("role", "assistant").put("content", ""), false)));
+                out.write(event(chunk(g, new JsonObject().put("role", "assistant").put("content", ""), false, 0)));
             }
-            out.write(event(chunk(g, ask.chat() ? new JsonObject().put("content", token) : token, false)));
+            out.write(event(chunk(g, ask.chat() ? new JsonObject().put("content", token) : token, false, g.sent())));
         }
 
         @Override
         public void finish(Generation g) {
             if (ask.stream()) {
-                out.write(event(chunk(g, ask.chat() ? new JsonObject().put("content", "") : "", true)));
+                out.write(event(chunk(g, ask.chat() ? new JsonObject().put("content", "") : "", true, g.sent())));
                 if (includeUsage) {
                     out.write(event(head(g, chunkObject()).put("choices", new JsonArray()).put("usage", usage(g))));
                 }
@@ -218,13 +241,20 @@ final class OpenAiApi implements Dialect {
             return ask.chat() ? "chat.completion.chunk" : "text_completion";
         }
 
-        /** Returns a streamed chunk: {@code content} is the chat delta object or the completion text. */
-        private JsonObject chunk(Generation g, Object content, boolean last) {
-            return head(g, chunkObject()).put("choices", new JsonArray().add(new JsonObject()
+        /**
+         * Returns a streamed chunk: {@code content} is the chat delta object or the completion text;
+         * with continuous usage, {@code completed} tokens so far are its counts.
+         */
+        private JsonObject chunk(Generation g, Object content, boolean last, int completed) {
+            JsonObject c = head(g, chunkObject()).put("choices", new JsonArray().add(new JsonObject()
                     .put("index", 0)
                     .put(ask.chat() ? "delta" : "text", content)
                     .put("logprobs", null)
                     .put("finish_reason", last ? g.finishReason() : null)));
+            if (continuousUsage) {
+                c.put("usage", counts(completed)); // running counts: the sim's own tally takes only the last
+            }
+            return c;
         }
 
         private JsonObject head(Generation g, String object) {
@@ -238,10 +268,14 @@ final class OpenAiApi implements Dialect {
         /** Returns the usage object, in vLLM's field order, and counts what it reports. */
         private JsonObject usage(Generation g) {
             requests.usageReported(ask.promptTokens(), g.sent());
+            return counts(g.sent());
+        }
+
+        private JsonObject counts(int completed) {
             return new JsonObject()
                     .put("prompt_tokens", ask.promptTokens())
-                    .put("total_tokens", ask.promptTokens() + g.sent())
-                    .put("completion_tokens", g.sent());
+                    .put("total_tokens", ask.promptTokens() + completed)
+                    .put("completion_tokens", completed);
         }
     }
 }

@@ -137,6 +137,45 @@ class SimServerIT {
                 .contains("index", "delta", "logprobs", "finish_reason");
     }
 
+    /** The chunks of an SSE answer, without {@code [DONE]}. */
+    private static List<JsonObject> chunksOf(String body) {
+        return List.of(body.split("\n\n")).stream().filter(e -> !e.equals("data: [DONE]"))
+                .map(e -> new JsonObject(e.substring(6))).toList();
+    }
+
+    @Test
+    void readsStreamOptionsAsVllmDoes() throws Exception {
+        start(new SimConfigBuilder("gpu-o", List.of("m")));
+        String ask = "{\"model\":\"m\",\"max_tokens\":3,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],";
+
+        // Present without include_usage: vLLM's default is true.
+        List<JsonObject> empty = chunksOf(sim.post("/v1/chat/completions", ask + "\"stream\":true,\"stream_options\":{}}").body());
+        assertThat(empty.get(empty.size() - 1).getJsonArray("choices")).isEmpty();
+        assertThat(empty.get(empty.size() - 1).getJsonObject("usage").getInteger("completion_tokens")).isEqualTo(3);
+
+        // null, 0 or "no": none; absent stream_options: none.
+        for (String off : List.of("null", "0", "\"no\"")) {
+            List<JsonObject> none = chunksOf(sim.post("/v1/chat/completions",
+                    ask + "\"stream\":true,\"stream_options\":{\"include_usage\":" + off + "}}").body());
+            assertThat(none).as(off).noneMatch(c -> c.containsKey("usage"));
+        }
+
+        // Continuous usage: every chunk carries the counts so far, then the usage chunk.
+        List<JsonObject> running = chunksOf(sim.post("/v1/chat/completions",
+                ask + "\"stream\":true,\"stream_options\":{\"continuous_usage_stats\":true}}").body());
+        assertThat(running).allMatch(c -> c.containsKey("usage"));
+        assertThat(running.stream().map(c -> c.getJsonObject("usage").getInteger("completion_tokens")).toList())
+                .containsExactly(0, 1, 2, 3, 3, 3);
+        assertThat(running.get(running.size() - 1).getJsonArray("choices")).isEmpty();
+
+        // Options without a stream: 400, as vLLM's validator answers; an empty object passes (falsy in Python).
+        HttpResponse<String> refused = sim.post("/v1/chat/completions",
+                ask + "\"stream_options\":{\"include_usage\":true}}");
+        assertThat(refused.statusCode()).isEqualTo(400);
+        assertThat(refused.body()).contains("Stream options can only be defined when `stream=True`.");
+        assertThat(sim.post("/v1/chat/completions", ask + "\"stream_options\":{}}").statusCode()).isEqualTo(200);
+    }
+
     @Test
     void answersOpenAiCompletionsWholeWithUsageAndHonoursMaxTokens() throws Exception {
         start(new SimConfigBuilder("gpu-d", List.of("m")));
