@@ -164,9 +164,13 @@ final class SimEngine {
             throw new IllegalStateException("generation " + g.number + " is already " + g.phase);
         }
         // The queue holds what waits for a slot; a request at its head with a slot free waits only
-        // for its model to load, and is not refused for that.
+        // for its model to load, and is neither refused for that nor counted (Ollama has taken it
+        // out of its pending queue by then).
         boolean slotFree = waiting.isEmpty() && running < config.maxConcurrency();
-        if (!slotFree && waiting.size() >= config.maxQueue()) {
+        Generation head = waiting.peekFirst();
+        int queued = head != null && running < config.maxConcurrency() && !memory.ready(head.model)
+                ? waiting.size() - 1 : waiting.size();
+        if (!slotFree && queued >= config.maxQueue()) {
             g.phase = Phase.DONE;
             stats.rejectedBusy.increment();
             return Admission.BUSY;
