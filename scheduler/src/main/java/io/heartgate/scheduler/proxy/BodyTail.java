@@ -25,6 +25,8 @@ final class BodyTail {
 
     private boolean counting;
     private boolean watching;
+    /** Every byte of the counted response so far, for an estimate of a cut answer's tokens. */
+    private long total;
     private byte[] ring;
     /** The kept bytes in order, for reading: made once, like the ring. */
     private byte[] linear;
@@ -49,6 +51,7 @@ final class BodyTail {
         counting = count;
         watching = count && watch;
         written = 0;
+        total = 0;
         heldLength = 0;
         matched = 0;
         before = 0;
@@ -63,6 +66,7 @@ final class BodyTail {
         if (ring == null) {
             ring = new byte[SIZE];
         }
+        total += n;
         int kept = length();
         if (watching && kept + n > SIZE) {
             leaving(kept, n, chunk);
@@ -130,6 +134,39 @@ final class BodyTail {
         System.arraycopy(bytes(), 0, joined, head, length());
         boolean gap = !cut && heldLength == HELD; // held all it may: the window does not follow on from it
         return UsageReader.read(joined, gap ? head : joined.length);
+    }
+
+    /** Says whether the current response is counted. */
+    boolean counting() {
+        return counting;
+    }
+
+    /**
+     * Returns about how many events (SSE {@code data: {...}} or NDJSON lines) the counted response has
+     * had so far: those the window holds, scaled to every byte relayed. A streaming node sends about
+     * one token an event, so this stands in for the completion tokens of an answer cut before the node
+     * reported them.
+     */
+    long eventsEstimate() {
+        int len = length();
+        if (len == 0) {
+            return 0;
+        }
+        byte[] b = bytes();
+        int events = 0;
+        int first = -1; // where the window's first whole event starts: what comes before is a cut one
+        for (int i = 0; i < len; i++) {
+            if ((i == 0 || b[i - 1] == '\n') && (b[i] == '{' || startsData(b, i, len))) {
+                events++;
+                first = first < 0 ? i : first;
+            }
+        }
+        return events == 0 ? 0 : Math.round((double) (total - first) * events / (len - first));
+    }
+
+    private static boolean startsData(byte[] b, int i, int len) {
+        return i + 6 < len && b[i] == 'd' && b[i + 1] == 'a' && b[i + 2] == 't' && b[i + 3] == 'a' && b[i + 4] == ':'
+                && (b[i + 5] == '{' || b[i + 5] == ' ' && b[i + 6] == '{');
     }
 
     /** Returns how many bytes are kept: the body's length, at most {@value #SIZE}. */

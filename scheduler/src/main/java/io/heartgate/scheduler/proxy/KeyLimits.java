@@ -13,12 +13,36 @@ import java.util.function.Supplier;
  */
 final class KeyLimits {
 
+    /** Bytes of a request body a prompt token stands for, about: OpenAI's rule of thumb of four characters. */
+    static final int BYTES_PER_PROMPT_TOKEN = 4;
+
     private final RateLimits limits;
     private final Supplier<ApiKeys> keys;
+    private final boolean streamsReport;
 
-    KeyLimits(RateLimits limits, Supplier<ApiKeys> keys) {
+    /**
+     * @param streamsReport whether every OpenAI stream is asked for its usage ({@code --force-usage}), so
+     *     that a cut one is charged an estimate like any other answer
+     */
+    KeyLimits(RateLimits limits, Supplier<ApiKeys> keys, boolean streamsReport) {
         this.limits = limits;
         this.keys = keys;
+        this.streamsReport = streamsReport;
+    }
+
+    /**
+     * Charges an estimate for an answer cut before its node reported usage (the client hung up, or the
+     * node's connection broke): a prompt token for every {@value #BYTES_PER_PROMPT_TOKEN} bytes of the
+     * request body and a completion token for each event relayed. Without it a client reading all but
+     * the end of a stream, or sending a long prompt and leaving at the first token, would escape
+     * {@code tpm=}. Not for an SSE stream when streams are not all asked for usage: such a stream,
+     * finished, is not counted either.
+     */
+    void chargeCut(String caller, int requestBytes, long events, boolean sse) {
+        if (sse && !streamsReport) {
+            return;
+        }
+        charge(caller, requestBytes / BYTES_PER_PROMPT_TOKEN + events);
     }
 
     /** Charges {@code tokens} to the tokens per minute of the key named {@code caller}. */

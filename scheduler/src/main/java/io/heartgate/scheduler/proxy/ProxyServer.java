@@ -135,7 +135,7 @@ public final class ProxyServer implements AutoCloseable {
             GatewayQueue queue = new GatewayQueue(config.maxQueue(), config.queueTimeout(), nanoTicker,
                     w -> selector.select(table.get(), w.facts(), w.tried(), routing), metrics.registry());
             RateLimits limits = new RateLimits(nanoTicker);
-            KeyLimits keyLimits = new KeyLimits(limits, access.keys());
+            KeyLimits keyLimits = new KeyLimits(limits, access.keys(), access.forceUsage());
             List<Stage> stages = Stages.standard(table, selector, routing, access, new Admission(queue, limits));
             RequestFactsReader facts = new RequestFactsReader(Stages.fieldsRead(stages), selector.affinityKeys());
             RetryPolicy retry = new RetryPolicy(config.retries());

@@ -118,4 +118,24 @@ class BodyTailTest {
         tail.add(chunk(body));
         assertThat(tail.usage()).isNull();
     }
+
+    @Test
+    void aCutAnswersEventsAreEstimatedFromTheWindowScaledToEveryByte() {
+        BodyTail sse = new BodyTail();
+        sse.start(true);
+        for (int i = 0; i < 500; i++) { // 500 events of 48 to 50 bytes: 24 KiB, six windows
+            ByteBuf c = chunk("data: {\"choices\":[{\"delta\":{\"content\":\"t" + i + "\"}}]}\n\n");
+            sse.add(c);
+            c.release();
+        }
+        assertThat(sse.eventsEstimate()).isBetween(495L, 505L);
+
+        BodyTail ndjson = new BodyTail();
+        ndjson.start(true);
+        ndjson.add(chunk("{\"message\":{\"content\":\"a\"},\"done\":false}\n{\"message\":{\"content\":\"b\"},\"done\":false}\n"));
+        assertThat(ndjson.eventsEstimate()).isEqualTo(2);
+        BodyTail none = new BodyTail();
+        none.start(true);
+        assertThat(none.eventsEstimate()).isZero();
+    }
 }

@@ -128,7 +128,7 @@ final class EmbeddedRelay {
                 w -> selector.select(table, w.facts(), w.tried(), health), registry);
         relay = new Relay(pool, timeouts, () -> table, selector, health, health, new RetryPolicy(2), new Targets(), counters,
                 new RequestMetrics(registry), nanos::get, firstByteMs, stallMs, new Rescues(), queue,
-                new KeyLimits(limits, access.keys()));
+                new KeyLimits(limits, access.keys(), access.forceUsage()));
         List<Stage> stages = new ArrayList<>(extraStages);
         stages.addAll(Stages.standard(() -> table, selector, health, access,
                 new io.heartgate.scheduler.admission.Admission(queue, limits)));

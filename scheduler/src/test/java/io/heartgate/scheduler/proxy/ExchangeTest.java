@@ -268,6 +268,63 @@ class ExchangeTest {
         assertThat(relay.counters.get(Counter.CLIENT_CANCELLATIONS)).isEqualTo(1);
     }
 
+    /** Sends the chat request as key {@code key} on {@code client}; the node n1 receives it. */
+    private EmbeddedChannel chatAs(EmbeddedChannel client, String path, String key) {
+        FullHttpRequest r = post(path, CHAT);
+        r.headers().set("authorization", "Bearer " + key);
+        client.writeInbound(r);
+        EmbeddedChannel up = relay.upstream("n1");
+        received(up);
+        return up;
+    }
+
+    /** Sends one more request as {@code key}, which the node answers: the key's tokens left, from the answer's headers. */
+    private String tokensLeft(String key) {
+        EmbeddedChannel client = relay.newClient();
+        EmbeddedChannel up = chatAs(client, "/api/chat", key);
+        up.writeInbound(head(200, "content-length", "2"), last("{}"));
+        HttpResponse answer = client.readOutbound();
+        String left = answer.headers().get("x-ratelimit-remaining-tokens");
+        Object rest;
+        while ((rest = client.readOutbound()) != null) {
+            io.netty.util.ReferenceCountUtil.release(rest);
+        }
+        return left;
+    }
+
+    @Test
+    void aClientLeavingAStreamBeforeItsCountsIsChargedAnEstimateToItsTokenLimit() {
+        String key = "hg-dave-key";
+        io.heartgate.scheduler.trust.ApiKeys keys = io.heartgate.scheduler.trust.ApiKeys.parse(
+                "dave " + io.heartgate.scheduler.trust.ApiKeys.hash(key) + " tpm=1000\n");
+        relay = new EmbeddedRelay(new io.heartgate.scheduler.proxy.stage.Stages.Access(() -> keys, null, false), "n1");
+        EmbeddedChannel up = chatAs(relay.client, "/api/chat", key);
+        up.writeInbound(head(200, "content-type", "application/x-ndjson", "transfer-encoding", "chunked"));
+        for (int i = 0; i < 10; i++) {
+            up.writeInbound(chunk("{\"model\":\"llama3:8b\",\"message\":{\"role\":\"assistant\",\"content\":\"t\"},"
+                    + "\"done\":false}\n"));
+        }
+        relay.client.close(); // ten tokens in, before Ollama's final object with its counts
+
+        long promptEstimate = CHAT.getBytes(StandardCharsets.UTF_8).length / KeyLimits.BYTES_PER_PROMPT_TOKEN;
+        assertThat(tokensLeft(key)).isEqualTo(Long.toString(1000 - promptEstimate - 10));
+        assertThat(relay.registry.find("heartgate_tokens").counters()).as("an estimate is no reported count")
+                .allMatch(c -> c.count() == 0);
+    }
+
+    @Test
+    void aCutSseStreamIsChargedNoEstimateWhenStreamsAreNotAllAskedForUsage() {
+        String key = "hg-erin-key";
+        io.heartgate.scheduler.trust.ApiKeys keys = io.heartgate.scheduler.trust.ApiKeys.parse(
+                "erin " + io.heartgate.scheduler.trust.ApiKeys.hash(key) + " tpm=1000\n");
+        relay = new EmbeddedRelay(new io.heartgate.scheduler.proxy.stage.Stages.Access(() -> keys, null, false), "n1");
+        EmbeddedChannel up = chatAs(relay.client, "/v1/chat/completions", key);
+        up.writeInbound(head(200, "content-type", "text/event-stream", "transfer-encoding", "chunked"),
+                chunk("data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n"));
+        relay.client.close();
+        assertThat(tokensLeft(key)).as("finished, such a stream would not be counted either").isEqualTo("1000");
+    }
+
     @Test
     void anAnswerToARequestNamingNoModelIsCountedToo() {
         relay = new EmbeddedRelay("n1"); // vLLM, TGI and llama.cpp serve a body without "model"
