@@ -5,7 +5,7 @@
 #
 # Part 1, two callers at 2x the fleet's capacity: three equal sims (tokens of TOKEN_DELAY after
 # FIRST_TOKEN, so each slot serves about one request a second), each with its own queue of
-# NODE_QUEUE beyond its slots (then 503 busy, as Ollama and a full vLLM do). A heavy caller at
+# NODE_QUEUE beyond its slots (then 503 busy, as Ollama does; vLLM's grows unless capped). A heavy caller at
 # HEAVY_RATE and a light one at LIGHT_RATE (10x less), open-loop Poisson arrivals. Both callers
 # send for WARMUP + DURATION seconds, and every figure counts only the requests that arrive from
 # WARMUP seconds on (goodput: the requests completed in that window, over DURATION; the nodes' own
