@@ -78,7 +78,7 @@ final class OpenAiApi implements Dialect {
             return;
         }
         JsonObject body = accepted.get().body();
-        boolean stream = body.getValue("stream") instanceof Boolean b && b;
+        boolean stream = laxTrue(body.getValue("stream")); // "stream": 1 streams on vLLM
         JsonObject options = body.getValue("stream_options") instanceof JsonObject so ? so : null;
         if (!stream && options != null && !options.isEmpty()) {
             error(ctx, 400, "Stream options can only be defined when `stream=True`.");

@@ -174,6 +174,9 @@ class SimServerIT {
         assertThat(refused.statusCode()).isEqualTo(400);
         assertThat(refused.body()).contains("Stream options can only be defined when `stream=True`.");
         assertThat(sim.post("/v1/chat/completions", ask + "\"stream_options\":{}}").statusCode()).isEqualTo(200);
+        // A stream flag pydantic reads as true streams, options and all.
+        List<JsonObject> lax = chunksOf(sim.post("/v1/chat/completions", ask + "\"stream\":1,\"stream_options\":{}}").body());
+        assertThat(lax.get(lax.size() - 1).getJsonObject("usage").getInteger("completion_tokens")).isEqualTo(3);
     }
 
     @Test

@@ -4,6 +4,7 @@ import io.heartgate.scheduler.trust.ApiKeys;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 
 /**
@@ -59,8 +60,10 @@ public final class RateLimits {
         if (s != null && s.rpm == key.rpm() && s.tpm == key.tpm()) {
             return s;
         }
-        // New: full. The keys file changed its limits: the same levels under the new ones, so an
-        // operator lowering an abusive key's limit does not hand it a fresh minute or forgive its debt.
+        // New: full. The keys file changed its limits: the same levels under the new ones (no more
+        // than the new size), so an operator lowering an abusive key's limit does not hand it a fresh
+        // minute or forgive its debt; nor does a request that looked the old line up just before the
+        // reload, which resizes the buckets back and forth at no gain.
         return byKey.compute(key.name(), (n, old) -> {
             if (old == null) {
                 return new State(key.rpm(), key.tpm(), now);
@@ -74,14 +77,28 @@ public final class RateLimits {
         });
     }
 
+    /**
+     * Runs {@code action} on {@code key}'s buckets under their lock; again on the new ones when a
+     * reload replaced them meanwhile, so that nothing is taken from or charged to buckets left behind.
+     */
+    private <R> R locked(ApiKeys.Key key, long now, Function<State, R> action) {
+        while (true) {
+            State s = state(key, now);
+            synchronized (s) {
+                if (byKey.get(key.name()) == s) {
+                    return action.apply(s);
+                }
+            }
+        }
+    }
+
     /** Admits or refuses one request of {@code key}, taking one request token when admitted. */
     public Verdict admit(ApiKeys.Key key) {
         if (!key.limited()) {
             return Verdict.UNLIMITED;
         }
         long now = nanoTicker.getAsLong();
-        State s = state(key, now);
-        synchronized (s) {
+        return locked(key, now, s -> {
             String refused = null;
             long waitNanos = 0;
             if (s.tokens != null && !s.tokens.hasAny(now)) {
@@ -93,7 +110,7 @@ public final class RateLimits {
             }
             int retryAfter = refused == null ? 0 : (int) Math.max(1, (waitNanos + 999_999_999L) / 1_000_000_000L);
             return new Verdict(refused == null, refused, retryAfter, headers(s, now));
-        }
+        });
     }
 
     /**
@@ -103,24 +120,25 @@ public final class RateLimits {
      * no request limit here.
      */
     public Map<String, String> giveBack(String keyName) {
-        State s = byKey.get(keyName);
-        if (s == null || s.requests == null) {
-            return null;
-        }
         long now = nanoTicker.getAsLong();
-        synchronized (s) {
-            s.requests.giveBack(1, now);
-            return headers(s, now);
+        while (true) {
+            State s = byKey.get(keyName);
+            if (s == null || s.requests == null) {
+                return null;
+            }
+            synchronized (s) {
+                if (byKey.get(keyName) == s) {
+                    s.requests.giveBack(1, now);
+                    return headers(s, now);
+                }
+            }
         }
     }
 
     /** Returns the headers of a limited {@code key} as they stand, taking nothing: for an answer refused before the limits. */
     public Map<String, String> peek(ApiKeys.Key key) {
         long now = nanoTicker.getAsLong();
-        State s = state(key, now);
-        synchronized (s) {
-            return headers(s, now);
-        }
+        return locked(key, now, s -> headers(s, now));
     }
 
     /** Charges {@code tokens} a response of {@code key} used (prompt and completion) to its tokens per minute. */
@@ -129,12 +147,12 @@ public final class RateLimits {
             return;
         }
         long now = nanoTicker.getAsLong();
-        State s = state(key, now);
-        synchronized (s) {
+        locked(key, now, s -> {
             if (s.tokens != null) {
                 s.tokens.charge(tokens, now);
             }
-        }
+            return null;
+        });
     }
 
     private static Map<String, String> headers(State s, long now) {

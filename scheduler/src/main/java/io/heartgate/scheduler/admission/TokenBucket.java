@@ -75,15 +75,15 @@ public final class TokenBucket {
 
     /**
      * Returns a bucket of {@code perMinute} for a key whose limit changed at {@code nowNanos}: it holds
-     * what this one holds, plus what a raised limit adds, never more than its new size; a lowered limit
-     * takes away only what it no longer allows. A debt stays (up to a day of the new refill): editing
-     * the keys file never hands a key a fresh minute nor forgives what it used.
+     * what this one holds, never more than its new size, and refills at the new rate. A debt stays (up
+     * to a day of the new refill): editing the keys file never hands a key a fresh minute nor forgives
+     * what it used, and resizing back and forth (a request that looked up the old limit just before a
+     * reload) gains nothing.
      */
     public TokenBucket resized(long perMinute, long nowNanos) {
         refill(nowNanos);
         TokenBucket b = new TokenBucket(perMinute, nowNanos);
-        double raised = tokens + Math.max(0, perMinute - this.perMinute);
-        b.tokens = Math.max(Math.min(raised, perMinute), -(double) MAX_DEBT_MINUTES * perMinute);
+        b.tokens = Math.max(Math.min(tokens, perMinute), -(double) MAX_DEBT_MINUTES * perMinute);
         return b;
     }
 

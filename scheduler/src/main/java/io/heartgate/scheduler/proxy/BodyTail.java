@@ -127,13 +127,23 @@ final class BodyTail {
         if (found != null || !watching || heldLength == 0 && matched == 0) {
             return found;
         }
-        // A "usage" cut where the window begins, else a usage object that left it: read joined to the window.
-        boolean cut = matched > 0 && matched < USAGE.length;
-        int head = cut ? matched : heldLength;
-        byte[] joined = Arrays.copyOf(cut ? USAGE : held, head + length());
+        // A "usage" cut where the window begins (or only a quote that left last), then a usage object
+        // that left it: each read joined to the window.
+        if (matched > 0 && matched < USAGE.length) {
+            found = UsageReader.read(joined(USAGE, matched), matched + length());
+            if (found != null || heldLength == 0) {
+                return found;
+            }
+        }
+        boolean gap = heldLength == HELD; // held all it may: the window does not follow on from it
+        return UsageReader.read(joined(held, heldLength), gap ? heldLength : heldLength + length());
+    }
+
+    /** Returns the first {@code head} bytes of {@code from}, then the window's. */
+    private byte[] joined(byte[] from, int head) {
+        byte[] joined = Arrays.copyOf(from, head + length());
         System.arraycopy(bytes(), 0, joined, head, length());
-        boolean gap = !cut && heldLength == HELD; // held all it may: the window does not follow on from it
-        return UsageReader.read(joined, gap ? head : joined.length);
+        return joined;
     }
 
     /** Says whether the current response is counted. */

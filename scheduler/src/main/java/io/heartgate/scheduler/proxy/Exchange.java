@@ -308,7 +308,8 @@ final class Exchange implements Timeouts.Watched {
                     UsageReader.Usage used = conn.tail().usage();
                     relay.used(facts.caller(), modelLabel(), used);
                     if (used == null && conn.tail().counting() && facts.caller() != null) {
-                        relay.keyLimits().chargeCut(facts.caller(), requestBytes, conn.tail().eventsEstimate(), sse);
+                        relay.keyLimits().chargeCut(facts.caller(), req.uri(), requestBytes, conn.tail().eventsEstimate(),
+                                sse);
                     }
                 }
                 finish(d.action() == Action.ABANDON ? 0 : client.status());

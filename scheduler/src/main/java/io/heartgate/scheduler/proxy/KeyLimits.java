@@ -31,18 +31,22 @@ final class KeyLimits {
     }
 
     /**
-     * Charges an estimate for an answer cut before its node reported usage (the client hung up, or the
-     * node's connection broke): a prompt token for every {@value #BYTES_PER_PROMPT_TOKEN} bytes of the
-     * request body and a completion token for each event relayed. Without it a client reading all but
-     * the end of a stream, or sending a long prompt and leaving at the first token, would escape
-     * {@code tpm=}. Not for an SSE stream when streams are not all asked for usage: such a stream,
-     * finished, is not counted either.
+     * Charges an estimate for a generation to {@code uri} cut before its node reported usage (the
+     * client hung up, or the node's connection broke): a prompt token for every {@value
+     * #BYTES_PER_PROMPT_TOKEN} bytes of the request body and a completion token for each event relayed.
+     * Without it a client reading all but the end of a stream, or sending a long prompt and leaving at
+     * the first token, would escape {@code tpm=}. Only for the calls whose finished answers are counted:
+     * OpenAI's chat and completions (an SSE stream of theirs only when every stream is asked for its
+     * usage) and Ollama's chat and generate; never a model pull's progress, say.
      */
-    void chargeCut(String caller, int requestBytes, long events, boolean sse) {
-        if (sse && !streamsReport) {
-            return;
+    void chargeCut(String caller, String uri, int requestBytes, long events, boolean sse) {
+        int q = uri.indexOf('?');
+        String path = q < 0 ? uri : uri.substring(0, q);
+        boolean openAi = path.equals("/v1/chat/completions") || path.equals("/v1/completions");
+        boolean ollama = path.equals("/api/chat") || path.equals("/api/generate");
+        if (openAi && (!sse || streamsReport) || ollama && !sse) {
+            charge(caller, requestBytes / BYTES_PER_PROMPT_TOKEN + events);
         }
-        charge(caller, requestBytes / BYTES_PER_PROMPT_TOKEN + events);
     }
 
     /** Charges {@code tokens} to the tokens per minute of the key named {@code caller}. */

@@ -105,16 +105,33 @@ class TokenBucketTest {
     }
 
     @Test
-    void aKeyWithoutLimitsCostsNothingAndARaisedLimitAddsWhatItAllowsMore() {
-        RateLimits limits = new RateLimits(() -> 0);
+    void aKeyWithoutLimitsCostsNothingAndARaisedLimitRefillsAtItsRate() {
+        long[] now = {0};
+        RateLimits limits = new RateLimits(() -> now[0]);
         assertThat(limits.admit(new ApiKeys.Key("free", Set.of()))).isSameAs(RateLimits.Verdict.UNLIMITED);
         ApiKeys.Key one = new ApiKeys.Key("team", Set.of(), 0, 1, 0);
         assertThat(limits.admit(one).allowed()).isTrue();
         assertThat(limits.admit(one).allowed()).isFalse();
-        ApiKeys.Key raised = new ApiKeys.Key("team", Set.of(), 0, 100, 0); // the keys file was edited
+        ApiKeys.Key raised = new ApiKeys.Key("team", Set.of(), 0, 120, 0); // the keys file was edited
+        assertThat(limits.admit(raised).allowed()).as("no fresh minute").isFalse();
+        now[0] = SECOND / 2; // 120 a minute: one token every half second
         RateLimits.Verdict v = limits.admit(raised);
         assertThat(v.allowed()).isTrue();
-        assertThat(v.headers()).containsEntry("x-ratelimit-remaining-requests", "98"); // 0 + 99 more, less this one
+        assertThat(v.headers()).containsEntry("x-ratelimit-limit-requests", "120");
+    }
+
+    @Test
+    void aRequestThatLookedUpTheOldLineJustBeforeAReloadForgivesNothing() {
+        RateLimits limits = new RateLimits(() -> 0);
+        ApiKeys.Key before = new ApiKeys.Key("team", Set.of(), 0, 0, 100_000);
+        ApiKeys.Key after = new ApiKeys.Key("team", Set.of(), 0, 0, 1000);
+        limits.admit(before);
+        limits.charge(before, 150_000); // 50,000 tokens of debt
+        for (int i = 0; i < 3; i++) { // event loops holding the old line and the new one, interleaved
+            assertThat(limits.admit(after).allowed()).isFalse();
+            assertThat(limits.admit(before).allowed()).isFalse();
+        }
+        assertThat(limits.peek(after)).containsEntry("x-ratelimit-remaining-tokens", "0");
     }
 
     @Test

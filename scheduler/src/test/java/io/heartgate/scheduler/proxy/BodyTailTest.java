@@ -111,6 +111,18 @@ class BodyTailTest {
     }
 
     @Test
+    void aQuoteLeavingTheWindowLastDoesNotHideAHeldUsage() {
+        String start = "{\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":2},\"pad\":\"" + "a".repeat(1100) + "\"";
+        String window = ",\"q\":\"" + "b".repeat(BodyTail.SIZE - 8) + "\"}";
+        assertThat(window).hasSize(BodyTail.SIZE);
+        BodyTail tail = new BodyTail();
+        tail.start(true, true);
+        tail.add(chunk(start));
+        tail.add(chunk(window));
+        assertThat(tail.usage()).isEqualTo(new io.heartgate.scheduler.usage.UsageReader.Usage(5, 2));
+    }
+
+    @Test
     void aStreamOrAnUnwatchedAnswerLooksAtNothingButTheWindow() {
         String body = answerWithLogprobsAfterUsage(201);
         BodyTail tail = new BodyTail();

@@ -313,6 +313,21 @@ class ExchangeTest {
     }
 
     @Test
+    void aCallThatIsNoGenerationLeftMidwayIsChargedNothing() {
+        String key = "hg-fred-key";
+        io.heartgate.scheduler.trust.ApiKeys keys = io.heartgate.scheduler.trust.ApiKeys.parse(
+                "fred " + io.heartgate.scheduler.trust.ApiKeys.hash(key) + " tpm=1000\n");
+        relay = new EmbeddedRelay(new io.heartgate.scheduler.proxy.stage.Stages.Access(() -> keys, null, false), "n1");
+        EmbeddedChannel up = chatAs(relay.client, "/api/embed", key); // progress lines, as a model pull sends
+        up.writeInbound(head(200, "content-type", "application/x-ndjson", "transfer-encoding", "chunked"));
+        for (int i = 0; i < 50; i++) {
+            up.writeInbound(chunk("{\"status\":\"pulling\",\"completed\":" + i + "}\n"));
+        }
+        relay.client.close();
+        assertThat(tokensLeft(key)).isEqualTo("1000");
+    }
+
+    @Test
     void aCutSseStreamIsChargedNoEstimateWhenStreamsAreNotAllAskedForUsage() {
         String key = "hg-erin-key";
         io.heartgate.scheduler.trust.ApiKeys keys = io.heartgate.scheduler.trust.ApiKeys.parse(

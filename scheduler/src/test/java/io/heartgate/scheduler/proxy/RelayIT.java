@@ -504,6 +504,11 @@ class RelayIT {
 
         send(s, "GET /api/versio%6E?q=%2F HTTP/1.1\r\nhost: x\r\n\r\n");
         assertThat(read(s.getInputStream()).status()).isEqualTo(200);
+        // A model id with a slash, as openai-node escapes it: the catalogue's to answer, not a bad request.
+        send(s, "GET /v1/models/meta-llama%2FLlama-3.1-8B HTTP/1.1\r\nhost: x\r\n\r\n");
+        Response model = read(s.getInputStream());
+        assertThat(model.status()).isEqualTo(404);
+        assertThat(new JsonObject(model.body()).getJsonObject("error").getString("type")).isEqualTo("model_not_found");
         assertThat(n.seen).hasSize(1);
         assertThat(n.seen.get(0).requestLine()).as("the query is left as sent")
                 .isEqualTo("GET /api/version?q=%2F HTTP/1.1");

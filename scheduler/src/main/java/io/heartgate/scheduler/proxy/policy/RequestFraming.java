@@ -119,7 +119,8 @@ public final class RequestFraming {
 
     /**
      * Returns what is wrong with the path of an origin-form {@code uri}, or {@code null}: a malformed
-     * percent escape, an encoded slash, backslash or NUL, or a {@code .} or {@code ..} segment
+     * percent escape, an encoded slash (but in a model id, {@code /v1/models/{model}}), backslash or
+     * NUL, or a {@code .} or {@code ..} segment
      * (written or encoded). The servers behind decode the path before routing it (Go's {@code
      * URL.Path}, Starlette's {@code scope["path"]}), so a path the scheduler reads one way and a node
      * another would slip a call past the stages that judge it by its path ({@code /api/pul%6C} past
@@ -135,8 +136,14 @@ public final class RequestFraming {
         if (path == null) {
             return "request path '" + uri.substring(0, end) + "' has a malformed percent escape";
         }
+        // A model id may hold a slash, which clients escape (openai-node: /v1/models/org%2Fname): there
+        // it names a model, and a node that decodes it finds no route it would judge differently.
+        boolean modelId = path.startsWith("/v1/models/");
         for (int i = path.indexOf('%'); i >= 0; i = path.indexOf('%', i + 1)) {
             int c = Character.digit(path.charAt(i + 1), 16) * 16 + Character.digit(path.charAt(i + 2), 16);
+            if (c == '/' && modelId) {
+                continue;
+            }
             if (c == '/' || c == '\\' || c == 0) {
                 return "request path '" + uri.substring(0, end) + "' encodes a slash, a backslash or NUL";
             }

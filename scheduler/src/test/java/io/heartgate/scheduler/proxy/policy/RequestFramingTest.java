@@ -71,6 +71,9 @@ class RequestFramingTest {
         assertThat(RequestFraming.pathProblem("/v1/models/llama3%3A8b")).as("reserved, kept encoded").isNull();
         assertThat(RequestFraming.pathProblem("*")).isNull();
         assertThat(RequestFraming.pathProblem("/api%2Fpull")).contains("slash");
+        assertThat(RequestFraming.pathProblem("/v1/models/meta-llama%2FLlama-3.1-8B-Instruct"))
+                .as("a model id, as openai-node escapes it").isNull();
+        assertThat(RequestFraming.pathProblem("/v1/models%2Fx")).contains("slash");
         assertThat(RequestFraming.pathProblem("/api%5cpull")).contains("backslash");
         assertThat(RequestFraming.pathProblem("/api/tags%00")).contains("NUL");
         assertThat(RequestFraming.pathProblem("/a/../api/pull")).contains("'..' segment");
