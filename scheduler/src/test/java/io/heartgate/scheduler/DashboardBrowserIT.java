@@ -104,8 +104,9 @@ class DashboardBrowserIT {
                 browser.get("http://127.0.0.1:" + cluster.scheduler.adminPort() + "/");
                 WebDriverWait wait = new WebDriverWait(browser, Duration.ofSeconds(5));
                 wait.until(ExpectedConditions.textToBe(By.cssSelector("tr[data-node='gpu-a'] .state"), "UP"));
-                assertThat(browser.findElement(By.cssSelector("tr[data-node='gpu-a'] .loaded")).getText())
-                        .as("the models it holds in memory").isEqualTo("llama3:8b");
+                // Read through waits, which find the element again: the table is redrawn every second,
+                // so an element found once may be gone by the time its text is read.
+                wait.until(ExpectedConditions.textToBe(By.cssSelector("tr[data-node='gpu-a'] .loaded"), "llama3:8b"));
 
                 // A node joins: on screen within 2 s.
                 Cluster.SimNode b = cluster.sim("gpu-b", c -> c);
@@ -117,8 +118,8 @@ class DashboardBrowserIT {
                 cluster.heartbeat("gpu-b", b.url(), h -> h.models(List.of("llama3:8b")).state(NodeState.DOWN));
                 new WebDriverWait(browser, Duration.ofSeconds(2)).until(
                         ExpectedConditions.textToBe(By.cssSelector("tr[data-node='gpu-b'] .state"), "DOWN"));
-                assertThat(browser.findElement(By.cssSelector("tr[data-node='gpu-b'] .routable")).getText())
-                        .startsWith("no");
+                wait.until(ExpectedConditions.textMatches(By.cssSelector("tr[data-node='gpu-b'] .routable"),
+                        java.util.regex.Pattern.compile("^no.*")));
 
                 Files.write(Path.of("target", "dashboard.png"), ((TakesScreenshot) browser).getScreenshotAs(OutputType.BYTES));
 
@@ -127,9 +128,9 @@ class DashboardBrowserIT {
                 cluster.tombstone("gpu-b");
                 new WebDriverWait(browser, Duration.ofSeconds(2)).until(
                         ExpectedConditions.numberOfElementsToBe(By.cssSelector("tr[data-node='gpu-b']"), 0));
-                assertThat(browser.findElement(By.id("strategy")).getText()).isEqualTo("weighted");
-                assertThat(browser.findElement(By.cssSelector("tr[data-node='gpu-a'] .models")).getText())
-                        .isEqualTo("llama3:8b, qwen2.5:7b");
+                wait.until(ExpectedConditions.textToBe(By.id("strategy"), "weighted"));
+                wait.until(ExpectedConditions.textToBe(By.cssSelector("tr[data-node='gpu-a'] .models"),
+                        "llama3:8b, qwen2.5:7b"));
             } finally {
                 browser.quit();
             }
@@ -155,10 +156,10 @@ class DashboardBrowserIT {
             ChromeDriver browser = browser(profile);
             try {
                 browser.get("http://127.0.0.1:" + cluster.scheduler.adminPort() + "/");
-                new WebDriverWait(browser, Duration.ofSeconds(5)).until(
-                        ExpectedConditions.textToBe(By.id("hit-ratio"), "100% hits"));
-                assertThat(browser.findElement(By.id("affinity-detail")).getText()).isEqualTo("(4 hit, 0 spill, 1 no key)");
-                assertThat(browser.findElement(By.id("strategy")).getText()).isEqualTo("affinity");
+                WebDriverWait wait = new WebDriverWait(browser, Duration.ofSeconds(5));
+                wait.until(ExpectedConditions.textToBe(By.id("hit-ratio"), "100% hits"));
+                wait.until(ExpectedConditions.textToBe(By.id("affinity-detail"), "(4 hit, 0 spill, 1 no key)"));
+                wait.until(ExpectedConditions.textToBe(By.id("strategy"), "affinity"));
             } finally {
                 browser.quit();
             }
