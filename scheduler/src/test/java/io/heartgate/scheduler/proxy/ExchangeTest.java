@@ -278,6 +278,15 @@ class ExchangeTest {
         return up;
     }
 
+    /** Starts a relay to node n1 whose one API key, {@code name}'s, has {@code tpm=}{@code tpm}; returns the key. */
+    private String relayWithTokenLimit(String name, int tpm) {
+        String key = "hg-" + name + "-key";
+        io.heartgate.scheduler.trust.ApiKeys keys = io.heartgate.scheduler.trust.ApiKeys.parse(
+                name + " " + io.heartgate.scheduler.trust.ApiKeys.hash(key) + " tpm=" + tpm + "\n");
+        relay = new EmbeddedRelay(new io.heartgate.scheduler.proxy.stage.Stages.Access(() -> keys, null, false), "n1");
+        return key;
+    }
+
     /** Sends one more request as {@code key}, which the node answers: the key's tokens left, from the answer's headers. */
     private String tokensLeft(String key) {
         EmbeddedChannel client = relay.newClient();
@@ -294,10 +303,7 @@ class ExchangeTest {
 
     @Test
     void aClientLeavingAStreamBeforeItsCountsIsChargedAnEstimateToItsTokenLimit() {
-        String key = "hg-dave-key";
-        io.heartgate.scheduler.trust.ApiKeys keys = io.heartgate.scheduler.trust.ApiKeys.parse(
-                "dave " + io.heartgate.scheduler.trust.ApiKeys.hash(key) + " tpm=1000\n");
-        relay = new EmbeddedRelay(new io.heartgate.scheduler.proxy.stage.Stages.Access(() -> keys, null, false), "n1");
+        String key = relayWithTokenLimit("dave", 1000);
         EmbeddedChannel up = chatAs(relay.client, "/api/chat", key);
         up.writeInbound(head(200, "content-type", "application/x-ndjson", "transfer-encoding", "chunked"));
         for (int i = 0; i < 10; i++) {
@@ -314,10 +320,7 @@ class ExchangeTest {
 
     @Test
     void aCallThatIsNoGenerationLeftMidwayIsChargedNothing() {
-        String key = "hg-fred-key";
-        io.heartgate.scheduler.trust.ApiKeys keys = io.heartgate.scheduler.trust.ApiKeys.parse(
-                "fred " + io.heartgate.scheduler.trust.ApiKeys.hash(key) + " tpm=1000\n");
-        relay = new EmbeddedRelay(new io.heartgate.scheduler.proxy.stage.Stages.Access(() -> keys, null, false), "n1");
+        String key = relayWithTokenLimit("fred", 1000);
         EmbeddedChannel up = chatAs(relay.client, "/api/embed", key); // progress lines, as a model pull sends
         up.writeInbound(head(200, "content-type", "application/x-ndjson", "transfer-encoding", "chunked"));
         for (int i = 0; i < 50; i++) {
@@ -329,10 +332,7 @@ class ExchangeTest {
 
     @Test
     void aCutSseStreamIsChargedNoEstimateWhenStreamsAreNotAllAskedForUsage() {
-        String key = "hg-erin-key";
-        io.heartgate.scheduler.trust.ApiKeys keys = io.heartgate.scheduler.trust.ApiKeys.parse(
-                "erin " + io.heartgate.scheduler.trust.ApiKeys.hash(key) + " tpm=1000\n");
-        relay = new EmbeddedRelay(new io.heartgate.scheduler.proxy.stage.Stages.Access(() -> keys, null, false), "n1");
+        String key = relayWithTokenLimit("erin", 1000);
         EmbeddedChannel up = chatAs(relay.client, "/v1/chat/completions", key);
         up.writeInbound(head(200, "content-type", "text/event-stream", "transfer-encoding", "chunked"),
                 chunk("data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n"));
