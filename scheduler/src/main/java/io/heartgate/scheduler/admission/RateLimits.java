@@ -36,22 +36,43 @@ public final class RateLimits {
     private static final class State {
         final long rpm;
         final long tpm;
-        final TokenBucket requests;
-        final TokenBucket tokens;
+        /**
+         * The buckets, kept while their limit is unset (dormant): a limit unset and set again, or a
+         * request that looked up the line without it just before a reload, never starts one full.
+         */
+        private final TokenBucket requestBucket;
+        private final TokenBucket tokenBucket;
 
         State(long rpm, long tpm, long now) {
             this.rpm = rpm;
             this.tpm = tpm;
-            this.requests = rpm > 0 ? new TokenBucket(rpm, now) : null;
-            this.tokens = tpm > 0 ? new TokenBucket(tpm, now) : null;
+            this.requestBucket = rpm > 0 ? new TokenBucket(rpm, now) : null;
+            this.tokenBucket = tpm > 0 ? new TokenBucket(tpm, now) : null;
         }
 
-        /** The buckets of {@code old} (under its lock) resized to new limits; a limit newly set starts full. */
+        /** The buckets of {@code old} (under its lock) under new limits; a limit set for the first time starts full. */
         State(State old, long rpm, long tpm, long now) {
             this.rpm = rpm;
             this.tpm = tpm;
-            this.requests = rpm <= 0 ? null : old.requests == null ? new TokenBucket(rpm, now) : old.requests.resized(rpm, now);
-            this.tokens = tpm <= 0 ? null : old.tokens == null ? new TokenBucket(tpm, now) : old.tokens.resized(tpm, now);
+            this.requestBucket = carried(old.requestBucket, rpm, now);
+            this.tokenBucket = carried(old.tokenBucket, tpm, now);
+        }
+
+        private static TokenBucket carried(TokenBucket old, long limit, long now) {
+            if (limit <= 0) {
+                return old; // dormant, as it is
+            }
+            return old == null ? new TokenBucket(limit, now) : old.resized(limit, now);
+        }
+
+        /** Returns the request bucket when {@code rpm=} is set, else {@code null}. */
+        TokenBucket requests() {
+            return rpm > 0 ? requestBucket : null;
+        }
+
+        /** Returns the token bucket when {@code tpm=} is set, else {@code null}. */
+        TokenBucket tokens() {
+            return tpm > 0 ? tokenBucket : null;
         }
     }
 
@@ -101,12 +122,12 @@ public final class RateLimits {
         return locked(key, now, s -> {
             String refused = null;
             long waitNanos = 0;
-            if (s.tokens != null && !s.tokens.hasAny(now)) {
+            if (s.tokens() != null && !s.tokens().hasAny(now)) {
                 refused = "tokens";
-                waitNanos = s.tokens.nanosUntil(1, now);
-            } else if (s.requests != null && !s.requests.tryTake(1, now)) {
+                waitNanos = s.tokens().nanosUntil(1, now);
+            } else if (s.requests() != null && !s.requests().tryTake(1, now)) {
                 refused = "requests";
-                waitNanos = s.requests.nanosUntil(1, now);
+                waitNanos = s.requests().nanosUntil(1, now);
             }
             int retryAfter = refused == null ? 0 : (int) Math.max(1, (waitNanos + 999_999_999L) / 1_000_000_000L);
             return new Verdict(refused == null, refused, retryAfter, headers(s, now));
@@ -123,12 +144,12 @@ public final class RateLimits {
         long now = nanoTicker.getAsLong();
         while (true) {
             State s = byKey.get(keyName);
-            if (s == null || s.requests == null) {
+            if (s == null || s.requests() == null) {
                 return null;
             }
             synchronized (s) {
                 if (byKey.get(keyName) == s) {
-                    s.requests.giveBack(1, now);
+                    s.requests().giveBack(1, now);
                     return headers(s, now);
                 }
             }
@@ -148,8 +169,8 @@ public final class RateLimits {
         }
         long now = nanoTicker.getAsLong();
         locked(key, now, s -> {
-            if (s.tokens != null) {
-                s.tokens.charge(tokens, now);
+            if (s.tokens() != null) {
+                s.tokens().charge(tokens, now);
             }
             return null;
         });
@@ -157,15 +178,15 @@ public final class RateLimits {
 
     private static Map<String, String> headers(State s, long now) {
         Map<String, String> h = new LinkedHashMap<>(8);
-        if (s.requests != null) {
-            h.put("x-ratelimit-limit-requests", Long.toString(s.requests.limit()));
-            h.put("x-ratelimit-remaining-requests", Long.toString(s.requests.remaining(now)));
-            h.put("x-ratelimit-reset-requests", reset(s.requests.nanosUntilFull(now)));
+        if (s.requests() != null) {
+            h.put("x-ratelimit-limit-requests", Long.toString(s.requests().limit()));
+            h.put("x-ratelimit-remaining-requests", Long.toString(s.requests().remaining(now)));
+            h.put("x-ratelimit-reset-requests", reset(s.requests().nanosUntilFull(now)));
         }
-        if (s.tokens != null) {
-            h.put("x-ratelimit-limit-tokens", Long.toString(s.tokens.limit()));
-            h.put("x-ratelimit-remaining-tokens", Long.toString(s.tokens.remaining(now)));
-            h.put("x-ratelimit-reset-tokens", reset(s.tokens.nanosUntilFull(now)));
+        if (s.tokens() != null) {
+            h.put("x-ratelimit-limit-tokens", Long.toString(s.tokens().limit()));
+            h.put("x-ratelimit-remaining-tokens", Long.toString(s.tokens().remaining(now)));
+            h.put("x-ratelimit-reset-tokens", reset(s.tokens().nanosUntilFull(now)));
         }
         return h;
     }

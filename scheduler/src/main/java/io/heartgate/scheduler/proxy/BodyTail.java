@@ -19,9 +19,11 @@ import java.util.Arrays;
 final class BodyTail {
 
     static final int SIZE = 4096;
-    /** Bytes held from a {@code "usage"} that left the window: more than any usage object. */
+    /** Bytes held from a {@code "usage": {...}} that left the window: more than any usage object. */
     static final int HELD = 1024;
     private static final byte[] USAGE = {'"', 'u', 's', 'a', 'g', 'e', '"'};
+    /** The most bytes a usage key with its blanks, colon and brace may take: more are not the servers'. */
+    private static final int CANDIDATE = 32;
 
     private boolean counting;
     private boolean watching;
@@ -31,11 +33,15 @@ final class BodyTail {
     /** The kept bytes in order, for reading: made once, like the ring. */
     private byte[] linear;
     private long written;
-    /** Of the bytes that left the window: the last {@code "usage"} and what followed it, up to {@link #HELD}. */
+    /** Of the bytes that left the window: the last {@code "usage": {...}} and what followed it, up to {@link #HELD}. */
     private byte[] held;
     private int heldLength;
-    /** How many bytes of {@code "usage"} the bytes that left last end with; {@code USAGE.length}: held is filling. */
-    private int matched;
+    /** Whether the bytes leaving go on into {@link #held}: they follow a usage key. */
+    private boolean holding;
+    /** What may be a usage key, being read: {@code "usage"} so far, then its blanks and colon. */
+    private final byte[] candidate = new byte[CANDIDATE];
+    private int candidateLength;
+    private boolean colon;
     private byte before;
 
     /** Starts a response: its body is kept when {@code count} (usage is read from it), else ignored. */
@@ -53,7 +59,8 @@ final class BodyTail {
         written = 0;
         total = 0;
         heldLength = 0;
-        matched = 0;
+        holding = false;
+        candidateLength = 0;
         before = 0;
     }
 
@@ -94,28 +101,56 @@ final class BodyTail {
         }
     }
 
+    /**
+     * Looks at one byte leaving the window: it goes on into a usage object being held, or on reading
+     * what may be a usage key. A key counts only when a colon and an opening brace follow it, so that
+     * a string {@code "usage"} (a token of {@code prompt_logprobs}, say) never takes the place of the
+     * object.
+     */
     private void see(byte b) {
-        if (matched == USAGE.length) {
-            if (heldLength < HELD) {
-                held[heldLength++] = b;
-                before = b;
-                return; // within a held usage object, a nested "usage" is not a new one
-            }
-            matched = 0; // held all it may: what follows is looked through again
+        if (holding) {
+            held[heldLength++] = b;
+            holding = heldLength < HELD; // within a held object, a nested "usage" is not a new one
+            before = b;
+            return;
         }
-        if (b == USAGE[matched] && (matched > 0 || before != '\\')) {
-            matched++;
-            if (matched == USAGE.length) {
-                if (held == null) {
-                    held = new byte[HELD];
-                }
-                System.arraycopy(USAGE, 0, held, 0, USAGE.length);
-                heldLength = USAGE.length;
+        if (candidateLength > 0 && candidateLength < USAGE.length) {
+            if (b == USAGE[candidateLength]) {
+                candidate[candidateLength++] = b;
+                before = b;
+                return;
             }
-        } else {
-            matched = b == '"' && before != '\\' ? 1 : 0;
+            candidateLength = 0;
+        } else if (candidateLength > 0) {
+            boolean blank = b == ' ' || b == '\t' || b == '\n' || b == '\r';
+            if (candidateLength < CANDIDATE && (blank || b == ':' && !colon || b == '{' && colon)) {
+                candidate[candidateLength++] = b;
+                colon |= b == ':';
+                if (b == '{') {
+                    hold();
+                }
+                before = b;
+                return;
+            }
+            candidateLength = 0; // a value "usage", or anything else: no usage object
+        }
+        if (b == '"' && before != '\\') {
+            candidate[0] = b;
+            candidateLength = 1;
+            colon = false;
         }
         before = b;
+    }
+
+    /** A usage key and its brace left the window: the bytes leaving from now on are held after them. */
+    private void hold() {
+        if (held == null) {
+            held = new byte[HELD];
+        }
+        System.arraycopy(candidate, 0, held, 0, candidateLength);
+        heldLength = candidateLength;
+        holding = true;
+        candidateLength = 0;
     }
 
     /** Returns the token counts the counted response's end reports, or {@code null} (not counted, none found). */
@@ -124,19 +159,22 @@ final class BodyTail {
             return null;
         }
         UsageReader.Usage found = UsageReader.read(bytes(), length());
-        if (found != null || !watching || heldLength == 0 && matched == 0) {
+        if (found != null || !watching) {
             return found;
         }
-        // A "usage" cut where the window begins (or only a quote that left last), then a usage object
-        // that left it: each read joined to the window.
-        if (matched > 0 && matched < USAGE.length) {
-            found = UsageReader.read(joined(USAGE, matched), matched + length());
-            if (found != null || heldLength == 0) {
+        // A usage key cut where the window begins (or only a quote that left last), then a usage
+        // object that left it: each read joined to the window.
+        if (candidateLength > 0) {
+            found = UsageReader.read(joined(candidate, candidateLength), candidateLength + length());
+            if (found != null) {
                 return found;
             }
         }
-        boolean gap = heldLength == HELD; // held all it may: the window does not follow on from it
-        return UsageReader.read(joined(held, heldLength), gap ? heldLength : heldLength + length());
+        if (heldLength == 0) {
+            return null;
+        }
+        // Held all it may: the window does not follow on from it.
+        return UsageReader.read(joined(held, heldLength), holding ? heldLength + length() : heldLength);
     }
 
     /** Returns the first {@code head} bytes of {@code from}, then the window's. */

@@ -121,6 +121,20 @@ class TokenBucketTest {
     }
 
     @Test
+    void aLimitSetByAReloadIsNotStartedFullAgainByARequestHoldingTheLineWithoutIt() {
+        RateLimits limits = new RateLimits(() -> 0);
+        ApiKeys.Key without = new ApiKeys.Key("team", Set.of(), 0, 0, 100);
+        ApiKeys.Key with = new ApiKeys.Key("team", Set.of(), 0, 5, 100);
+        limits.admit(without);
+        for (int i = 0; i < 5; i++) {
+            assertThat(limits.admit(with).allowed()).isTrue();
+        }
+        assertThat(limits.admit(with).allowed()).isFalse();
+        assertThat(limits.admit(without).allowed()).as("no rpm= on that line").isTrue();
+        assertThat(limits.admit(with).allowed()).as("its bucket was kept, dormant, not made anew").isFalse();
+    }
+
+    @Test
     void aRequestThatLookedUpTheOldLineJustBeforeAReloadForgivesNothing() {
         RateLimits limits = new RateLimits(() -> 0);
         ApiKeys.Key before = new ApiKeys.Key("team", Set.of(), 0, 0, 100_000);

@@ -6,6 +6,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class BodyTailTest {
@@ -120,6 +121,33 @@ class BodyTailTest {
         tail.add(chunk(start));
         tail.add(chunk(window));
         assertThat(tail.usage()).isEqualTo(new io.heartgate.scheduler.usage.UsageReader.Usage(5, 2));
+    }
+
+    @Test
+    void aStringUsageBeforeOrAfterTheObjectNeverTakesItsPlace() {
+        String object = "\"usage\":{\"prompt_tokens\":5,\"total_tokens\":7,\"completion_tokens\":2}";
+        // vLLM writes tokens unescaped in prompt_logprobs: a prompt holding the word makes a value "usage".
+        String decoy = "{\"7\":{\"logprob\":-1.0,\"rank\":1,\"decoded_token\":\"usage\"}}";
+        String after = "{\"choices\":[]," + object + ",\"prompt_logprobs\":[null," + "{\"1\":{}},".repeat(200)
+                + decoy + "," + "{\"2\":{}},".repeat(700) + "null]}";
+        for (int offset = 800; offset < 1100; offset += 7) {
+            String before = "{\"choices\":[{\"message\":{\"content\":\"x\"},\"logprobs\":[" + decoy + ","
+                    + "{\"3\":{}},".repeat(offset / 9) + "null]}]," + object + ",\"prompt_logprobs\":[null,"
+                    + "{\"4\":{}},".repeat(700) + "null]}";
+            for (String body : List.of(after, before)) {
+                for (int size : new int[] {1, 7, 512, 1000, body.length()}) {
+                    BodyTail tail = new BodyTail();
+                    tail.start(true, true);
+                    for (int at = 0; at < body.length(); at += size) {
+                        ByteBuf c = chunk(body.substring(at, Math.min(body.length(), at + size)));
+                        tail.add(c);
+                        c.release();
+                    }
+                    assertThat(tail.usage()).as("chunks of " + size).isEqualTo(
+                            new io.heartgate.scheduler.usage.UsageReader.Usage(5, 2));
+                }
+            }
+        }
     }
 
     @Test

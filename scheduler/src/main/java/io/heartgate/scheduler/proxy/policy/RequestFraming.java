@@ -148,13 +148,16 @@ public final class RequestFraming {
                 return "request path '" + uri.substring(0, end) + "' encodes a slash, a backslash or NUL";
             }
         }
-        for (int from = 0; from < path.length(); ) {
-            int next = path.indexOf('/', from + 1);
-            String segment = path.substring(from + 1, next < 0 ? path.length() : next);
+        // Segments as a server or proxy that decodes the slashes too would split them (nginx in front
+        // of a node with a base path resolves /v1/models/..%2F..%2Fapi%2Fpull to /api/pull).
+        String split = modelId ? path.replace("%2F", "/").replace("%2f", "/") : path;
+        for (int from = 0; from < split.length(); ) {
+            int next = split.indexOf('/', from + 1);
+            String segment = split.substring(from + 1, next < 0 ? split.length() : next);
             if (segment.equals(".") || segment.equals("..")) {
                 return "request path '" + uri.substring(0, end) + "' has a '" + segment + "' segment";
             }
-            from = next < 0 ? path.length() : next;
+            from = next < 0 ? split.length() : next;
         }
         return null;
     }

@@ -74,6 +74,9 @@ class RequestFramingTest {
         assertThat(RequestFraming.pathProblem("/v1/models/meta-llama%2FLlama-3.1-8B-Instruct"))
                 .as("a model id, as openai-node escapes it").isNull();
         assertThat(RequestFraming.pathProblem("/v1/models%2Fx")).contains("slash");
+        assertThat(RequestFraming.pathProblem("/v1/models/..%2F..%2Fapi%2Fpull")).as("dots between escaped slashes")
+                .contains("'..' segment");
+        assertThat(RequestFraming.pathProblem("/v1/model%73/%2E%2E%2f..%2Fapi%2Fpull")).contains("'..' segment");
         assertThat(RequestFraming.pathProblem("/api%5cpull")).contains("backslash");
         assertThat(RequestFraming.pathProblem("/api/tags%00")).contains("NUL");
         assertThat(RequestFraming.pathProblem("/a/../api/pull")).contains("'..' segment");
