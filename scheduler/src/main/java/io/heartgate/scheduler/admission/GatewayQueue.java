@@ -63,38 +63,6 @@ public final class GatewayQueue {
 
     private static final Logger log = LoggerFactory.getLogger(GatewayQueue.class);
 
-    /**
-     * One model's waiting requests: first attempts, and retries apart, since a retry may find every
-     * node full that it has not tried yet while first attempts behind it would fit. The two share the
-     * model's bound.
-     */
-    private static final class ModelQueue {
-        final int max;
-        final FairQueue<Waiter> fresh;
-        final FairQueue<Waiter> retries;
-        final List<FairQueue<Waiter>> parts;
-
-        ModelQueue(int max) {
-            this.max = max;
-            fresh = new FairQueue<>(max, FairQueue.BURST);
-            retries = new FairQueue<>(max); // a node's failure, not a client's parallel calls: no burst
-            parts = List.of(fresh, retries);
-        }
-
-        boolean isEmpty() {
-            return fresh.isEmpty() && retries.isEmpty();
-        }
-
-        boolean full() {
-            return fresh.size() + retries.size() >= max;
-        }
-
-        /** Returns the part {@code w} joins: first attempts or retries. */
-        FairQueue<Waiter> partOf(Waiter w) {
-            return w.tried().isEmpty() ? fresh : retries;
-        }
-    }
-
     private final int maxPerModel;
     private final long timeoutNanos;
     private final String timeoutText;
@@ -169,8 +137,7 @@ public final class GatewayQueue {
                     }
                     out = LongestQueueDrop.choose(q.parts, caller, priority);
                     if (out != null) {
-                        q.fresh.remove(out);
-                        q.retries.remove(out);
+                        q.remove(out);
                     }
                 }
             }
@@ -236,7 +203,7 @@ public final class GatewayQueue {
         lock.lock();
         try {
             ModelQueue q = byModel.get(key(t.item().facts().model()));
-            if (q != null && (q.fresh.remove(t) || q.retries.remove(t))) {
+            if (q != null && q.remove(t)) {
                 waiting--;
                 meters.left(meters.gone, nanoTicker.getAsLong() - t.enqueuedNanos());
                 tidy();

@@ -70,7 +70,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
     private String remoteIp = "unknown";
     private StagedCall staging;
     /** The end of the current response's body, for usage accounting. */
-    private final BodyTail tail = new BodyTail();
+    private final AnswerUsage usage = new AnswerUsage();
     private Exchange current;
     private ArrayDeque<FullHttpRequest> queued;
     /** Set once a request could not be framed: whatever follows on this connection is not read as requests. */
@@ -317,9 +317,9 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
         return remoteIp;
     }
 
-    /** Returns the buffer that keeps the end of the current response's body. */
-    BodyTail tail() {
-        return tail;
+    /** Returns the usage accounting of the answer relayed now. */
+    AnswerUsage usage() {
+        return usage;
     }
 
     @Override

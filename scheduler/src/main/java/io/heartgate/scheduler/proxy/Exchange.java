@@ -11,11 +11,9 @@ import io.heartgate.scheduler.proxy.policy.RetryPolicy.Failure;
 import io.heartgate.scheduler.proxy.policy.Route;
 import io.heartgate.scheduler.proxy.stage.Answer;
 import io.heartgate.scheduler.usage.UsageAccounting;
-import io.heartgate.scheduler.usage.UsageReader;
 import io.netty.channel.ChannelFuture;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpContent;
-import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpUtil;
 
@@ -43,10 +41,6 @@ final class Exchange implements Timeouts.Watched {
     private Boolean streams;
     /** Whether the request is for its first node only (a model-management call): never retried elsewhere. */
     private boolean pinned;
-    /** The request body's size, for an estimate of a cut answer's prompt tokens. */
-    private final int requestBytes;
-    /** Whether the answer being relayed is an SSE stream (an OpenAI one reports usage only when asked). */
-    private boolean sse;
     /** Whether answering makes the node load the request's model; worked out once, when first asked. */
     private Boolean loadsModel;
     /** The retry's place in the gateway queue while every other node is full, else {@code null}. */
@@ -57,7 +51,6 @@ final class Exchange implements Timeouts.Watched {
         this.relay = relay;
         this.conn = conn;
         this.req = req;
-        this.requestBytes = req.content().readableBytes();
         this.facts = facts;
         this.client = new ClientSide(conn, req, keepAlive, relay.counters(), extraHeaders);
         this.upstream = new UpstreamSide(relay.pool(), this);
@@ -134,10 +127,7 @@ final class Exchange implements Timeouts.Watched {
             return true;
         }
         phase = phase.to(Phase.RELAYING);
-        // Usage is counted on every success answer to a POST (generations are), whether or not the
-        // body named a model: vLLM, TGI and llama.cpp serve a request without one.
-        conn.tail().start(code < 300 && req.method() == HttpMethod.POST, wholeJson(response));
-        sse = contentType(response, "text/event-stream");
+        conn.usage().head(req, code, response);
         if (code < 300 && loadsModel()) {
             relay.answeredWell(attempts.node(), facts);
         }
@@ -155,7 +145,7 @@ final class Exchange implements Timeouts.Watched {
         if (phase == Phase.RELAYING) {
             watch.touch();
             relay.answeredBy(attempts.node());
-            conn.tail().add(content.content());
+            conn.usage().add(content.content());
             if (!last) {
                 if (!client.chunk(content)) {
                     upstream.autoRead(false); // resumed by clientWritabilityChanged
@@ -165,7 +155,7 @@ final class Exchange implements Timeouts.Watched {
             ChannelFuture written = client.last(content);
             attempts.release();
             upstream.responseEnded();
-            relay.used(facts.caller(), modelLabel(), conn.tail().usage());
+            conn.usage().ended(relay, facts.caller(), modelLabel());
             finish(client.status());
             conn.exchangeDone(this, written, client.closesAfter());
             return;
@@ -302,15 +292,7 @@ final class Exchange implements Timeouts.Watched {
             }
             case CUT, ABANDON, PASS_THROUGH -> { // PASS_THROUGH is only ever decided for a head
                 if (phase == Phase.RELAYING) {
-                    // Tokens the node reported before the end (a usage chunk ahead of the stream's
-                    // last bytes) count, so a client cannot escape tpm= by hanging up before them;
-                    // when it reported none yet, an estimate is charged to tpm= alone.
-                    UsageReader.Usage used = conn.tail().usage();
-                    relay.used(facts.caller(), modelLabel(), used);
-                    if (used == null && conn.tail().counting() && facts.caller() != null) {
-                        relay.keyLimits().chargeCut(facts.caller(), req.uri(), requestBytes, conn.tail().eventsEstimate(),
-                                sse);
-                    }
+                    conn.usage().cut(relay, req, facts.caller(), modelLabel());
                 }
                 finish(d.action() == Action.ABANDON ? 0 : client.status());
                 attempts.release();
@@ -398,16 +380,6 @@ final class Exchange implements Timeouts.Watched {
 
     java.util.List<String> tried() {
         return attempts.tried();
-    }
-
-    /** Says whether {@code response} is one JSON answer (not a stream), whose usage more fields may follow. */
-    private static boolean wholeJson(HttpResponse response) {
-        return contentType(response, "application/json");
-    }
-
-    private static boolean contentType(HttpResponse response, String type) {
-        String t = response.headers().get(io.netty.handler.codec.http.HttpHeaderNames.CONTENT_TYPE);
-        return t != null && t.regionMatches(true, 0, type, 0, type.length());
     }
 
     private String modelLabel() {

@@ -19,6 +19,18 @@ class BodyTailTest {
         return Unpooled.copiedBuffer(s, StandardCharsets.US_ASCII);
     }
 
+    /** A whole JSON answer's tail, watched, given {@code body} in chunks of {@code size} bytes. */
+    private static BodyTail watchedInChunks(String body, int size) {
+        BodyTail tail = new BodyTail();
+        tail.start(true, true);
+        for (int at = 0; at < body.length(); at += size) {
+            ByteBuf c = chunk(body.substring(at, Math.min(body.length(), at + size)));
+            tail.add(c);
+            c.release();
+        }
+        return tail;
+    }
+
     @Test
     void keepsTheLastBytesAcrossChunksAndWrapsAroundItsBuffer() {
         BodyTail tail = new BodyTail();
@@ -82,13 +94,7 @@ class BodyTailTest {
         for (int tokens : new int[] {10, 70, 201, 2000}) {
             String body = answerWithLogprobsAfterUsage(tokens);
             for (int size : new int[] {1, 7, 100, 1500, body.length()}) { // however the node's writes were cut
-                BodyTail tail = new BodyTail();
-                tail.start(true, true);
-                for (int at = 0; at < body.length(); at += size) {
-                    ByteBuf c = chunk(body.substring(at, Math.min(body.length(), at + size)));
-                    tail.add(c);
-                    c.release();
-                }
+                BodyTail tail = watchedInChunks(body, size);
                 assertThat(tail.usage()).as(tokens + " prompt tokens, chunks of " + size)
                         .isEqualTo(new io.heartgate.scheduler.usage.UsageReader.Usage(tokens, 2));
             }
@@ -136,13 +142,7 @@ class BodyTailTest {
                     + "{\"4\":{}},".repeat(700) + "null]}";
             for (String body : List.of(after, before)) {
                 for (int size : new int[] {1, 7, 512, 1000, body.length()}) {
-                    BodyTail tail = new BodyTail();
-                    tail.start(true, true);
-                    for (int at = 0; at < body.length(); at += size) {
-                        ByteBuf c = chunk(body.substring(at, Math.min(body.length(), at + size)));
-                        tail.add(c);
-                        c.release();
-                    }
+                    BodyTail tail = watchedInChunks(body, size);
                     assertThat(tail.usage()).as("chunks of " + size).isEqualTo(
                             new io.heartgate.scheduler.usage.UsageReader.Usage(5, 2));
                 }

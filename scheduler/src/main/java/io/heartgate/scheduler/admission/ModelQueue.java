@@ -1,0 +1,41 @@
+package io.heartgate.scheduler.admission;
+
+import io.heartgate.scheduler.admission.GatewayQueue.Waiter;
+import java.util.List;
+
+/**
+ * One model's waiting requests in the {@link GatewayQueue}: first attempts, and retries apart, since
+ * a retry may find every node full that it has not tried yet while first attempts behind it would
+ * fit. The two share the model's bound. Guarded by the gateway queue's lock.
+ */
+final class ModelQueue {
+    final int max;
+    final FairQueue<Waiter> fresh;
+    final FairQueue<Waiter> retries;
+    final List<FairQueue<Waiter>> parts;
+
+    ModelQueue(int max) {
+        this.max = max;
+        fresh = new FairQueue<>(max, FairQueue.BURST);
+        retries = new FairQueue<>(max); // a node's failure, not a client's parallel calls: no burst
+        parts = List.of(fresh, retries);
+    }
+
+    boolean isEmpty() {
+        return fresh.isEmpty() && retries.isEmpty();
+    }
+
+    boolean full() {
+        return fresh.size() + retries.size() >= max;
+    }
+
+    /** Returns the part {@code w} joins: first attempts or retries. */
+    FairQueue<Waiter> partOf(Waiter w) {
+        return w.tried().isEmpty() ? fresh : retries;
+    }
+
+    /** Takes out {@code t}, from whichever part holds it; returns whether one did. */
+    boolean remove(FairQueue.Ticket<Waiter> t) {
+        return fresh.remove(t) || retries.remove(t);
+    }
+}

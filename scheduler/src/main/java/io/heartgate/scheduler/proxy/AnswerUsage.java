@@ -1,0 +1,58 @@
+package io.heartgate.scheduler.proxy;
+
+import io.heartgate.scheduler.usage.UsageReader;
+import io.netty.buffer.ByteBuf;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponse;
+
+/**
+ * A connection's usage accounting, for the answer it relays now: which answers are counted (every
+ * success answer to a POST, whether or not the body named a model: vLLM, TGI and llama.cpp serve
+ * one without), how their tail is kept ({@link BodyTail}), and what is counted and charged when the
+ * answer ends or is cut. Keeps that job out of the exchange's state machine; one per connection,
+ * reused by its answers (a connection relays one at a time), so it costs the request path no
+ * allocation. Event-loop confined.
+ */
+final class AnswerUsage {
+
+    private final BodyTail tail = new BodyTail();
+    /** Whether the answer is an SSE stream (an OpenAI one reports usage only when asked). */
+    private boolean sse;
+
+    /** The node's response head to {@code req}, of status {@code code}: starts keeping its body's tail if it is counted. */
+    void head(FullHttpRequest req, int code, HttpResponse response) {
+        // A whole JSON answer's usage more fields may follow; a stream's is its last event.
+        tail.start(code < 300 && req.method() == HttpMethod.POST, contentType(response, "application/json"));
+        sse = contentType(response, "text/event-stream");
+    }
+
+    /** Notes a chunk of the answer's body (indexes untouched). */
+    void add(ByteBuf chunk) {
+        tail.add(chunk);
+    }
+
+    /** The answer ended: counts and charges what its node reported. */
+    void ended(Relay relay, String caller, String modelLabel) {
+        relay.used(caller, modelLabel, tail.usage());
+    }
+
+    /**
+     * The answer to {@code req} was cut (the client hung up, the node's connection broke): what the
+     * node reported before counts, so a client cannot escape {@code tpm=} by hanging up before the
+     * end; when it reported nothing yet, an estimate is charged to {@code tpm=} alone.
+     */
+    void cut(Relay relay, FullHttpRequest req, String caller, String modelLabel) {
+        UsageReader.Usage used = tail.usage();
+        relay.used(caller, modelLabel, used);
+        if (used == null && tail.counting() && caller != null) {
+            relay.keyLimits().chargeCut(caller, req.uri(), req.content().readableBytes(), tail.eventsEstimate(), sse);
+        }
+    }
+
+    private static boolean contentType(HttpResponse response, String type) {
+        String t = response.headers().get(HttpHeaderNames.CONTENT_TYPE);
+        return t != null && t.regionMatches(true, 0, type, 0, type.length());
+    }
+}
