@@ -51,6 +51,16 @@ final class AnswerUsage {
         }
     }
 
+    /**
+     * The client of {@code req} (a POST, sent to its node, whose answer had not begun) hung up: the
+     * node read the prompt, so a limited key is charged its estimate ({@link KeyLimits#chargeGoneBeforeHead}).
+     */
+    void goneBeforeHead(Relay relay, FullHttpRequest req, String caller, boolean streams) {
+        if (caller != null && req.method() == HttpMethod.POST) {
+            relay.keyLimits().chargeGoneBeforeHead(caller, req.uri(), req.content().readableBytes(), streams);
+        }
+    }
+
     private static boolean contentType(HttpResponse response, String type) {
         String t = response.headers().get(HttpHeaderNames.CONTENT_TYPE);
         return t != null && t.regionMatches(true, 0, type, 0, type.length());

@@ -293,6 +293,8 @@ final class Exchange implements Timeouts.Watched {
             case CUT, ABANDON, PASS_THROUGH -> { // PASS_THROUGH is only ever decided for a head
                 if (phase == Phase.RELAYING) {
                     conn.usage().cut(relay, req, facts.caller(), modelLabel());
+                } else if (failure == Failure.CLIENT_GONE && phase.beforeHead()) {
+                    conn.usage().goneBeforeHead(relay, req, facts.caller(), streams());
                 }
                 finish(d.action() == Action.ABANDON ? 0 : client.status());
                 attempts.release();

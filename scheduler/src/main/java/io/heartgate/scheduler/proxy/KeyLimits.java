@@ -40,13 +40,37 @@ final class KeyLimits {
      * usage) and Ollama's chat and generate; never a model pull's progress, say.
      */
     void chargeCut(String caller, String uri, int requestBytes, long events, boolean sse) {
-        int q = uri.indexOf('?');
-        String path = q < 0 ? uri : uri.substring(0, q);
-        boolean openAi = path.equals("/v1/chat/completions") || path.equals("/v1/completions");
-        boolean ollama = path.equals("/api/chat") || path.equals("/api/generate");
-        if (openAi && (!sse || streamsReport) || ollama && !sse) {
+        String path = path(uri);
+        boolean openAi = openAi(path);
+        if (openAi && (!sse || streamsReport) || ollama(path) && !sse) {
             charge(caller, requestBytes / BYTES_PER_PROMPT_TOKEN + events);
         }
+    }
+
+    /**
+     * Charges the prompt's estimate for a generation to {@code uri} whose client hung up after the
+     * node had the request but before its answer began: the node read the prompt (the costly part of a
+     * long one), so leaving before the head does not escape {@code tpm=} either. The same calls as
+     * {@link #chargeCut}; an OpenAI request that {@code streams} only when every stream is asked for its usage.
+     */
+    void chargeGoneBeforeHead(String caller, String uri, int requestBytes, boolean streams) {
+        String path = path(uri);
+        if (openAi(path) && (!streams || streamsReport) || ollama(path)) {
+            charge(caller, requestBytes / BYTES_PER_PROMPT_TOKEN);
+        }
+    }
+
+    private static String path(String uri) {
+        int q = uri.indexOf('?');
+        return q < 0 ? uri : uri.substring(0, q);
+    }
+
+    private static boolean openAi(String path) {
+        return path.equals("/v1/chat/completions") || path.equals("/v1/completions");
+    }
+
+    private static boolean ollama(String path) {
+        return path.equals("/api/chat") || path.equals("/api/generate");
     }
 
     /** Charges {@code tokens} to the tokens per minute of the key named {@code caller}. */

@@ -319,6 +319,29 @@ class ExchangeTest {
     }
 
     @Test
+    void aClientLeavingBeforeTheAnswersHeadIsChargedItsPromptsEstimate() {
+        String key = relayWithTokenLimit("gina", 1000);
+        chatAs(relay.client, "/v1/chat/completions", key); // a whole answer: its head comes when generation ends
+        relay.client.close(); // the node has read the prompt
+
+        long promptEstimate = CHAT.getBytes(StandardCharsets.UTF_8).length / KeyLimits.BYTES_PER_PROMPT_TOKEN;
+        assertThat(promptEstimate).isPositive();
+        assertThat(tokensLeft(key)).isEqualTo(Long.toString(1000 - promptEstimate));
+        assertThat(relay.counters.get(Counter.CLIENT_CANCELLATIONS)).isEqualTo(1);
+    }
+
+    @Test
+    void anSseRequestLeftBeforeItsHeadIsChargedNothingWhenStreamsAreNotAllAskedForUsage() {
+        String key = relayWithTokenLimit("hugo", 1000);
+        FullHttpRequest r = post("/v1/chat/completions", "{\"model\":\"llama3:8b\",\"stream\":true,\"messages\":[]}");
+        r.headers().set("authorization", "Bearer " + key);
+        relay.client.writeInbound(r);
+        received(relay.upstream("n1"));
+        relay.client.close();
+        assertThat(tokensLeft(key)).as("finished, such a stream would not be counted either").isEqualTo("1000");
+    }
+
+    @Test
     void aCallThatIsNoGenerationLeftMidwayIsChargedNothing() {
         String key = relayWithTokenLimit("fred", 1000);
         EmbeddedChannel up = chatAs(relay.client, "/api/embed", key); // progress lines, as a model pull sends
