@@ -1,5 +1,7 @@
 package io.heartgate.scheduler.table;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -28,6 +30,16 @@ public final class InFlight {
     private int previousPeak;
     /** Model to this scheduler's requests in flight that the node must load it for; created on first use. */
     private volatile ConcurrentHashMap<String, Integer> loading;
+
+    private static final VarHandle PEAK;
+
+    static {
+        try {
+            PEAK = MethodHandles.lookup().findVarHandle(InFlight.class, "peak", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     /** The most models remembered as answered; a heartbeat lists at most 64 loaded. */
     static final int MAX_SERVED = 64;
@@ -73,8 +85,11 @@ public final class InFlight {
     }
 
     private void notePeak(int count) {
-        if (count > peak) {
-            peak = count; // racy max: a lost update under-reports by one at most, and only until the next
+        int p = peak;
+        // Written only when exceeded (a plain read on the common path); a compare-and-set so that two
+        // loops raising it at once cannot leave the lower count, nor a period's reset be overwritten by a stale peak.
+        while (count > p && !PEAK.compareAndSet(this, p, count)) {
+            p = peak;
         }
     }
 
@@ -87,10 +102,9 @@ public final class InFlight {
      */
     public int takePeak() {
         int now = get();
-        int current = Math.max(peak, now);
+        int current = Math.max((int) PEAK.getAndSet(this, now), now);
         int p = Math.max(current, previousPeak);
         previousPeak = current;
-        peak = now;
         return p;
     }
 
