@@ -110,6 +110,17 @@ public final class GatewayQueue {
     }
 
     /**
+     * Says whether a request that has just claimed a slot on {@code node} must give it back and queue
+     * instead, because requests wait for a model the node serves (another model's, or a first attempt
+     * a retry would pass): the queue then decides which goes first, so a lower class never takes a
+     * freed slot ahead of a higher one by reaching it before the queue does. One volatile read while
+     * nothing waits.
+     */
+    public boolean contended(Node node) {
+        return waiting != 0 && servesWaiting(node);
+    }
+
+    /**
      * Queues {@code w} for {@code caller} (an API key's name or a client address) in priority class
      * {@code priority}, then serves the queue at once (a slot may have come free meanwhile). When the
      * model's queue is full, a request that {@link LongestQueueDrop} names is answered 503 {@code

@@ -20,7 +20,7 @@ final class Attempts {
     private String lastFailure;
     private io.heartgate.scheduler.proxy.policy.AffinityPick affinity;
 
-    /** @param slotFreed told whenever a slot on a node of known capacity is given back (the gateway queue) */
+    /** @param slotFreed told whenever a slot on a node is given back (the gateway queue, which looks whether it waits for it) */
     Attempts(java.util.function.Consumer<Node> slotFreed) {
         this.slotFreed = slotFreed;
     }
@@ -62,13 +62,11 @@ final class Attempts {
                 n.inFlight().loading(loading, -1);
                 loading = null;
             }
-            if (n.capacity() > 0) {
-                try {
-                    slotFreed.accept(n);
-                } catch (RuntimeException e) { // the queue's trouble must not stop this exchange's end
-                    org.slf4j.LoggerFactory.getLogger(Attempts.class).warn("Gateway queue failed on a freed slot of node {}",
-                            n.id(), e);
-                }
+            try {
+                slotFreed.accept(n);
+            } catch (RuntimeException e) { // the queue's trouble must not stop this exchange's end
+                org.slf4j.LoggerFactory.getLogger(Attempts.class).warn("Gateway queue failed on a freed slot of node {}",
+                        n.id(), e);
             }
         }
     }

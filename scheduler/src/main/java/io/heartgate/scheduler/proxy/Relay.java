@@ -57,7 +57,17 @@ final class Relay {
         this.rescues = rescues;
         this.usage = metrics.usage();
         this.keyLimits = keyLimits;
-        this.slotFreed = queue::slotFreed;
+        this.slotFreed = n -> {
+            if (queue.depth() != 0) {
+                // The node as the table has it now: a heartbeat since the request was routed may have
+                // made its capacity known or added a model whose requests wait.
+                Node now = table.get().node(n.id());
+                Node current = now != null ? now : n;
+                if (current.capacity() > 0) {
+                    queue.slotFreed(current);
+                }
+            }
+        };
         this.queue = queue;
         this.stallTimeoutMs = stallTimeoutMs;
         this.pool = pool;

@@ -20,6 +20,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -339,6 +340,77 @@ class ExchangeTest {
         received(relay.upstream("n1"));
         relay.client.close();
         assertThat(tokensLeft(key)).as("finished, such a stream would not be counted either").isEqualTo("1000");
+    }
+
+    /**
+     * Starts a relay to n1 (llama) and n2 (llama and qwen), each of capacity 1, with two keys: {@code
+     * low}, and {@code high} of priority 1.
+     */
+    private void relayWithPriorityKeys() {
+        io.heartgate.scheduler.trust.ApiKeys keys = io.heartgate.scheduler.trust.ApiKeys.parse(
+                "low " + io.heartgate.scheduler.trust.ApiKeys.hash("hg-low-key") + "\n"
+                + "high " + io.heartgate.scheduler.trust.ApiKeys.hash("hg-high-key") + " priority=1\n");
+        relay = new EmbeddedRelay(new io.heartgate.scheduler.proxy.stage.Stages.Access(() -> keys, null, false), "n1", "n2");
+        relay.nodeBeats("n1", b -> b.capacity(1));
+        relay.nodeBeats("n2", b -> b.capacity(1).models(List.of("llama3:8b", "qwen3:4b")));
+    }
+
+    /** Sends a chat request for {@code body} as {@code key} on a new client connection; returns the connection. */
+    private EmbeddedChannel chatOnNewClient(String key, String body) {
+        EmbeddedChannel client = relay.newClient();
+        FullHttpRequest r = post("/v1/chat/completions", body);
+        r.headers().set("authorization", "Bearer " + key);
+        client.writeInbound(r);
+        return client;
+    }
+
+    @Test
+    void aRetryDoesNotTakeASlotAheadOfAHigherClassWaitingForAnotherModelOnTheSameNode() {
+        relayWithPriorityKeys();
+        String qwen = "{\"model\":\"qwen3:4b\",\"messages\":[]}";
+        EmbeddedChannel low = chatOnNewClient("hg-low-key", CHAT);
+        EmbeddedChannel lowsNode = relay.upstream("n1");
+        received(lowsNode);
+        chatOnNewClient("hg-high-key", qwen);
+        received(relay.upstream("n2"));
+        EmbeddedChannel waiting = chatOnNewClient("hg-high-key", qwen);
+        assertThat(relay.queue.depth()).isEqualTo(1);
+        relay.nodeBeats("n2", b -> b.capacity(2)); // room on n2 that no freed slot announced (the sweep would)
+
+        lowsNode.close(); // reset before the head: the low request is retried on n2, the only other node
+        low.runPendingTasks();
+        waiting.runPendingTasks();
+
+        assertThat(relay.connections("n2")).isEqualTo(2);
+        FullHttpRequest sent = relay.upstream("n2").readOutbound();
+        assertThat(sent.content().toString(StandardCharsets.UTF_8)).as("n2's new slot went to the waiting high request")
+                .contains("qwen3:4b");
+        sent.release();
+        assertThat(relay.queue.depth()).as("the low retry waits its turn").isEqualTo(1);
+        assertThat(relay.node("n2").inFlight().get()).isEqualTo(2);
+    }
+
+    @Test
+    void aSlotFreedOnANodeThatNowServesAWaitingModelServesItAtOnce() {
+        relay = new EmbeddedRelay("n1", "n2");
+        relay.nodeBeats("n1", b -> b.capacity(1));
+        relay.nodeBeats("n2", b -> b.capacity(1).models(List.of("qwen3:4b")));
+        String qwen = "{\"model\":\"qwen3:4b\",\"messages\":[]}";
+        relay.client.writeInbound(post("/v1/chat/completions", CHAT));
+        EmbeddedChannel n1 = relay.upstream("n1");
+        received(n1);
+        relay.newClient().writeInbound(post("/v1/chat/completions", qwen));
+        received(relay.upstream("n2"));
+        EmbeddedChannel waiting = relay.newClient();
+        waiting.writeInbound(post("/v1/chat/completions", qwen));
+        assertThat(relay.queue.depth()).isEqualTo(1);
+        relay.nodeServes("n1", "llama3:8b", "qwen3:4b"); // n1 loaded qwen meanwhile
+
+        n1.writeInbound(head(200, "content-length", "2"), last("ok")); // the llama answer ends
+        waiting.runPendingTasks();
+
+        assertThat(relay.queue.depth()).as("served without waiting for a sweep").isZero();
+        assertThat(relay.node("n1").inFlight().get()).isEqualTo(1);
     }
 
     @Test

@@ -16,7 +16,8 @@ import java.util.function.Supplier;
 /**
  * Chooses the node of a request's first attempt ({@link RouteSelector} over the table's current
  * snapshot and the passive-health view), or answers {@code no_upstream} or {@code model_not_found}.
- * When every candidate is at its capacity, or requests for the model already wait, the request
+ * When every candidate is at its capacity, or requests for the model already wait (or for another
+ * model its node serves, so the queue orders the two), the request
  * waits in the {@link GatewayQueue} until a slot frees, and is answered 503 {@code overloaded}
  * with {@code Retry-After} when the queue is full, its wait runs out, or a later request takes its
  * place in the full queue; a request that waited gets its caller's key's request token back
@@ -49,6 +50,10 @@ final class Routing implements Stage {
         }
         Route route = queue.queued(call.facts().model()) ? Route.Refused.FULL
                 : selector.select(table.get(), call.facts(), List.of(), health);
+        if (route instanceof Route.To to && to.held() && queue.contended(to.node())) {
+            to.unclaim(); // requests wait that this slot could serve: the queue says who goes first
+            route = Route.Refused.FULL;
+        }
         if (route instanceof Route.To to) {
             call.route(to);
             call.proceed();

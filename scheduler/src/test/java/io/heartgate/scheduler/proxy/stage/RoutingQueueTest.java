@@ -52,6 +52,8 @@ class RoutingQueueTest {
     /** A call on the test's loop that notes how it ended. */
     private final class TestCall implements Call {
         final String caller;
+        final String model;
+        final int priority;
         final Map<String, String> responseHeaders = new HashMap<>();
         Route.To route;
         Answer answer;
@@ -65,7 +67,14 @@ class RoutingQueueTest {
 
         /** A call of the API key named {@code caller}. */
         TestCall(String caller) {
+            this(caller, "m:latest", 0);
+        }
+
+        /** A call of {@code caller} (or of its address) for {@code model} in class {@code priority}. */
+        TestCall(String caller, String model, int priority) {
             this.caller = caller;
+            this.model = model;
+            this.priority = priority;
         }
 
         @Override
@@ -90,8 +99,8 @@ class RoutingQueueTest {
 
         @Override
         public RequestFacts facts() {
-            RequestFacts facts = RequestFacts.ofModel("m:latest");
-            return caller == null ? facts : facts.withCaller(caller);
+            RequestFacts facts = RequestFacts.ofModel(model);
+            return caller == null && priority == 0 ? facts : facts.withCaller(caller, priority);
         }
 
         @Override
@@ -178,6 +187,24 @@ class RoutingQueueTest {
         queue.slotFreed(node);
         runLoop();
         assertThat(second.proceeded).isTrue();
+        assertThat(node.inFlight().get()).isEqualTo(1);
+    }
+
+    @Test
+    void aCallForAnotherModelDoesNotTakeAFreedSlotAheadOfAHigherClassWaitingForTheNode() {
+        routing.handle(new TestCall(null, "a:latest", 1)); // n1 serves any model: its one slot
+        TestCall waiting = new TestCall(null, "a:latest", 1);
+        routing.handle(waiting);
+        assertThat(queue.depth()).isEqualTo(1);
+        node.inFlight().decrement(); // the first answer ends; its loop has not told the queue yet
+
+        TestCall other = new TestCall(null, "b:latest", 0); // nothing queued for b
+        routing.handle(other);
+        runLoop();
+
+        assertThat(waiting.proceeded).isTrue();
+        assertThat(other.proceeded).as("it waits behind the higher class").isFalse();
+        assertThat(queue.depth()).isEqualTo(1);
         assertThat(node.inFlight().get()).isEqualTo(1);
     }
 
