@@ -21,6 +21,13 @@ final class OverloadOptions {
                     + "[env SCHEDULER_QUEUE_TIMEOUT] (default: 60s)")
     Duration queueTimeout;
 
+    @Option(names = "--reserve-slots", defaultValue = "${env:SCHEDULER_RESERVE_SLOTS:-0}",
+            description = "free slots of a model's nodes kept for callers that are not flooding it: a caller with more "
+                    + "than 4 requests waiting in the gateway queue for the model does not get the last N free slots; "
+                    + "trades the flood's throughput for the other callers' time to first token; 0 = use every "
+                    + "slot [env SCHEDULER_RESERVE_SLOTS] (default: 0)")
+    int reserveSlots;
+
     @Option(names = "--force-usage", arity = "0..1", fallbackValue = "true",
             defaultValue = "${env:SCHEDULER_FORCE_USAGE:-false}",
             description = "make OpenAI streaming requests ask for stream_options.include_usage (added where missing, "

@@ -252,7 +252,7 @@ public final class SchedulerMain implements Callable<Integer> {
                 drainTimeout, ejectAfter, ejectFor, Math.max(1, Runtime.getRuntime().availableProcessors()),
                 Transport.parse(transport), keepAliveTimeout, UpstreamAllowList.parse(allowUpstream), headerTimeout,
                 bodyTimeout, maxConnections, allowModelManagement, stallTimeout, overload.maxQueue, overload.queueTimeout,
-                overload.forceUsage);
+                overload.forceUsage, overload.reserveSlots);
         proxy.transport().resolve(); // an explicit choice the host lacks: one line and exit 2
         // Files read here too, so that a bad one is one line and exit 2 before anything starts.
         if (apiKeys != null) {

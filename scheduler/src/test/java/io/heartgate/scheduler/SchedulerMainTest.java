@@ -23,7 +23,8 @@ class SchedulerMainTest {
         assertThat(run.out()).contains("--transport", "SCHEDULER_TRANSPORT", "--keepalive-timeout",
                 "SCHEDULER_KEEPALIVE_TIMEOUT", "io_uring", "epoll", "nio",
                 "--port", "SCHEDULER_PORT", "--api-keys", "SCHEDULER_API_KEYS", "--upstream-api-key", "--strategy", "SCHEDULER_STRATEGY", "--retries", "SCHEDULER_RETRIES",
-                "--warm-first", "SCHEDULER_WARM_FIRST", "--warm-max-load", "SCHEDULER_WARM_MAX_LOAD");
+                "--warm-first", "SCHEDULER_WARM_FIRST", "--warm-max-load", "SCHEDULER_WARM_MAX_LOAD",
+                "--reserve-slots", "SCHEDULER_RESERVE_SLOTS");
     }
 
     @Test
@@ -32,6 +33,12 @@ class SchedulerMainTest {
         assertThat(configOf("--warm-first=false").warmFirst().enabled()).isFalse();
         assertThat(configOf("--warm-first").warmFirst().enabled()).isTrue();
         assertThat(configOf("--warm-max-load", "0").warmFirst().maxLoad()).isZero();
+    }
+
+    @Test
+    void theReserveIsOffByDefault() {
+        assertThat(configOf().proxy().reserveSlots()).isZero();
+        assertThat(configOf("--reserve-slots", "3").proxy().reserveSlots()).isEqualTo(3);
     }
 
     private static SchedulerConfig configOf(String... args) {
@@ -64,6 +71,7 @@ class SchedulerMainTest {
         "--flap-limit -1 | --flap-limit: must be 0 (off) to 1000",
         "--slow-start 25h | --slow-start: must be 0 (off) to 24h",
         "--warm-max-load -1 | --warm-max-load: must be 0 to 1000000, was -1",
+        "--reserve-slots -1 | --reserve-slots: must be 0 to 100000, was -1",
         "--warm-first=maybe | --warm-first",
         "--heartbeat-keys /nonexistent/keys | --heartbeat-keys: ",
         "--kafka-config /nonexistent/kafka.properties | --kafka-config: cannot read",

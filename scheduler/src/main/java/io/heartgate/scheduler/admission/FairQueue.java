@@ -229,6 +229,13 @@ public final class FairQueue<T> {
         return LongestQueueDrop.choose(List.of(this), caller, priority);
     }
 
+    /** Returns how many requests {@code caller} has waiting in class {@code priority}. */
+    public int waitingOf(String caller, int priority) {
+        Level<T> level = levels.get(priority);
+        Waiting<T> mine = level == null ? null : level.byCaller.get(caller);
+        return mine == null ? 0 : mine.tickets.size();
+    }
+
     /** Returns the lowest priority class with requests waiting, or {@code null} when empty. */
     Integer lowestClass() {
         return levels.isEmpty() ? null : levels.lastKey();

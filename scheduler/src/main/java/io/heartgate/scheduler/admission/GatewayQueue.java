@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
+import java.util.function.ToIntFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,6 +33,14 @@ import org.slf4j.LoggerFactory;
  * back, unless its node serves a model whose requests wait.
  * While some are queued, a new request for the same model joins the queue rather than taking a
  * slot ahead of them. Thread-safe: one lock, taken only while something waits.
+ *
+ * <p>With a reserve ({@code --reserve-slots N}), the last {@code N} free slots of a model's nodes
+ * are kept for callers that are not flooding it: a first attempt whose caller has more than a
+ * burst ({@link FairQueue#BURST}) of first attempts waiting for the model stays queued while
+ * {@code N} or fewer are free, and requests of its class or a higher one from other callers go
+ * instead. Without preemption, a caller below its share otherwise waits for the next slot that
+ * frees however it is ordered; the reserve trades the flooding callers' throughput (slots held
+ * idle) for the others' time to first token. Off by default: every free slot is used.
  */
 public final class GatewayQueue {
 
@@ -68,6 +77,10 @@ public final class GatewayQueue {
     private final String timeoutText;
     private final LongSupplier nanoTicker;
     private final Function<Waiter, Route> router;
+    private final int reserve;
+    private final ToIntFunction<Waiter> freeSlots;
+    /** In the pass under way: the class of the highest request held back from the reserve, below which none goes. */
+    private int heldClass = Integer.MIN_VALUE;
     private final ReentrantLock lock = new ReentrantLock();
     private final Map<String, ModelQueue> byModel = new HashMap<>();
     /** The models with requests waiting, copied on write under the lock: read without it. */
@@ -88,6 +101,24 @@ public final class GatewayQueue {
      */
     public GatewayQueue(int maxPerModel, Duration timeout, LongSupplier nanoTicker, Function<Waiter, Route> router,
                         MeterRegistry registry) {
+        this(maxPerModel, timeout, nanoTicker, router, 0, w -> Integer.MAX_VALUE, registry);
+    }
+
+    /**
+     * As {@link #GatewayQueue(int, Duration, LongSupplier, Function, MeterRegistry)}, keeping the last
+     * {@code reserveSlots} free slots of a model's nodes for callers that are not flooding it.
+     *
+     * @param reserveSlots free slots a flooding caller's request may not take; 0 for none
+     * @param freeSlots the free slots on the nodes a waiting request may go to now
+     *     ({@link Integer#MAX_VALUE} when one of them has no known capacity)
+     */
+    public GatewayQueue(int maxPerModel, Duration timeout, LongSupplier nanoTicker, Function<Waiter, Route> router,
+                        int reserveSlots, ToIntFunction<Waiter> freeSlots, MeterRegistry registry) {
+        if (reserveSlots < 0) {
+            throw new IllegalArgumentException("reserveSlots must not be negative, was " + reserveSlots);
+        }
+        this.reserve = reserveSlots;
+        this.freeSlots = freeSlots;
         this.maxPerModel = maxPerModel;
         this.timeoutNanos = timeout.toNanos();
         this.timeoutText = io.heartgate.protocol.Durations.format(timeout);
@@ -173,7 +204,8 @@ public final class GatewayQueue {
 
     /** Sends {@code w} where it would go now if a candidate has room; returns its ticket then, else {@code null}; under the lock. */
     private FairQueue.Ticket<Waiter> routeAtOnce(Waiter w, String caller, int priority) {
-        if (!(route(w) instanceof Route.To to)) {
+        FairQueue<Waiter> part = modelQueue(key(w.facts().model())).partOf(w);
+        if (heldBack(w, part.waitingOf(caller, priority) + 1) || !(route(w) instanceof Route.To to)) {
             return null; // full, or a refusal it is answered as it leaves the queue
         }
         meters.left(meters.served, 0);
@@ -306,6 +338,7 @@ public final class GatewayQueue {
         }
         do {
             again = false;
+            heldClass = Integer.MIN_VALUE;
             if (waiting == 0) {
                 return;
             }
@@ -339,8 +372,13 @@ public final class GatewayQueue {
                 next = t;
             }
         }
-        if (best == null || next.priority() < lowestClass) {
+        if (best == null || next.priority() < Math.max(lowestClass, heldClass)) {
             return false;
+        }
+        if (heldBack(next.item(), best.part.waitingOf(next.caller(), next.priority()))) {
+            best.holdBack(next);
+            heldClass = Math.max(heldClass, next.priority()); // no lower class takes what it was held back from
+            return true;
         }
         Route r = route(next.item());
         if (r == Route.Refused.FULL) {
@@ -363,6 +401,23 @@ public final class GatewayQueue {
             safely(() -> served.item().refused(refusal));
         }
         return true;
+    }
+
+    /**
+     * Says whether {@code w} is held back from the reserve: a first attempt whose caller has {@code
+     * callersWaiting} first attempts (itself included) waiting for the model, more than a burst, while
+     * no more than the reserved slots are free. Under the lock.
+     */
+    private boolean heldBack(Waiter w, int callersWaiting) {
+        if (reserve == 0 || !w.tried().isEmpty() || callersWaiting <= FairQueue.BURST) {
+            return false;
+        }
+        try {
+            return freeSlots.applyAsInt(w) <= reserve;
+        } catch (RuntimeException e) {
+            log.warn("Gateway queue could not count a model's free slots; not holding back", e);
+            return false;
+        }
     }
 
     /** Adds a wait to the recent mean (weight 1/8 to the newest); under the lock. */

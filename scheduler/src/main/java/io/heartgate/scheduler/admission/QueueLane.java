@@ -10,7 +10,10 @@ import java.util.Set;
  * want the same nodes, so the first that finds them full closes the part for the pass. Retries differ
  * by the nodes they tried, so one that finds its untried nodes full passes over the retries that
  * tried the same nodes, and the others behind it are offered, highest class and oldest first; a pass
- * thus routes once per set of nodes tried, not once per retry. Under the queue's lock; one pass only.
+ * thus routes once per set of nodes tried, not once per retry. A caller held back from the slots
+ * reserved for callers that are not flooding ({@code --reserve-slots}) is passed over the same way,
+ * and the others' requests are offered, highest class and oldest first. Under the queue's lock; one
+ * pass only.
  */
 final class QueueLane {
 
@@ -20,7 +23,9 @@ final class QueueLane {
     private boolean closed;
     /** Retries: the sets of nodes tried that left no untried node with room; {@code null} while none did. */
     private Set<Set<String>> fullAfter;
-    /** Retries: every one waiting when the first was passed over, in the order they are offered after it. */
+    /** The callers held back from the reserved slots in this pass; {@code null} while none was. */
+    private Set<String> heldBack;
+    /** Every request waiting when the first was passed over, in the order they are offered after it. */
     private List<FairQueue.Ticket<GatewayQueue.Waiter>> rest;
     /** Where in {@link #rest} to look next: what is before it was passed over or has left. */
     private int cursor;
@@ -36,7 +41,7 @@ final class QueueLane {
             return null;
         }
         FairQueue.Ticket<GatewayQueue.Waiter> head = part.peek();
-        if (fullAfter == null || head == null || !passOver(head)) {
+        if (rest == null || head == null || !passOver(head)) {
             return head;
         }
         for (; cursor < rest.size(); cursor++) {
@@ -49,7 +54,19 @@ final class QueueLane {
     }
 
     private boolean passOver(FairQueue.Ticket<GatewayQueue.Waiter> t) {
-        return fullAfter.contains(Set.copyOf(t.item().tried()));
+        return heldBack != null && heldBack.contains(t.caller())
+                || fullAfter != null && fullAfter.contains(Set.copyOf(t.item().tried()));
+    }
+
+    /** {@code t}'s caller floods and only reserved slots are free: its requests are passed over in this pass. */
+    void holdBack(FairQueue.Ticket<GatewayQueue.Waiter> t) {
+        if (rest == null) {
+            rest = part.byClassThenAge();
+        }
+        if (heldBack == null) {
+            heldBack = new HashSet<>();
+        }
+        heldBack.add(t.caller());
     }
 
     /** {@code t} found no room. */
@@ -60,6 +77,8 @@ final class QueueLane {
         }
         if (fullAfter == null) {
             fullAfter = new HashSet<>();
+        }
+        if (rest == null) {
             rest = part.byClassThenAge();
         }
         fullAfter.add(Set.copyOf(t.item().tried()));

@@ -38,13 +38,16 @@ import java.time.Duration;
  * @param queueTimeout the longest a request waits in the gateway queue ({@code --queue-timeout})
  * @param forceUsage whether OpenAI streaming requests are sent asking for
  *     {@code stream_options.include_usage}, so that their tokens are counted ({@code --force-usage})
+ * @param reserveSlots free slots of a model's nodes kept for callers that are not flooding it
+ *     ({@code --reserve-slots}); 0 uses every free slot
  */
 public record ProxyConfig(String bind, int port, long maxBodyBytes, int retries, Duration connectTimeout,
                           Duration firstByteTimeout, Duration idleTimeout, Duration drainTimeout, int ejectAfter,
                           Duration ejectFor, int eventLoops, Transport transport,
                           Duration keepAliveTimeout, UpstreamAllowList allowUpstream, Duration headerTimeout,
                           Duration bodyTimeout, int maxConnections, boolean allowModelManagement,
-                          Duration stallTimeout, int maxQueue, Duration queueTimeout, boolean forceUsage) {
+                          Duration stallTimeout, int maxQueue, Duration queueTimeout, boolean forceUsage,
+                          int reserveSlots) {
 
     /** Checks ranges; a bad value throws {@link InvalidSettingException} naming its component. */
     public ProxyConfig {
@@ -89,6 +92,9 @@ public record ProxyConfig(String bind, int port, long maxBodyBytes, int retries,
             throw new InvalidSettingException("maxQueue", "must be 0 to 1000000, was " + maxQueue);
         }
         positive("queueTimeout", queueTimeout);
+        if (reserveSlots < 0 || reserveSlots > 100_000) {
+            throw new InvalidSettingException("reserveSlots", "must be 0 to 100000, was " + reserveSlots);
+        }
         if (allowUpstream == null) {
             throw new InvalidSettingException("allowUpstream", "must be set (UpstreamAllowList.ALLOW_ALL for none)");
         }

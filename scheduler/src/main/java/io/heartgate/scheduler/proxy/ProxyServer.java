@@ -133,7 +133,8 @@ public final class ProxyServer implements AutoCloseable {
             ChannelGroup upstreams = new DefaultChannelGroup("heartgate-proxy-upstreams", GlobalEventExecutor.INSTANCE);
             AllowedAddresses allowed = new AllowedAddresses(resolver, config.allowUpstream());
             GatewayQueue queue = new GatewayQueue(config.maxQueue(), config.queueTimeout(), nanoTicker,
-                    w -> selector.select(table.get(), w.facts(), w.tried(), routing), metrics.registry());
+                    w -> selector.select(table.get(), w.facts(), w.tried(), routing), config.reserveSlots(),
+                    w -> RouteSelector.freeSlots(table.get(), w.facts()), metrics.registry());
             RateLimits limits = new RateLimits(nanoTicker);
             KeyLimits keyLimits = new KeyLimits(limits, access.keys(), access.forceUsage());
             List<Stage> stages = Stages.standard(table, selector, routing, access, new Admission(queue, limits));

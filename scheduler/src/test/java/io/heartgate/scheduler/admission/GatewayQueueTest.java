@@ -540,4 +540,85 @@ class GatewayQueueTest {
         assertThat(outcomes).containsExactly("a model_not_found");
         assertThat(queue.depth()).isZero();
     }
+
+    /** A queue keeping the last {@code reserve} free slots of a model (counted in {@link #free}) from flooding callers. */
+    private GatewayQueue reserving(int reserve) {
+        return new GatewayQueue(100, Duration.ofSeconds(10), () -> now, this::route, reserve,
+                w -> free.getOrDefault(w.facts().model(), 0), registry);
+    }
+
+    @Test
+    void aFloodingCallerLeavesTheReservedSlotsToCallersThatAreNot() {
+        GatewayQueue q = reserving(2);
+        free.put("m", 0);
+        for (int i = 1; i <= 6; i++) {
+            q.enqueue(new Waiting("h" + i, "m"), "heavy", 0); // six waiting: more than a burst
+        }
+        q.enqueue(new Waiting("l1", "m"), "light", 0);
+        free.put("m", 3);
+        q.sweep();
+        assertThat(outcomes).as("one slot above the reserve for the flood, one reserved for the light caller")
+                .containsExactly("h1 routed", "l1 routed");
+        assertThat(free.get("m")).as("held free").isEqualTo(1);
+
+        q.enqueue(new Waiting("l2", "m"), "light", 0);
+        assertThat(outcomes).last().isEqualTo("l2 routed");
+        assertThat(q.depth()).isEqualTo(5);
+    }
+
+    @Test
+    void aCallerWithABurstOrLessWaitingMayTakeTheReservedSlots() {
+        GatewayQueue q = reserving(2);
+        free.put("m", 0);
+        for (int i = 1; i <= 6; i++) {
+            q.enqueue(new Waiting("h" + i, "m"), "heavy", 0);
+        }
+        free.put("m", 2);
+        q.sweep();
+        assertThat(outcomes).as("six waiting: held back from the last two").isEmpty();
+        free.put("m", 4);
+        q.sweep();
+        // h1 and h2 take the two above the reserve; with four left waiting, h3 and h4 take the reserve.
+        assertThat(outcomes).containsExactly("h1 routed", "h2 routed", "h3 routed", "h4 routed");
+        assertThat(q.depth()).isEqualTo(2);
+    }
+
+    @Test
+    void aFloodOfAHigherClassHeldBackFromTheReserveLetsNoLowerClassTakeIt() {
+        GatewayQueue q = reserving(2);
+        free.put("m", 0);
+        for (int i = 1; i <= 6; i++) {
+            q.enqueue(new Waiting("h" + i, "m"), "heavy", 1);
+        }
+        q.enqueue(new Waiting("low", "m"), "light", 0);
+        q.enqueue(new Waiting("peer", "m"), "other", 1);
+        free.put("m", 2);
+        q.sweep();
+        assertThat(outcomes).as("a caller of the flood's class may; a lower class may not")
+                .containsExactly("peer routed");
+    }
+
+    @Test
+    void retriesAreNeverHeldBack() {
+        GatewayQueue q = reserving(2);
+        free.put("m", 0);
+        for (int i = 1; i <= 6; i++) {
+            q.enqueue(new Waiting("r" + i, "m", List.of("another-node")), "heavy", 0);
+        }
+        free.put("m", 2);
+        q.sweep();
+        assertThat(outcomes).containsExactly("r1 routed", "r2 routed");
+    }
+
+    @Test
+    void withoutAReserveEveryFreeSlotIsUsed() {
+        GatewayQueue q = reserving(0);
+        free.put("m", 0);
+        for (int i = 1; i <= 6; i++) {
+            q.enqueue(new Waiting("h" + i, "m"), "heavy", 0);
+        }
+        free.put("m", 2);
+        q.sweep();
+        assertThat(outcomes).containsExactly("h1 routed", "h2 routed");
+    }
 }

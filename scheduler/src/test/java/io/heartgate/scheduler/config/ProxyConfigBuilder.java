@@ -29,6 +29,7 @@ public final class ProxyConfigBuilder {
     private boolean allowModelManagement;
     private int maxQueue = 1000;
     private boolean forceUsage;
+    private int reserveSlots;
     private Duration queueTimeout = Duration.ofSeconds(60);
 
     public ProxyConfigBuilder allowModelManagement(boolean allow) {
@@ -91,6 +92,11 @@ public final class ProxyConfigBuilder {
         return this;
     }
 
+    public ProxyConfigBuilder reserveSlots(int n) {
+        this.reserveSlots = n;
+        return this;
+    }
+
     public ProxyConfigBuilder maxQueue(int n) {
         this.maxQueue = n;
         return this;
@@ -115,6 +121,6 @@ public final class ProxyConfigBuilder {
         return new ProxyConfig(bind, port, maxBodyBytes, retries, connectTimeout, firstByteTimeout, idleTimeout,
                 drainTimeout, ejectAfter, ejectFor, eventLoops, transport, keepAliveTimeout, allowUpstream,
                 headerTimeout, bodyTimeout, maxConnections, allowModelManagement, stallTimeout, maxQueue, queueTimeout,
-                forceUsage);
+                forceUsage, reserveSlots);
     }
 }

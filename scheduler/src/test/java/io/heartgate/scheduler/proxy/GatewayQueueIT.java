@@ -99,9 +99,14 @@ class GatewayQueueIT {
 
     /** Sends the chat request with {@code key} as its bearer credential, or none. */
     private CompletableFuture<HttpResponse<String>> chat(String key) {
+        return chat(key, CHAT);
+    }
+
+    /** Sends {@code body} to the chat endpoint with {@code key} as its bearer credential, or none. */
+    private CompletableFuture<HttpResponse<String>> chat(String key, String body) {
         HttpRequest.Builder req = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + proxy.port() + "/v1/chat/completions"))
                 .timeout(Duration.ofSeconds(30)).header("content-type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(CHAT));
+                .POST(HttpRequest.BodyPublishers.ofString(body));
         if (key != null) {
             req.header("authorization", "Bearer " + key);
         }
@@ -298,5 +303,36 @@ class GatewayQueueIT {
         release.release(2);
         assertThat(third.get(10, TimeUnit.SECONDS).statusCode()).isNotEqualTo(429);
         assertThat(fourth.get(10, TimeUnit.SECONDS).statusCode()).as("within rpm=3 with the token back").isNotEqualTo(429);
+    }
+
+    @Test
+    void withAReserveAFloodingKeyLeavesTheLastFreeSlotToAnotherKey() throws Exception {
+        RawNode node = holdingNode();
+        ApiKeys keys = ApiKeys.parse("flood " + ApiKeys.hash("hg-flood") + "\nlight " + ApiKeys.hash("hg-light") + "\n");
+        start(3, c -> c.reserveSlots(1), new Stages.Access(() -> keys, null, false), node);
+        List<CompletableFuture<HttpResponse<String>>> flood = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            flood.add(chat("hg-flood"));
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> node.seen.size() == 3);
+        for (int i = 0; i < 6; i++) {
+            flood.add(chat("hg-flood"));
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> depth() == 6.0);
+
+        release.release(2); // two slots free: the flood (six waiting) gets the first, not the last
+        await().atMost(Duration.ofSeconds(10)).until(() -> node.seen.size() == 4 && depth() == 5.0);
+        String light = CHAT.replace("hi", "from the light key");
+        CompletableFuture<HttpResponse<String>> answer = chat("hg-light", light);
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> node.seen.size() == 5);
+        assertThat(new String(node.seen.get(4).body(), StandardCharsets.UTF_8)).as("the held slot went to the light key")
+                .contains("from the light key");
+        assertThat(depth()).as("the flood still waits").isEqualTo(5.0);
+        release.release(1000);
+        assertThat(answer.get(20, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        for (CompletableFuture<HttpResponse<String>> f : flood) {
+            assertThat(f.get(20, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        }
     }
 }

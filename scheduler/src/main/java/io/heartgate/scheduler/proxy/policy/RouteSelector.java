@@ -126,6 +126,22 @@ public final class RouteSelector {
         return among(candidates, snapshot, facts, tried, health);
     }
 
+    /**
+     * Returns the free slots on the nodes that serve {@code facts}' model (each node's room for this
+     * scheduler's requests, less those in flight), or {@link Integer#MAX_VALUE} when one of them has
+     * no known capacity (it always has room): what the gateway queue's reserve is measured against.
+     */
+    public static int freeSlots(TableSnapshot snapshot, RequestFacts facts) {
+        int free = 0;
+        for (Node n : snapshot.candidates(facts.model())) {
+            if (n.capacity() == 0) {
+                return Integer.MAX_VALUE;
+            }
+            free += Math.max(0, n.limit() - n.inFlight().get());
+        }
+        return free;
+    }
+
     private Route among(List<Node> candidates, TableSnapshot snapshot, RequestFacts facts, List<String> tried,
                         EjectionView health) {
         boolean anyEjected = health.anyEjected();

@@ -164,4 +164,17 @@ class CapacityTest {
         assertThat(overbooked.get()).isZero();
         assertThat(won.get()).as("exactly one winner per round").isEqualTo(rounds);
     }
+
+    @Test
+    void freeSlotsAddEveryNodesRoomAndAreUnboundedWithANodeOfUnknownCapacity() {
+        Node a = node("a", 4);
+        Node b = node("b", 2);
+        a.inFlight().increment();
+        b.inFlight().increment();
+        b.inFlight().increment();
+        b.inFlight().increment(); // one over (its capacity fell): counts as none free, not -1
+        assertThat(RouteSelector.freeSlots(new TableSnapshot(1, List.of(a, b)), RequestFacts.NONE)).isEqualTo(3);
+        assertThat(RouteSelector.freeSlots(new TableSnapshot(2, List.of(a, b, node("c", null))), RequestFacts.NONE))
+                .isEqualTo(Integer.MAX_VALUE);
+    }
 }
