@@ -18,7 +18,8 @@
 # Rows: the light caller alone on an idle fleet (the scheduler with capacity: its reference p99),
 # nginx round robin (the nodes' own queues), HAProxy round robin with maxconn 4 per server and its
 # queue (timeout queue QUEUE_TIMEOUT), the scheduler without capacity (today), and the scheduler with
-# capacity and its gateway queue (--queue-timeout QUEUE_TIMEOUT). Per caller: goodput, p50/p99 time
+# capacity and its gateway queue (--queue-timeout QUEUE_TIMEOUT); on request (not by default), the
+# scheduler+reserve row adds --reserve-slots RESERVE_SLOTS. Per caller: goodput, p50/p99 time
 # to first token of the requests that completed, error answers by status; and how many requests the
 # nodes themselves refused busy.
 #
@@ -32,6 +33,7 @@
 #   bench/overload.sh                      # about 25 minutes; after: mvn -B -DskipTests package
 #   PARTS=2 ROWS2="nginx-least-conn least-loaded" DURATION=30 bench/overload.sh   # a subset
 #   PARTS=1 ROWS1=scheduler+capacity LIGHT_PRIORITY=1 bench/overload.sh  # the light caller in a higher class
+#   PARTS=1 ROWS1="idle scheduler+reserve" RESERVE_SLOTS=4 bench/overload.sh  # --reserve-slots 4 (default 5)
 #   PARTS=1 TOKEN_DELAY=10ms HEAVY_RATE=44 LIGHT_RATE=4.4 bench/overload.sh   # faster tokens, still 2x capacity
 #   SIM_CPUS=1 taskset -c 0 bench/overload.sh    # the sims on CPU 1, everything else on CPU 0, as GPU nodes
 #                                                 # do not share the gateway's CPUs
@@ -52,6 +54,8 @@ if [ -n "${SIM_CPUS:-}" ] && ! taskset -c "$SIM_CPUS" true 2>/dev/null; then
   echo "$NAME: SIM_CPUS='$SIM_CPUS' is not a CPU list taskset can pin to on this machine (see nproc)" >&2; exit 2
 fi
 QUEUE_TIMEOUT=${QUEUE_TIMEOUT:-30}; CLIENTS=${CLIENTS:-18}; STRATEGY1=${STRATEGY1:-least-loaded}
+RESERVE_SLOTS=${RESERVE_SLOTS:-5}
+case $RESERVE_SLOTS in ''|*[!0-9]*) echo "$NAME: RESERVE_SLOTS must be a whole number, was '$RESERVE_SLOTS'" >&2; exit 2 ;; esac
 PARTS=${PARTS:-"1 2"}
 ROWS1=${ROWS1:-"idle nginx haproxy scheduler scheduler+capacity"}
 ROWS2=${ROWS2:-"nginx nginx-least-conn haproxy-leastconn random round-robin weighted least-connections least-loaded"}
@@ -172,12 +176,14 @@ loadgen() { # [SECONDS_=N] loadgen PORT LABEL OUTFILE FLAGS...: arrivals for SEC
 row1() { # one row of part 1
   local name=$1 port=19080 capacity=0 busy
   case $name in
-    idle|scheduler+capacity) capacity=4 ;;
+    idle|scheduler+capacity|scheduler+reserve) capacity=4 ;;
   esac
   start_nodes "$capacity" "$TOKEN_DELAY" "$TOKEN_DELAY" "$TOKEN_DELAY"
   case $name in
     nginx) port=19390 ;;
     haproxy) port=19391 ;;
+    scheduler+reserve) start_scheduler "$WORK/scheduler-1-$name.log" --strategy "$STRATEGY1" --api-keys "$WORK/api-keys" \
+      --reserve-slots "$RESERVE_SLOTS" ;;
     *) start_scheduler "$WORK/scheduler-1-$name.log" --strategy "$STRATEGY1" --api-keys "$WORK/api-keys" ;;
   esac
   sleep 2 # every agent's first heartbeat carries its capacity

@@ -1,5 +1,6 @@
 package io.heartgate.scheduler.admission;
 
+import io.heartgate.scheduler.proxy.policy.FreeSlots;
 import io.heartgate.scheduler.proxy.policy.RequestFacts;
 import io.heartgate.scheduler.proxy.policy.Route;
 import io.heartgate.scheduler.table.Node;
@@ -14,7 +15,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
-import java.util.function.ToIntFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -78,9 +78,7 @@ public final class GatewayQueue {
     private final LongSupplier nanoTicker;
     private final Function<Waiter, Route> router;
     private final int reserve;
-    private final ToIntFunction<Waiter> freeSlots;
-    /** In the pass under way: the class of the highest request held back from the reserve, below which none goes. */
-    private int heldClass = Integer.MIN_VALUE;
+    private final Function<Waiter, FreeSlots> freeSlots;
     private final ReentrantLock lock = new ReentrantLock();
     private final Map<String, ModelQueue> byModel = new HashMap<>();
     /** The models with requests waiting, copied on write under the lock: read without it. */
@@ -101,7 +99,7 @@ public final class GatewayQueue {
      */
     public GatewayQueue(int maxPerModel, Duration timeout, LongSupplier nanoTicker, Function<Waiter, Route> router,
                         MeterRegistry registry) {
-        this(maxPerModel, timeout, nanoTicker, router, 0, w -> Integer.MAX_VALUE, registry);
+        this(maxPerModel, timeout, nanoTicker, router, 0, w -> FreeSlots.UNBOUNDED, registry);
     }
 
     /**
@@ -109,11 +107,10 @@ public final class GatewayQueue {
      * {@code reserveSlots} free slots of a model's nodes for callers that are not flooding it.
      *
      * @param reserveSlots free slots a flooding caller's request may not take; 0 for none
-     * @param freeSlots the free slots on the nodes a waiting request may go to now
-     *     ({@link Integer#MAX_VALUE} when one of them has no known capacity)
+     * @param freeSlots the slots, free and in all, on the nodes a waiting request may go to now
      */
     public GatewayQueue(int maxPerModel, Duration timeout, LongSupplier nanoTicker, Function<Waiter, Route> router,
-                        int reserveSlots, ToIntFunction<Waiter> freeSlots, MeterRegistry registry) {
+                        int reserveSlots, Function<Waiter, FreeSlots> freeSlots, MeterRegistry registry) {
         if (reserveSlots < 0) {
             throw new IllegalArgumentException("reserveSlots must not be negative, was " + reserveSlots);
         }
@@ -172,7 +169,7 @@ public final class GatewayQueue {
                 if (q.full()) {
                     // Room left is the newcomer's (no request left that it does not outrank could use
                     // it): it goes at once, and no one is pushed out for it.
-                    FairQueue.Ticket<Waiter> passed = routeAtOnce(w, caller, priority);
+                    FairQueue.Ticket<Waiter> passed = routeAtOnce(q, w, caller, priority);
                     if (passed != null) {
                         tidy();
                         return passed;
@@ -203,9 +200,9 @@ public final class GatewayQueue {
     }
 
     /** Sends {@code w} where it would go now if a candidate has room; returns its ticket then, else {@code null}; under the lock. */
-    private FairQueue.Ticket<Waiter> routeAtOnce(Waiter w, String caller, int priority) {
-        FairQueue<Waiter> part = modelQueue(key(w.facts().model())).partOf(w);
-        if (heldBack(w, part.waitingOf(caller, priority) + 1) || !(route(w) instanceof Route.To to)) {
+    private FairQueue.Ticket<Waiter> routeAtOnce(ModelQueue q, Waiter w, String caller, int priority) {
+        if (priority < q.heldClass // the pass just run held a higher class back from the reserve
+                || heldBack(w, q.partOf(w).waitingOf(caller, priority) + 1) || !(route(w) instanceof Route.To to)) {
             return null; // full, or a refusal it is answered as it leaves the queue
         }
         meters.left(meters.served, 0);
@@ -338,17 +335,17 @@ public final class GatewayQueue {
         }
         do {
             again = false;
-            heldClass = Integer.MIN_VALUE;
             if (waiting == 0) {
                 return;
             }
             List<QueueLane> lanes = new ArrayList<>();
             for (ModelQueue q : byModel.values()) {
+                q.heldClass = Integer.MIN_VALUE;
                 if (!q.retries.isEmpty()) {
-                    lanes.add(new QueueLane(q.retries, true));
+                    lanes.add(new QueueLane(q, true));
                 }
                 if (!q.fresh.isEmpty()) {
-                    lanes.add(new QueueLane(q.fresh, false));
+                    lanes.add(new QueueLane(q, false));
                 }
             }
             while (serveNext(lanes, lowestClass)) {
@@ -367,17 +364,19 @@ public final class GatewayQueue {
         FairQueue.Ticket<Waiter> next = null;
         for (QueueLane lane : lanes) {
             FairQueue.Ticket<Waiter> t = lane.next();
-            if (t != null && (next == null || QueueLane.before(t, lane.retries, next, best.retries))) {
+            if (t != null && t.priority() >= lane.model.heldClass
+                    && (next == null || QueueLane.before(t, lane.retries, next, best.retries))) {
                 best = lane;
                 next = t;
             }
         }
-        if (best == null || next.priority() < Math.max(lowestClass, heldClass)) {
+        if (best == null || next.priority() < lowestClass) {
             return false;
         }
         if (heldBack(next.item(), best.part.waitingOf(next.caller(), next.priority()))) {
             best.holdBack(next);
-            heldClass = Math.max(heldClass, next.priority()); // no lower class takes what it was held back from
+            // No lower class of the model takes what it was held back from.
+            best.model.heldClass = Math.max(best.model.heldClass, next.priority());
             return true;
         }
         Route r = route(next.item());
@@ -406,14 +405,16 @@ public final class GatewayQueue {
     /**
      * Says whether {@code w} is held back from the reserve: a first attempt whose caller has {@code
      * callersWaiting} first attempts (itself included) waiting for the model, more than a burst, while
-     * no more than the reserved slots are free. Under the lock.
+     * no more than the reserved slots are free. A reserve as large as the model's slots in all leaves
+     * one to the flood, so a model with few slots is never shut to it. Under the lock.
      */
     private boolean heldBack(Waiter w, int callersWaiting) {
         if (reserve == 0 || !w.tried().isEmpty() || callersWaiting <= FairQueue.BURST) {
             return false;
         }
         try {
-            return freeSlots.applyAsInt(w) <= reserve;
+            FreeSlots slots = freeSlots.apply(w);
+            return slots.free() <= Math.min(reserve, slots.total() - 1);
         } catch (RuntimeException e) {
             log.warn("Gateway queue could not count a model's free slots; not holding back", e);
             return false;

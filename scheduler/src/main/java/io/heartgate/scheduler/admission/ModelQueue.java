@@ -13,6 +13,11 @@ final class ModelQueue {
     final FairQueue<Waiter> fresh;
     final FairQueue<Waiter> retries;
     final List<FairQueue<Waiter>> parts;
+    /**
+     * In the serving pass under way (and after it, until the next): the class of the highest request
+     * held back from the reserve; no request of a lower class for this model is served in the pass.
+     */
+    int heldClass = Integer.MIN_VALUE;
 
     ModelQueue(int max) {
         this.max = max;

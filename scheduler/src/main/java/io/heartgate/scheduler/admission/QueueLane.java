@@ -19,6 +19,8 @@ final class QueueLane {
 
     final FairQueue<GatewayQueue.Waiter> part;
     final boolean retries;
+    /** The model's queue this part belongs to. */
+    final ModelQueue model;
     /** First attempts: the head found every candidate full. */
     private boolean closed;
     /** Retries: the sets of nodes tried that left no untried node with room; {@code null} while none did. */
@@ -30,8 +32,9 @@ final class QueueLane {
     /** Where in {@link #rest} to look next: what is before it was passed over or has left. */
     private int cursor;
 
-    QueueLane(FairQueue<GatewayQueue.Waiter> part, boolean retries) {
-        this.part = part;
+    QueueLane(ModelQueue model, boolean retries) {
+        this.model = model;
+        this.part = retries ? model.retries : model.fresh;
         this.retries = retries;
     }
 

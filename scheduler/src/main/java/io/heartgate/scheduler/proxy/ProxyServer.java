@@ -134,7 +134,7 @@ public final class ProxyServer implements AutoCloseable {
             AllowedAddresses allowed = new AllowedAddresses(resolver, config.allowUpstream());
             GatewayQueue queue = new GatewayQueue(config.maxQueue(), config.queueTimeout(), nanoTicker,
                     w -> selector.select(table.get(), w.facts(), w.tried(), routing), config.reserveSlots(),
-                    w -> RouteSelector.freeSlots(table.get(), w.facts()), metrics.registry());
+                    w -> RouteSelector.freeSlots(table.get(), w.facts(), routing), metrics.registry());
             RateLimits limits = new RateLimits(nanoTicker);
             KeyLimits keyLimits = new KeyLimits(limits, access.keys(), access.forceUsage());
             List<Stage> stages = Stages.standard(table, selector, routing, access, new Admission(queue, limits));

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.heartgate.protocol.Heartbeat;
 import io.heartgate.scheduler.proxy.policy.ErrorType;
+import io.heartgate.scheduler.proxy.policy.FreeSlots;
 import io.heartgate.scheduler.proxy.policy.RequestFacts;
 import io.heartgate.scheduler.proxy.policy.Route;
 import io.heartgate.scheduler.table.InFlight;
@@ -541,10 +542,14 @@ class GatewayQueueTest {
         assertThat(queue.depth()).isZero();
     }
 
+    /** Slots per model in all, for the reserve; 12 unless set. */
+    private final Map<String, Integer> total = new HashMap<>();
+
     /** A queue keeping the last {@code reserve} free slots of a model (counted in {@link #free}) from flooding callers. */
     private GatewayQueue reserving(int reserve) {
         return new GatewayQueue(100, Duration.ofSeconds(10), () -> now, this::route, reserve,
-                w -> free.getOrDefault(w.facts().model(), 0), registry);
+                w -> new FreeSlots(free.getOrDefault(w.facts().model(), 0), total.getOrDefault(w.facts().model(), 12)),
+                registry);
     }
 
     @Test
@@ -620,5 +625,48 @@ class GatewayQueueTest {
         free.put("m", 2);
         q.sweep();
         assertThat(outcomes).containsExactly("h1 routed", "h2 routed");
+    }
+
+    @Test
+    void aFloodHeldBackOnOneModelHoldsUpNoLowerClassOfAnother() {
+        GatewayQueue q = reserving(1);
+        free.put("a", 0);
+        free.put("b", 0);
+        for (int i = 1; i <= 6; i++) {
+            q.enqueue(new Waiting("a" + i, "a"), "batch", 1);
+        }
+        q.enqueue(new Waiting("b1", "b"), "chat", 0);
+        free.put("a", 1); // a's one free slot is its reserve
+        free.put("b", 1); // b's nodes share nothing with a's
+        q.sweep();
+        assertThat(outcomes).containsExactly("b1 routed");
+    }
+
+    @Test
+    void aNewcomerMeetingAFullQueueTakesNoReservedSlotAHigherClassWasHeldBackFrom() {
+        GatewayQueue q = new GatewayQueue(6, Duration.ofSeconds(10), () -> now, this::route, 2,
+                w -> new FreeSlots(free.getOrDefault(w.facts().model(), 0), 12), registry);
+        free.put("m", 0);
+        for (int i = 1; i <= 6; i++) {
+            q.enqueue(new Waiting("h" + i, "m"), "heavy", 1);
+        }
+        free.put("m", 2);
+        assertThat(q.enqueue(new Waiting("low", "m"), "light", 0)).as("refused: the queue is full").isNull();
+        assertThat(outcomes).isEmpty();
+        assertThat(free.get("m")).isEqualTo(2);
+    }
+
+    @Test
+    void aReserveAsLargeAsTheModelsSlotsLeavesTheFloodOne() {
+        GatewayQueue q = reserving(2);
+        total.put("m", 2);
+        free.put("m", 0);
+        for (int i = 1; i <= 6; i++) {
+            q.enqueue(new Waiting("h" + i, "m"), "heavy", 0);
+        }
+        free.put("m", 2);
+        q.sweep();
+        assertThat(outcomes).containsExactly("h1 routed");
+        assertThat(free.get("m")).isEqualTo(1);
     }
 }

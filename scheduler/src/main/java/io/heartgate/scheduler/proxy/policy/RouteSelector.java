@@ -127,19 +127,32 @@ public final class RouteSelector {
     }
 
     /**
-     * Returns the free slots on the nodes that serve {@code facts}' model (each node's room for this
-     * scheduler's requests, less those in flight), or {@link Integer#MAX_VALUE} when one of them has
-     * no known capacity (it always has room): what the gateway queue's reserve is measured against.
+     * Returns the slots on the nodes that serve {@code facts}' model and are not ejected (all of them
+     * when every one is, as routing then panics): each node's room for this scheduler's requests, and
+     * that less those in flight, summed; {@link FreeSlots#UNBOUNDED} when one has no known capacity.
      */
-    public static int freeSlots(TableSnapshot snapshot, RequestFacts facts) {
-        int free = 0;
-        for (Node n : snapshot.candidates(facts.model())) {
-            if (n.capacity() == 0) {
-                return Integer.MAX_VALUE;
+    public static FreeSlots freeSlots(TableSnapshot snapshot, RequestFacts facts, EjectionView health) {
+        List<Node> candidates = snapshot.candidates(facts.model());
+        boolean anyHealthy = false;
+        if (health.anyEjected()) {
+            for (Node n : candidates) {
+                anyHealthy |= !health.isEjected(n.id());
             }
-            free += Math.max(0, n.limit() - n.inFlight().get());
         }
-        return free;
+        int free = 0;
+        int total = 0;
+        for (Node n : candidates) {
+            if (anyHealthy && health.isEjected(n.id())) {
+                continue;
+            }
+            if (n.capacity() == 0) {
+                return FreeSlots.UNBOUNDED;
+            }
+            int limit = n.limit();
+            total += limit;
+            free += Math.max(0, limit - n.inFlight().get());
+        }
+        return new FreeSlots(free, total);
     }
 
     private Route among(List<Node> candidates, TableSnapshot snapshot, RequestFacts facts, List<String> tried,

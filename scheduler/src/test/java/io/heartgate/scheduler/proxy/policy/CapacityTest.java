@@ -173,8 +173,38 @@ class CapacityTest {
         b.inFlight().increment();
         b.inFlight().increment();
         b.inFlight().increment(); // one over (its capacity fell): counts as none free, not -1
-        assertThat(RouteSelector.freeSlots(new TableSnapshot(1, List.of(a, b)), RequestFacts.NONE)).isEqualTo(3);
-        assertThat(RouteSelector.freeSlots(new TableSnapshot(2, List.of(a, b, node("c", null))), RequestFacts.NONE))
-                .isEqualTo(Integer.MAX_VALUE);
+        assertThat(RouteSelector.freeSlots(new TableSnapshot(1, List.of(a, b)), RequestFacts.NONE, EjectionView.NONE))
+                .isEqualTo(new FreeSlots(3, 6));
+        assertThat(RouteSelector.freeSlots(new TableSnapshot(2, List.of(a, b, node("c", null))), RequestFacts.NONE,
+                EjectionView.NONE)).isEqualTo(FreeSlots.UNBOUNDED);
+    }
+
+    @Test
+    void freeSlotsLeaveOutEjectedNodesUnlessEveryOneIs() {
+        Node a = node("a", 4);
+        Node b = node("b", 4);
+        TableSnapshot t = new TableSnapshot(1, List.of(a, b));
+        assertThat(RouteSelector.freeSlots(t, RequestFacts.NONE, ejected("b"))).isEqualTo(new FreeSlots(4, 4));
+        assertThat(RouteSelector.freeSlots(t, RequestFacts.NONE, ejected("a", "b"))).isEqualTo(new FreeSlots(8, 8));
+    }
+
+    private static EjectionView ejected(String... ids) {
+        java.util.Set<String> out = java.util.Set.of(ids);
+        return new EjectionView() {
+            @Override
+            public boolean anyEjected() {
+                return true;
+            }
+
+            @Override
+            public boolean isEjected(String nodeId) {
+                return out.contains(nodeId);
+            }
+
+            @Override
+            public java.util.Optional<io.heartgate.scheduler.status.Ejection> ejection(String nodeId) {
+                return java.util.Optional.empty();
+            }
+        };
     }
 }
