@@ -669,4 +669,35 @@ class GatewayQueueTest {
         assertThat(outcomes).containsExactly("h1 routed");
         assertThat(free.get("m")).isEqualTo(1);
     }
+
+    @Test
+    void theClassHeldBackInOnePassHoldsUpNoLowerClassInTheNext() {
+        GatewayQueue q = reserving(2);
+        free.put("m", 0);
+        List<FairQueue.Ticket<GatewayQueue.Waiter>> flood = new ArrayList<>();
+        for (int i = 1; i <= 6; i++) {
+            flood.add(q.enqueue(new Waiting("h" + i, "m"), "heavy", 1));
+        }
+        q.enqueue(new Waiting("low", "m"), "light", 0);
+        free.put("m", 2);
+        q.sweep();
+        assertThat(outcomes).isEmpty();
+        flood.forEach(q::cancel); // the flood's clients give up
+        q.sweep();
+        assertThat(outcomes).containsExactly("low routed");
+    }
+
+    @Test
+    void aFloodingNewcomerMeetingAFullQueueTakesNoReservedSlot() {
+        GatewayQueue q = new GatewayQueue(6, Duration.ofSeconds(10), () -> now, this::route, 2,
+                w -> new FreeSlots(free.getOrDefault(w.facts().model(), 0), 12), registry);
+        free.put("m", 0);
+        for (int i = 1; i <= 6; i++) {
+            q.enqueue(new Waiting("h" + i, "m"), "heavy", 0);
+        }
+        free.put("m", 2);
+        assertThat(q.enqueue(new Waiting("h7", "m"), "heavy", 0)).as("refused: the queue is full").isNull();
+        assertThat(outcomes).isEmpty();
+        assertThat(free.get("m")).isEqualTo(2);
+    }
 }

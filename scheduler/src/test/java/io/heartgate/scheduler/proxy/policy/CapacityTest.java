@@ -180,6 +180,13 @@ class CapacityTest {
     }
 
     @Test
+    void freeSlotsCountOnlyTheRoomOthersLeaveThisScheduler() {
+        Node shared = Node.of(hb("a", 4, Load.UNKNOWN), NOW, new InFlight(), 3); // 3 of its 4 slots busy elsewhere
+        assertThat(RouteSelector.freeSlots(new TableSnapshot(1, List.of(shared, node("b", 4))), RequestFacts.NONE,
+                EjectionView.NONE)).isEqualTo(new FreeSlots(5, 5));
+    }
+
+    @Test
     void freeSlotsLeaveOutEjectedNodesUnlessEveryOneIs() {
         Node a = node("a", 4);
         Node b = node("b", 4);
