@@ -547,9 +547,23 @@ class GatewayQueueTest {
 
     /** A queue keeping the last {@code reserve} free slots of a model (counted in {@link #free}) from flooding callers. */
     private GatewayQueue reserving(int reserve) {
-        return new GatewayQueue(100, Duration.ofSeconds(10), () -> now, this::route, reserve,
+        return reserving(100, reserve);
+    }
+
+    /** As {@link #reserving(int)}, holding at most {@code max} requests per model. */
+    private GatewayQueue reserving(int max, int reserve) {
+        return new GatewayQueue(max, Duration.ofSeconds(10), () -> now, this::route, reserve,
                 w -> new FreeSlots(free.getOrDefault(w.facts().model(), 0), total.getOrDefault(w.facts().model(), 12)),
                 registry);
+    }
+
+    /** Queues six first attempts for model m, h1 to h6, of the caller "heavy" in class {@code priority}: a flood. */
+    private List<FairQueue.Ticket<GatewayQueue.Waiter>> flood(GatewayQueue q, int priority) {
+        List<FairQueue.Ticket<GatewayQueue.Waiter>> tickets = new ArrayList<>();
+        for (int i = 1; i <= 6; i++) {
+            tickets.add(q.enqueue(new Waiting("h" + i, "m"), "heavy", priority));
+        }
+        return tickets;
     }
 
     @Test
@@ -575,9 +589,7 @@ class GatewayQueueTest {
     void aCallerWithABurstOrLessWaitingMayTakeTheReservedSlots() {
         GatewayQueue q = reserving(2);
         free.put("m", 0);
-        for (int i = 1; i <= 6; i++) {
-            q.enqueue(new Waiting("h" + i, "m"), "heavy", 0);
-        }
+        flood(q, 0);
         free.put("m", 2);
         q.sweep();
         assertThat(outcomes).as("six waiting: held back from the last two").isEmpty();
@@ -592,9 +604,7 @@ class GatewayQueueTest {
     void aFloodOfAHigherClassHeldBackFromTheReserveLetsNoLowerClassTakeIt() {
         GatewayQueue q = reserving(2);
         free.put("m", 0);
-        for (int i = 1; i <= 6; i++) {
-            q.enqueue(new Waiting("h" + i, "m"), "heavy", 1);
-        }
+        flood(q, 1);
         q.enqueue(new Waiting("low", "m"), "light", 0);
         q.enqueue(new Waiting("peer", "m"), "other", 1);
         free.put("m", 2);
@@ -619,9 +629,7 @@ class GatewayQueueTest {
     void withoutAReserveEveryFreeSlotIsUsed() {
         GatewayQueue q = reserving(0);
         free.put("m", 0);
-        for (int i = 1; i <= 6; i++) {
-            q.enqueue(new Waiting("h" + i, "m"), "heavy", 0);
-        }
+        flood(q, 0);
         free.put("m", 2);
         q.sweep();
         assertThat(outcomes).containsExactly("h1 routed", "h2 routed");
@@ -643,15 +651,14 @@ class GatewayQueueTest {
     }
 
     @Test
-    void aNewcomerMeetingAFullQueueTakesNoReservedSlotAHigherClassWasHeldBackFrom() {
-        GatewayQueue q = new GatewayQueue(6, Duration.ofSeconds(10), () -> now, this::route, 2,
-                w -> new FreeSlots(free.getOrDefault(w.facts().model(), 0), 12), registry);
+    void aNewcomerMeetingAFullQueueTakesNoReservedSlot() {
+        GatewayQueue q = reserving(6, 2);
         free.put("m", 0);
-        for (int i = 1; i <= 6; i++) {
-            q.enqueue(new Waiting("h" + i, "m"), "heavy", 1);
-        }
+        flood(q, 1);
         free.put("m", 2);
-        assertThat(q.enqueue(new Waiting("low", "m"), "light", 0)).as("refused: the queue is full").isNull();
+        assertThat(q.enqueue(new Waiting("low", "m"), "light", 0)).as("below the class just held back: refused")
+                .isNull();
+        assertThat(q.enqueue(new Waiting("h7", "m"), "heavy", 1)).as("the flood's own: refused").isNull();
         assertThat(outcomes).isEmpty();
         assertThat(free.get("m")).isEqualTo(2);
     }
@@ -661,9 +668,7 @@ class GatewayQueueTest {
         GatewayQueue q = reserving(2);
         total.put("m", 2);
         free.put("m", 0);
-        for (int i = 1; i <= 6; i++) {
-            q.enqueue(new Waiting("h" + i, "m"), "heavy", 0);
-        }
+        flood(q, 0);
         free.put("m", 2);
         q.sweep();
         assertThat(outcomes).containsExactly("h1 routed");
@@ -674,10 +679,7 @@ class GatewayQueueTest {
     void theClassHeldBackInOnePassHoldsUpNoLowerClassInTheNext() {
         GatewayQueue q = reserving(2);
         free.put("m", 0);
-        List<FairQueue.Ticket<GatewayQueue.Waiter>> flood = new ArrayList<>();
-        for (int i = 1; i <= 6; i++) {
-            flood.add(q.enqueue(new Waiting("h" + i, "m"), "heavy", 1));
-        }
+        List<FairQueue.Ticket<GatewayQueue.Waiter>> flood = flood(q, 1);
         q.enqueue(new Waiting("low", "m"), "light", 0);
         free.put("m", 2);
         q.sweep();
@@ -685,19 +687,5 @@ class GatewayQueueTest {
         flood.forEach(q::cancel); // the flood's clients give up
         q.sweep();
         assertThat(outcomes).containsExactly("low routed");
-    }
-
-    @Test
-    void aFloodingNewcomerMeetingAFullQueueTakesNoReservedSlot() {
-        GatewayQueue q = new GatewayQueue(6, Duration.ofSeconds(10), () -> now, this::route, 2,
-                w -> new FreeSlots(free.getOrDefault(w.facts().model(), 0), 12), registry);
-        free.put("m", 0);
-        for (int i = 1; i <= 6; i++) {
-            q.enqueue(new Waiting("h" + i, "m"), "heavy", 0);
-        }
-        free.put("m", 2);
-        assertThat(q.enqueue(new Waiting("h7", "m"), "heavy", 0)).as("refused: the queue is full").isNull();
-        assertThat(outcomes).isEmpty();
-        assertThat(free.get("m")).isEqualTo(2);
     }
 }
