@@ -151,17 +151,35 @@ public final class RequestFactsReader {
         return false;
     }
 
-    private static final RequestFactsReader STREAM_FLAG = new RequestFactsReader(
-            java.util.EnumSet.of(RequestFacts.Field.STREAM));
-
     /**
      * Returns whether a request to {@code uri} with {@code body} asks for a streamed answer: its
-     * top-level {@code stream}, or when it has none, the API's default (Ollama's {@code /api/chat}
-     * and {@code /api/generate} stream, OpenAI's endpoints do not). Reads the whole body when it has
-     * no {@code stream}: for the rare request that needs it, never on the request path.
+     * last top-level {@code stream}, as the servers read a repeated field (Python's and Go's JSON
+     * decoders keep the last), or when it has none (or the last is no flag, which the node refuses),
+     * the API's default (Ollama's {@code /api/chat} and {@code /api/generate} stream, OpenAI's
+     * endpoints do not). Reads the whole top level: for the rare request that needs it (the stall
+     * rule's, one cut before its answer began), never on the request path. A first {@code true}
+     * followed by {@code false} must not pass for a stream: the stall rule would then take a node
+     * generating that whole answer for a stalled one. Indexes of {@code body} untouched.
      */
     static boolean streams(ByteBuf body, String uri) {
-        Boolean flag = STREAM_FLAG.read(body, uri).stream();
+        Boolean flag = null;
+        if (startsWithBrace(body)) {
+            try (InputStream in = new ByteBufInputStream(body.duplicate()); JsonParser p = JSON.createParser(in)) {
+                if (p.nextToken() == JsonToken.START_OBJECT) {
+                    while (p.nextToken() == JsonToken.FIELD_NAME) {
+                        boolean stream = p.currentName().equals("stream");
+                        JsonToken value = p.nextToken();
+                        if (stream) {
+                            flag = JsonFlags.read(p, value);
+                        } else if (value != null && value.isStructStart()) {
+                            p.skipChildren();
+                        }
+                    }
+                }
+            } catch (IOException e) {
+                // Broken JSON after the fields read: go by those; the node will refuse the body.
+            }
+        }
         if (flag != null) {
             return flag;
         }

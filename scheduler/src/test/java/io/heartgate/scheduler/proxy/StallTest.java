@@ -217,6 +217,34 @@ class StallTest {
     }
 
     @Test
+    void aWholeAnswerDisguisedByARepeatedStreamFlagIsNoEvidenceOfAStall() {
+        relay = EmbeddedRelay.withStallRule(60_000, STALL_MS, "n1", "n2");
+        Sent whole = send("{\"model\":\"llama3:8b\",\"stream\":true,\"messages\":[],\"stream\":false}");
+        while (nowMs < 3 * STALL_MS) { // the node generates the whole answer, silent meanwhile; n2 idles
+            tick();
+        }
+        assertThat(ejected(whole.node())).isFalse();
+        assertThat(relay.health.stallCount()).isZero();
+    }
+
+    @Test
+    void aRepeatedStreamFlagIsReadAsTheNodeReadsIt() {
+        // The node keeps the last: a whole answer, which a first "true" must not pass off as a stream
+        // (the stall rule would take the node generating it, silent meanwhile, for a stalled one).
+        for (String json : new String[] {"{\"stream\":true,\"model\":\"m\",\"stream\":false}",
+                                         "{\"model\":\"m\",\"stream\":1,\"messages\":[],\"stream\":\"no\"}"}) {
+            io.netty.buffer.ByteBuf body = io.netty.buffer.Unpooled.copiedBuffer(json, StandardCharsets.UTF_8);
+            assertThat(RequestFactsReader.streams(body, "/v1/chat/completions")).as(json).isFalse();
+            assertThat(body.readerIndex()).isZero();
+            body.release();
+        }
+        io.netty.buffer.ByteBuf on = io.netty.buffer.Unpooled.copiedBuffer(
+                "{\"stream\":false,\"model\":\"m\",\"stream\":true}", StandardCharsets.UTF_8);
+        assertThat(RequestFactsReader.streams(on, "/v1/chat/completions")).isTrue();
+        on.release();
+    }
+
+    @Test
     void whenNoNodeServingTheModelAnswersNoneIsStalled() {
         relay = EmbeddedRelay.withStallRule(60_000, STALL_MS, "n1", "n2");
         while (nowMs < 15_000) {
