@@ -11,7 +11,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
@@ -34,13 +33,9 @@ import org.slf4j.LoggerFactory;
  * While some are queued, a new request for the same model joins the queue rather than taking a
  * slot ahead of them. Thread-safe: one lock, taken only while something waits.
  *
- * <p>With a reserve ({@code --reserve-slots N}), the last {@code N} free slots of a model's nodes
- * are kept for callers that are not flooding it: a first attempt whose caller has more than a
- * burst ({@link FairQueue#BURST}) of first attempts waiting for the model stays queued while
- * {@code N} or fewer are free, and requests of its class or a higher one from other callers go
- * instead. Without preemption, a caller below its share otherwise waits for the next slot that
- * frees however it is ordered; the reserve trades the flooding callers' throughput (slots held
- * idle) for the others' time to first token. Off by default: every free slot is used.
+ * <p>A {@link Reserve} ({@code --reserve-slots N}) keeps the last free slots of a model's nodes
+ * from callers flooding it; once a class is held back from them, no lower class of the model is
+ * served in that pass.
  */
 public final class GatewayQueue {
 
@@ -77,15 +72,14 @@ public final class GatewayQueue {
     private final String timeoutText;
     private final LongSupplier nanoTicker;
     private final Function<Waiter, Route> router;
-    private final int reserve;
-    private final Function<Waiter, FreeSlots> freeSlots;
+    private final Reserve reserve;
     private final ReentrantLock lock = new ReentrantLock();
     private final Map<String, ModelQueue> byModel = new HashMap<>();
     /** The models with requests waiting, copied on write under the lock: read without it. */
     private volatile Set<String> queuedModels = Set.of();
     private volatile int waiting;
-    /** Mean wait of the requests that left the queue lately, served or timed out, in nanoseconds; under the lock. */
-    private double meanWaitNanos;
+    /** The waits of the requests that left the queue lately, for {@code Retry-After}; written under the lock. */
+    private final RecentWait recentWait;
     private boolean again;
     private final QueueMeters meters;
 
@@ -111,13 +105,10 @@ public final class GatewayQueue {
      */
     public GatewayQueue(int maxPerModel, Duration timeout, LongSupplier nanoTicker, Function<Waiter, Route> router,
                         int reserveSlots, Function<Waiter, FreeSlots> freeSlots, MeterRegistry registry) {
-        if (reserveSlots < 0) {
-            throw new IllegalArgumentException("reserveSlots must not be negative, was " + reserveSlots);
-        }
-        this.reserve = reserveSlots;
-        this.freeSlots = freeSlots;
+        this.reserve = new Reserve(reserveSlots, freeSlots);
         this.maxPerModel = maxPerModel;
         this.timeoutNanos = timeout.toNanos();
+        this.recentWait = new RecentWait(timeout);
         this.timeoutText = io.heartgate.protocol.Durations.format(timeout);
         this.nanoTicker = nanoTicker;
         this.router = router;
@@ -138,14 +129,18 @@ public final class GatewayQueue {
     }
 
     /**
-     * Says whether a request that has just claimed a slot on {@code node} must give it back and queue
-     * instead, because requests wait for a model the node serves (another model's, or a first attempt
-     * a retry would pass): the queue then decides which goes first, so a lower class never takes a
-     * freed slot ahead of a higher one by reaching it before the queue does. One volatile read while
-     * nothing waits.
+     * Returns {@code route}, or {@link Route.Refused#FULL} after giving its slot back when it claimed
+     * one on a node that serves a model whose requests wait (another model's, or first attempts a
+     * retry would pass): the request then queues and the queue decides which goes first, so a lower
+     * class never takes a freed slot ahead of a higher one by reaching it before the queue does. One
+     * volatile read while nothing waits.
      */
-    public boolean contended(Node node) {
-        return waiting != 0 && servesWaiting(node);
+    public Route unlessContended(Route route) {
+        if (route instanceof Route.To to && to.held() && waiting != 0 && servesWaiting(to.node())) {
+            to.unclaim();
+            return Route.Refused.FULL;
+        }
+        return route;
     }
 
     /**
@@ -202,11 +197,12 @@ public final class GatewayQueue {
     /** Sends {@code w} where it would go now if a candidate has room; returns its ticket then, else {@code null}; under the lock. */
     private FairQueue.Ticket<Waiter> routeAtOnce(ModelQueue q, Waiter w, String caller, int priority) {
         if (priority < q.heldClass // the pass just run held a higher class back from the reserve
-                || heldBack(w, q.partOf(w).waitingOf(caller, priority) + 1) || !(route(w) instanceof Route.To to)) {
+                || reserve.holdsBack(w, q.partOf(w).waitingOf(caller, priority) + 1)
+                || !(route(w) instanceof Route.To to)) {
             return null; // full, or a refusal it is answered as it leaves the queue
         }
         meters.left(meters.served, 0);
-        noteWait(0);
+        recentWait.note(0);
         if (!safely(() -> w.routed(to))) {
             to.unclaim();
         }
@@ -291,7 +287,7 @@ public final class GatewayQueue {
                     part.expire(now, timeoutNanos, t -> {
                         waiting--;
                         meters.left(meters.expired, now - t.enqueuedNanos());
-                        noteWait(now - t.enqueuedNanos());
+                        recentWait.note(now - t.enqueuedNanos());
                         int retryAfter = retryAfterSeconds();
                         safely(() -> t.item().overloaded("no node serving the model had a free slot within the queue "
                                 + "timeout (" + timeoutText + ")", retryAfter));
@@ -305,16 +301,9 @@ public final class GatewayQueue {
         }
     }
 
-    /**
-     * Returns the seconds a client is told to wait before trying again: the mean wait of the requests
-     * that left the queue lately, served or timed out, rounded up, at least 1 and at most the wait
-     * limit. Counting the timed-out ones keeps a queue where nothing is served any more from telling
-     * everyone to come back in a second.
-     */
+    /** Returns the seconds a client is told to wait before trying again ({@link RecentWait#retryAfterSeconds()}). */
     public int retryAfterSeconds() {
-        long limit = Math.max(1, TimeUnit.NANOSECONDS.toSeconds(timeoutNanos));
-        long mean = (long) Math.ceil(meanWaitNanos / 1e9);
-        return (int) Math.max(1, Math.min(limit, mean));
+        return recentWait.retryAfterSeconds();
     }
 
     /**
@@ -373,7 +362,7 @@ public final class GatewayQueue {
         if (best == null || next.priority() < lowestClass) {
             return false;
         }
-        if (heldBack(next.item(), best.part.waitingOf(next.caller(), next.priority()))) {
+        if (reserve.holdsBack(next.item(), best.part.waitingOf(next.caller(), next.priority()))) {
             best.holdBack(next);
             // No lower class of the model takes what it was held back from.
             best.model.heldClass = Math.max(best.model.heldClass, next.priority());
@@ -390,7 +379,7 @@ public final class GatewayQueue {
         FairQueue.Ticket<Waiter> served = next;
         if (r instanceof Route.To to) {
             meters.left(meters.served, waited);
-            noteWait(waited);
+            recentWait.note(waited);
             if (!safely(() -> served.item().routed(to))) {
                 to.unclaim(); // its loop is gone (shutting down): the slot goes to the next one
             }
@@ -400,30 +389,6 @@ public final class GatewayQueue {
             safely(() -> served.item().refused(refusal));
         }
         return true;
-    }
-
-    /**
-     * Says whether {@code w} is held back from the reserve: a first attempt whose caller has {@code
-     * callersWaiting} first attempts (itself included) waiting for the model, more than a burst, while
-     * no more than the reserved slots are free. A reserve as large as the model's slots in all leaves
-     * one to the flood, so a model with few slots is never shut to it. Under the lock.
-     */
-    private boolean heldBack(Waiter w, int callersWaiting) {
-        if (reserve == 0 || !w.tried().isEmpty() || callersWaiting <= FairQueue.BURST) {
-            return false;
-        }
-        try {
-            FreeSlots slots = freeSlots.apply(w);
-            return slots.free() <= Math.min(reserve, slots.total() - 1);
-        } catch (RuntimeException e) {
-            log.warn("Gateway queue could not count a model's free slots; not holding back", e);
-            return false;
-        }
-    }
-
-    /** Adds a wait to the recent mean (weight 1/8 to the newest); under the lock. */
-    private void noteWait(long waitedNanos) {
-        meanWaitNanos += (waitedNanos - meanWaitNanos) / 8;
     }
 
     /** Runs a waiter's callback; one that throws (its event loop shut down) is logged, never passed on. */

@@ -316,10 +316,6 @@ final class Exchange implements Timeouts.Watched {
         relay.counters().add(Counter.RETRIES);
         phase = phase.to(Phase.ROUTING);
         Route r = relay.reroute(facts, attempts.tried());
-        if (r instanceof Route.To to && to.held() && relay.queue().contended(to.node())) {
-            to.unclaim(); // requests wait that this slot could serve: the queue says whether the retry goes first
-            r = Route.Refused.FULL;
-        }
         if (r instanceof Route.To next) {
             start(next);
         } else if (r == Route.Refused.FULL) {

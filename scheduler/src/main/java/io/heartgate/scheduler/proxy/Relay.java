@@ -187,9 +187,13 @@ final class Relay {
         return false;
     }
 
-    /** Returns where a retry of a request goes, leaving out the nodes it tried. */
+    /**
+     * Returns where a retry of a request goes, leaving out the nodes it tried; {@link Route.Refused#FULL}
+     * also when the slot found could serve requests waiting in the queue, which then says whether the
+     * retry goes first.
+     */
     Route reroute(RequestFacts facts, List<String> tried) {
-        return selector.select(table.get(), facts, tried, routing);
+        return queue.unlessContended(selector.select(table.get(), facts, tried, routing));
     }
 
     /** Returns whether a node this request has not tried could take it now. */

@@ -162,26 +162,14 @@ public final class RequestFactsReader {
      * generating that whole answer for a stalled one. Indexes of {@code body} untouched.
      */
     static boolean streams(ByteBuf body, String uri) {
-        Boolean flag = null;
-        if (startsWithBrace(body)) {
-            try (InputStream in = new ByteBufInputStream(body.duplicate()); JsonParser p = JSON.createParser(in)) {
-                if (p.nextToken() == JsonToken.START_OBJECT) {
-                    while (p.nextToken() == JsonToken.FIELD_NAME) {
-                        boolean stream = p.currentName().equals("stream");
-                        JsonToken value = p.nextToken();
-                        if (stream) {
-                            flag = JsonFlags.read(p, value);
-                        } else if (value != null && value.isStructStart()) {
-                            p.skipChildren();
-                        }
-                    }
-                }
-            } catch (IOException e) {
-                // Broken JSON after the fields read: go by those; the node will refuse the body.
+        Boolean[] flag = {null};
+        eachTopLevelField(body, (field, p, value) -> {
+            if (field.equals("stream")) {
+                flag[0] = JsonFlags.read(p, value);
             }
-        }
-        if (flag != null) {
-            return flag;
+        });
+        if (flag[0] != null) {
+            return flag[0];
         }
         int q = uri.indexOf('?');
         String path = q < 0 ? uri : uri.substring(0, q);
@@ -197,28 +185,45 @@ public final class RequestFactsReader {
      * {@code body} untouched; a body that is not a JSON object names no model.
      */
     static boolean namesModelTwice(ByteBuf body, String uri) {
-        if (!startsWithBrace(body)) {
-            return false;
-        }
         boolean nameIsModel = namesModelByName(uri);
-        int fields = 0;
+        int[] fields = {0};
+        eachTopLevelField(body, (field, p, value) -> {
+            if (field.equalsIgnoreCase("model") || nameIsModel && field.equalsIgnoreCase("name")) {
+                fields[0]++;
+            }
+        });
+        return fields[0] > 1;
+    }
+
+    /** What {@link #eachTopLevelField} hands over: a field's name, and the parser on its value of type {@code value}. */
+    private interface FieldVisitor {
+        void visit(String field, JsonParser p, JsonToken value) throws IOException;
+    }
+
+    /**
+     * Hands every top-level field of {@code body}, a JSON object, to {@code visitor} in order, skipping
+     * what a field's object or array value holds; nothing when the body is no object. Broken JSON
+     * ends the walk after the fields read (the node will refuse the body). Indexes of {@code body} untouched.
+     */
+    private static void eachTopLevelField(ByteBuf body, FieldVisitor visitor) {
+        if (!startsWithBrace(body)) {
+            return;
+        }
         try (InputStream in = new ByteBufInputStream(body.duplicate()); JsonParser p = JSON.createParser(in)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
-                return false;
+                return;
             }
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String field = p.currentName();
-                if (field.equalsIgnoreCase("model") || nameIsModel && field.equalsIgnoreCase("name")) {
-                    fields++;
-                }
-                if (p.nextToken().isStructStart()) {
+                JsonToken value = p.nextToken();
+                visitor.visit(field, p, value);
+                if (value != null && value.isStructStart()) {
                     p.skipChildren();
                 }
             }
         } catch (IOException e) {
-            // Broken JSON after the fields read: count those; the node will reject the body.
+            // Broken JSON after the fields read: those stand.
         }
-        return fields > 1;
     }
 
     /** Returns whether {@code uri} is one of Ollama's calls that may name the model in {@code name}. */

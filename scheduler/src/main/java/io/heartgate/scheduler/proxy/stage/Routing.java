@@ -49,11 +49,7 @@ final class Routing implements Stage {
             return;
         }
         Route route = queue.queued(call.facts().model()) ? Route.Refused.FULL
-                : selector.select(table.get(), call.facts(), List.of(), health);
-        if (route instanceof Route.To to && to.held() && queue.contended(to.node())) {
-            to.unclaim(); // requests wait that this slot could serve: the queue says who goes first
-            route = Route.Refused.FULL;
-        }
+                : queue.unlessContended(selector.select(table.get(), call.facts(), List.of(), health));
         if (route instanceof Route.To to) {
             call.route(to);
             call.proceed();
