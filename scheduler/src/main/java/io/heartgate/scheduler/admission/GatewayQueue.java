@@ -34,8 +34,8 @@ import org.slf4j.LoggerFactory;
  * slot ahead of them. Thread-safe: one lock, taken only while something waits.
  *
  * <p>A {@link Reserve} ({@code --reserve-slots N}) keeps the last free slots of a model's nodes
- * from callers flooding it; once a class is held back from them, no lower class of the model is
- * served in that pass.
+ * from callers flooding it while others who could use them came lately; once a class is held back
+ * from them, no lower class of the model is served in that pass.
  */
 public final class GatewayQueue {
 
@@ -105,7 +105,7 @@ public final class GatewayQueue {
      */
     public GatewayQueue(int maxPerModel, Duration timeout, LongSupplier nanoTicker, Function<Waiter, Route> router,
                         int reserveSlots, Function<Waiter, FreeSlots> freeSlots, MeterRegistry registry) {
-        this.reserve = new Reserve(reserveSlots, freeSlots);
+        this.reserve = new Reserve(reserveSlots, freeSlots, nanoTicker);
         this.maxPerModel = maxPerModel;
         this.timeoutNanos = timeout.toNanos();
         this.recentWait = new RecentWait(timeout);
@@ -155,6 +155,9 @@ public final class GatewayQueue {
         try {
             String model = key(w.facts().model());
             ModelQueue q = modelQueue(model);
+            if (w.tried().isEmpty()) {
+                reserve.arrived(model, caller, priority, q.fresh.waitingOf(caller, priority) + 1);
+            }
             FairQueue.Ticket<Waiter> out = null;
             if (q.full()) {
                 // A slot may have come free: room without pushing anyone out, but only for requests
@@ -197,7 +200,8 @@ public final class GatewayQueue {
     /** Sends {@code w} where it would go now if a candidate has room; returns its ticket then, else {@code null}; under the lock. */
     private FairQueue.Ticket<Waiter> routeAtOnce(ModelQueue q, Waiter w, String caller, int priority) {
         if (priority < q.heldClass // the pass just run held a higher class back from the reserve
-                || reserve.holdsBack(w, q.partOf(w).waitingOf(caller, priority) + 1)
+                || reserve.holdsBack(w, key(w.facts().model()), caller, priority,
+                        q.partOf(w).waitingOf(caller, priority) + 1, q.fresh)
                 || !(route(w) instanceof Route.To to)) {
             return null; // full, or a refusal it is answered as it leaves the queue
         }
@@ -362,7 +366,8 @@ public final class GatewayQueue {
         if (best == null || next.priority() < lowestClass) {
             return false;
         }
-        if (reserve.holdsBack(next.item(), best.part.waitingOf(next.caller(), next.priority()))) {
+        if (reserve.holdsBack(next.item(), key(next.item().facts().model()), next.caller(), next.priority(),
+                best.part.waitingOf(next.caller(), next.priority()), best.model.fresh)) {
             best.holdBack(next);
             // No lower class of the model takes what it was held back from.
             best.model.heldClass = Math.max(best.model.heldClass, next.priority());

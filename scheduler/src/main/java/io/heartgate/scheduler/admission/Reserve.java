@@ -2,7 +2,12 @@ package io.heartgate.scheduler.admission;
 
 import io.heartgate.scheduler.admission.GatewayQueue.Waiter;
 import io.heartgate.scheduler.proxy.policy.FreeSlots;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.Function;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -13,36 +18,72 @@ import org.slf4j.LoggerFactory;
  * {@code N} or fewer are free, and requests of its class or a higher one from other callers go
  * instead. Without preemption, a caller below its share otherwise waits for the next slot that frees
  * however it is ordered; the reserve trades the flooding callers' throughput (slots held idle) for
- * the others' time to first token. A reserve as large as a model's slots in all leaves one to the
- * flood, so a model with few slots is never shut to it. Retries are never held back. Zero: every
- * free slot is used. Asked under the queue's lock only.
+ * the others' time to first token.
+ *
+ * <p>Slots are held only for someone who could use them: while another caller of the flood's class
+ * or a higher one, not flooding, has sent a request for the model through the queue within the last
+ * {@link #PRESENCE} (a flood alone on the fleet, or beside lower classes only, which may never take
+ * what it is held back from, gets every slot). A reserve as large as a model's slots in all leaves
+ * one to the flood, so a model with few slots is never shut to it. Retries are never held back.
+ * Zero: every free slot is used, and nothing is recorded. Used under the queue's lock only.
  */
 final class Reserve {
+
+    /** How long a caller that does not flood a model counts as present after its last request for it. */
+    static final Duration PRESENCE = Duration.ofSeconds(60);
+    /** Past this many models remembered, the ones with no caller present are forgotten. */
+    private static final int MODELS_BEFORE_PRUNING = 256;
 
     private static final Logger log = LoggerFactory.getLogger(Reserve.class);
 
     private final int slots;
     private final Function<Waiter, FreeSlots> freeSlots;
+    private final LongSupplier nanoTicker;
+    private final long presenceNanos = PRESENCE.toNanos();
+    /** Per model, per priority class: the callers not flooding it that came lately. */
+    private final Map<String, TreeMap<Integer, LastTwo>> present = new HashMap<>();
 
     /**
      * @param slots free slots a flooding caller's request may not take; 0 for none
      * @param freeSlots the slots, free and in all, on the nodes a waiting request may go to now
+     * @param nanoTicker the monotonic clock presence is measured on
      */
-    Reserve(int slots, Function<Waiter, FreeSlots> freeSlots) {
+    Reserve(int slots, Function<Waiter, FreeSlots> freeSlots, LongSupplier nanoTicker) {
         if (slots < 0) {
             throw new IllegalArgumentException("reserveSlots must not be negative, was " + slots);
         }
         this.slots = slots;
         this.freeSlots = freeSlots;
+        this.nanoTicker = nanoTicker;
     }
 
     /**
-     * Says whether {@code w} is held back: a first attempt whose caller has {@code callersWaiting}
-     * first attempts (itself included) waiting for the model, more than a burst, while no more than
-     * the reserved slots are free.
+     * A first attempt of {@code caller} in class {@code priority} for {@code model} reached the queue
+     * now, making {@code callersWaiting} of the caller's first attempts of that class
+     * (itself included): a caller within a burst counts as present for the model.
      */
-    boolean holdsBack(Waiter w, int callersWaiting) {
-        if (slots == 0 || !w.tried().isEmpty() || callersWaiting <= FairQueue.BURST) {
+    void arrived(String model, String caller, int priority, int callersWaiting) {
+        if (slots == 0 || callersWaiting > FairQueue.BURST) {
+            return;
+        }
+        long nowNanos = nanoTicker.getAsLong();
+        if (present.size() >= MODELS_BEFORE_PRUNING && !present.containsKey(model)) {
+            present.values().removeIf(byClass -> byClass.values().stream().allMatch(l -> l.staleAt(nowNanos, presenceNanos)));
+        }
+        present.computeIfAbsent(model, m -> new TreeMap<>()).computeIfAbsent(priority, p -> new LastTwo())
+                .note(caller, nowNanos);
+    }
+
+    /**
+     * Says whether {@code w}, for {@code model}, is held back now: a first attempt whose caller has
+     * {@code callersWaiting} first attempts (itself included) waiting in {@code fresh}, the model's
+     * first attempts, more than a burst, while no more than the reserved slots are free and another
+     * caller who could take them is present.
+     */
+    boolean holdsBack(Waiter w, String model, String caller, int priority, int callersWaiting,
+                      FairQueue<Waiter> fresh) {
+        if (slots == 0 || !w.tried().isEmpty() || callersWaiting <= FairQueue.BURST
+                || !othersPresent(model, caller, priority, fresh)) {
             return false;
         }
         try {
@@ -51,6 +92,52 @@ final class Reserve {
         } catch (RuntimeException e) {
             log.warn("Gateway queue could not count a model's free slots; not holding back", e);
             return false;
+        }
+    }
+
+    /**
+     * Says whether a caller other than {@code caller}, of class {@code priority} or higher, came for
+     * {@code model} lately and is not flooding it now (one that is would be held back too).
+     */
+    private boolean othersPresent(String model, String caller, int priority, FairQueue<Waiter> fresh) {
+        TreeMap<Integer, LastTwo> byClass = present.get(model);
+        if (byClass == null) {
+            return false;
+        }
+        long now = nanoTicker.getAsLong();
+        for (Map.Entry<Integer, LastTwo> e : byClass.tailMap(priority, true).entrySet()) {
+            int cls = e.getKey();
+            LastTwo last = e.getValue();
+            if (last.latest != null && counts(last.latest, last.latestAt, cls, caller, fresh, now)
+                    || last.before != null && counts(last.before, last.beforeAt, cls, caller, fresh, now)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private boolean counts(String other, long at, int cls, String caller, FairQueue<Waiter> fresh, long now) {
+        return !other.equals(caller) && now - at <= presenceNanos && fresh.waitingOf(other, cls) <= FairQueue.BURST;
+    }
+
+    /** The last caller to arrive in a class, and the last before it that was someone else. */
+    private static final class LastTwo {
+        private String latest;
+        private long latestAt;
+        private String before;
+        private long beforeAt;
+
+        void note(String caller, long at) {
+            if (!caller.equals(latest)) {
+                before = latest;
+                beforeAt = latestAt;
+                latest = caller;
+            }
+            latestAt = at;
+        }
+
+        boolean staleAt(long now, long window) {
+            return now - latestAt > window;
         }
     }
 }

@@ -552,7 +552,7 @@ class GatewayQueueTest {
 
     /** As {@link #reserving(int)}, holding at most {@code max} requests per model. */
     private GatewayQueue reserving(int max, int reserve) {
-        return new GatewayQueue(max, Duration.ofSeconds(10), () -> now, this::route, reserve,
+        return new GatewayQueue(max, Duration.ofMinutes(5), () -> now, this::route, reserve, // outlasts a presence
                 w -> new FreeSlots(free.getOrDefault(w.facts().model(), 0), total.getOrDefault(w.facts().model(), 12)),
                 registry);
     }
@@ -564,6 +564,14 @@ class GatewayQueueTest {
             tickets.add(q.enqueue(new Waiting("h" + i, "m"), "heavy", priority));
         }
         return tickets;
+    }
+
+    /** A request of {@code caller} in class {@code priority} for {@code model} came through {@code q} and went at once. */
+    private void cameLately(GatewayQueue q, String caller, String model, int priority) {
+        free.put(model, 1);
+        q.enqueue(new Waiting("seen", model), caller, priority);
+        assertThat(outcomes).containsExactly("seen routed");
+        outcomes.clear();
     }
 
     @Test
@@ -588,6 +596,7 @@ class GatewayQueueTest {
     @Test
     void aCallerWithABurstOrLessWaitingMayTakeTheReservedSlots() {
         GatewayQueue q = reserving(2);
+        cameLately(q, "light", "m", 0);
         free.put("m", 0);
         flood(q, 0);
         free.put("m", 2);
@@ -616,6 +625,7 @@ class GatewayQueueTest {
     @Test
     void retriesAreNeverHeldBack() {
         GatewayQueue q = reserving(2);
+        cameLately(q, "light", "m", 0);
         free.put("m", 0);
         for (int i = 1; i <= 6; i++) {
             q.enqueue(new Waiting("r" + i, "m", List.of("another-node")), "heavy", 0);
@@ -628,6 +638,7 @@ class GatewayQueueTest {
     @Test
     void withoutAReserveEveryFreeSlotIsUsed() {
         GatewayQueue q = reserving(0);
+        cameLately(q, "light", "m", 0);
         free.put("m", 0);
         flood(q, 0);
         free.put("m", 2);
@@ -638,6 +649,7 @@ class GatewayQueueTest {
     @Test
     void aFloodHeldBackOnOneModelHoldsUpNoLowerClassOfAnother() {
         GatewayQueue q = reserving(1);
+        cameLately(q, "peer", "a", 1);
         free.put("a", 0);
         free.put("b", 0);
         for (int i = 1; i <= 6; i++) {
@@ -653,6 +665,7 @@ class GatewayQueueTest {
     @Test
     void aNewcomerMeetingAFullQueueTakesNoReservedSlot() {
         GatewayQueue q = reserving(6, 2);
+        cameLately(q, "peer", "m", 1);
         free.put("m", 0);
         flood(q, 1);
         free.put("m", 2);
@@ -667,6 +680,7 @@ class GatewayQueueTest {
     void aReserveAsLargeAsTheModelsSlotsLeavesTheFloodOne() {
         GatewayQueue q = reserving(2);
         total.put("m", 2);
+        cameLately(q, "light", "m", 0);
         free.put("m", 0);
         flood(q, 0);
         free.put("m", 2);
@@ -678,6 +692,7 @@ class GatewayQueueTest {
     @Test
     void theClassHeldBackInOnePassHoldsUpNoLowerClassInTheNext() {
         GatewayQueue q = reserving(2);
+        cameLately(q, "peer", "m", 1);
         free.put("m", 0);
         List<FairQueue.Ticket<GatewayQueue.Waiter>> flood = flood(q, 1);
         q.enqueue(new Waiting("low", "m"), "light", 0);
@@ -687,5 +702,54 @@ class GatewayQueueTest {
         flood.forEach(q::cancel); // the flood's clients give up
         q.sweep();
         assertThat(outcomes).containsExactly("low routed");
+    }
+
+    @Test
+    void aFloodAloneGetsEverySlot() {
+        GatewayQueue q = reserving(2);
+        free.put("m", 0);
+        flood(q, 0); // its own first four came within a burst: it is not someone else
+        free.put("m", 2);
+        q.sweep();
+        assertThat(outcomes).containsExactly("h1 routed", "h2 routed");
+    }
+
+    @Test
+    void slotsAreHeldForAnotherCallerUntilAMinuteAfterItsLastRequest() {
+        GatewayQueue q = reserving(2);
+        cameLately(q, "light", "m", 0);
+        free.put("m", 0);
+        flood(q, 0);
+        free.put("m", 2);
+        now += Reserve.PRESENCE.toNanos();
+        q.sweep();
+        assertThat(outcomes).as("a minute after the light caller's request: held").isEmpty();
+        now += 1;
+        q.sweep();
+        assertThat(outcomes).as("gone a minute and more: every slot to the flood").containsExactly("h1 routed", "h2 routed");
+    }
+
+    @Test
+    void noSlotIsHeldForALowerClassWhichMayNotTakeIt() {
+        GatewayQueue q = reserving(2);
+        cameLately(q, "light", "m", 0);
+        free.put("m", 0);
+        flood(q, 1);
+        free.put("m", 2);
+        q.sweep();
+        assertThat(outcomes).containsExactly("h1 routed", "h2 routed");
+    }
+
+    @Test
+    void noSlotIsHeldForAnotherCallerThatFloodsToo() {
+        GatewayQueue q = reserving(2);
+        free.put("m", 0);
+        flood(q, 0);
+        for (int i = 1; i <= 6; i++) {
+            q.enqueue(new Waiting("o" + i, "m"), "other", 0); // its first four came within a burst
+        }
+        free.put("m", 2);
+        q.sweep();
+        assertThat(outcomes).as("both flood: turns between them, nothing held").containsExactly("h1 routed", "o1 routed");
     }
 }

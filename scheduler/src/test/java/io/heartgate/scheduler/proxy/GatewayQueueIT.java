@@ -305,32 +305,62 @@ class GatewayQueueIT {
         assertThat(fourth.get(10, TimeUnit.SECONDS).statusCode()).as("within rpm=3 with the token back").isNotEqualTo(429);
     }
 
-    @Test
-    void withAReserveAFloodingKeyLeavesTheLastFreeSlotToAnotherKey() throws Exception {
+    /** Starts a proxy of one node with 3 slots and {@code --reserve-slots 1}, keys "flood" and "light". */
+    private RawNode reservingOneOfThree() throws IOException {
         RawNode node = holdingNode();
         ApiKeys keys = ApiKeys.parse("flood " + ApiKeys.hash("hg-flood") + "\nlight " + ApiKeys.hash("hg-light") + "\n");
         start(3, c -> c.reserveSlots(1), new Stages.Access(() -> keys, null, false), node);
+        return node;
+    }
+
+    /** Fills the node's 3 slots with the flooding key's requests and queues {@code waiting} more. */
+    private List<CompletableFuture<HttpResponse<String>>> flood(RawNode node, int waiting) {
         List<CompletableFuture<HttpResponse<String>>> flood = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
             flood.add(chat("hg-flood"));
         }
         await().atMost(Duration.ofSeconds(10)).until(() -> node.seen.size() == 3);
-        for (int i = 0; i < 6; i++) {
+        for (int i = 0; i < waiting; i++) {
             flood.add(chat("hg-flood"));
         }
-        await().atMost(Duration.ofSeconds(10)).until(() -> depth() == 6.0);
+        await().atMost(Duration.ofSeconds(10)).until(() -> depth() == waiting);
+        return flood;
+    }
 
-        release.release(2); // two slots free: the flood (six waiting) gets the first, not the last
-        await().atMost(Duration.ofSeconds(10)).until(() -> node.seen.size() == 4 && depth() == 5.0);
-        String light = CHAT.replace("hi", "from the light key");
-        CompletableFuture<HttpResponse<String>> answer = chat("hg-light", light);
+    @Test
+    void withAReserveAFloodingKeyLeavesTheLastFreeSlotToAnotherKey() throws Exception {
+        RawNode node = reservingOneOfThree();
+        List<CompletableFuture<HttpResponse<String>>> flood = flood(node, 6);
+        List<CompletableFuture<HttpResponse<String>>> light = new ArrayList<>();
+        light.add(chat("hg-light")); // queues behind the flood: the light key is now present
+        await().atMost(Duration.ofSeconds(10)).until(() -> depth() == 7.0);
+
+        release.release(2); // two slots free in turn: the first to the light key, the last held from the flood
+        await().atMost(Duration.ofSeconds(10)).until(() -> node.seen.size() == 4 && depth() == 6.0);
+        String lightBody = CHAT.replace("hi", "from the light key");
+        light.add(chat("hg-light", lightBody));
 
         await().atMost(Duration.ofSeconds(10)).until(() -> node.seen.size() == 5);
         assertThat(new String(node.seen.get(4).body(), StandardCharsets.UTF_8)).as("the held slot went to the light key")
                 .contains("from the light key");
-        assertThat(depth()).as("the flood still waits").isEqualTo(5.0);
+        assertThat(depth()).as("the flood still waits").isEqualTo(6.0);
         release.release(1000);
-        assertThat(answer.get(20, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        for (CompletableFuture<HttpResponse<String>> f : light) {
+            assertThat(f.get(20, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        }
+        for (CompletableFuture<HttpResponse<String>> f : flood) {
+            assertThat(f.get(20, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        }
+    }
+
+    @Test
+    void withAReserveAFloodingKeyAloneGetsEverySlot() throws Exception {
+        RawNode node = reservingOneOfThree();
+        List<CompletableFuture<HttpResponse<String>>> flood = flood(node, 6);
+
+        release.release(2); // no one else came: both free slots go to the flood, the reserve's too
+        await().atMost(Duration.ofSeconds(10)).until(() -> node.seen.size() == 5 && depth() == 4.0);
+        release.release(1000);
         for (CompletableFuture<HttpResponse<String>> f : flood) {
             assertThat(f.get(20, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
         }
