@@ -156,7 +156,7 @@ public final class GatewayQueue {
             String model = key(w.facts().model());
             ModelQueue q = modelQueue(model);
             if (w.tried().isEmpty()) {
-                reserve.arrived(model, caller, priority, q.fresh.waitingOf(caller, priority) + 1);
+                reserve.arrived(model, caller, priority, q.fresh);
             }
             FairQueue.Ticket<Waiter> out = null;
             if (q.full()) {

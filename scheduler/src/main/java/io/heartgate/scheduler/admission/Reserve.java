@@ -4,6 +4,8 @@ import io.heartgate.scheduler.admission.GatewayQueue.Waiter;
 import io.heartgate.scheduler.proxy.policy.FreeSlots;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Function;
@@ -21,9 +23,9 @@ import org.slf4j.LoggerFactory;
  * the others' time to first token.
  *
  * <p>Slots are held only for someone who could use them: while another caller of the flood's class
- * or a higher one, not flooding, has sent a request for the model through the queue within the last
- * {@link #PRESENCE} (a flood alone on the fleet, or beside lower classes only, which may never take
- * what it is held back from, gets every slot). A reserve as large as a model's slots in all leaves
+ * or a higher one, not flooding it now, has had a first attempt for the model reach the queue within
+ * the last {@link #PRESENCE} (a flood alone on the fleet, beside other floods, or beside lower classes
+ * only, which may never take what it is held back from, gets every slot). A reserve as large as a model's slots in all leaves
  * one to the flood, so a model with few slots is never shut to it. Retries are never held back.
  * Zero: every free slot is used, and nothing is recorded. Used under the queue's lock only.
  */
@@ -41,7 +43,7 @@ final class Reserve {
     private final LongSupplier nanoTicker;
     private final long presenceNanos = PRESENCE.toNanos();
     /** Per model, per priority class: the callers not flooding it that came lately. */
-    private final Map<String, TreeMap<Integer, LastTwo>> present = new HashMap<>();
+    private final Map<String, TreeMap<Integer, Arrivals>> present = new HashMap<>();
 
     /**
      * @param slots free slots a flooding caller's request may not take; 0 for none
@@ -59,19 +61,23 @@ final class Reserve {
 
     /**
      * A first attempt of {@code caller} in class {@code priority} for {@code model} reached the queue
-     * now, making {@code callersWaiting} of the caller's first attempts of that class
-     * (itself included): a caller within a burst counts as present for the model.
+     * now, not yet in {@code fresh}, the model's first attempts: a caller within a burst, counting
+     * this one, is present for the model.
      */
-    void arrived(String model, String caller, int priority, int callersWaiting) {
-        if (slots == 0 || callersWaiting > FairQueue.BURST) {
+    void arrived(String model, String caller, int priority, FairQueue<Waiter> fresh) {
+        if (slots == 0 || fresh.waitingOf(caller, priority) + 1 > FairQueue.BURST) {
             return;
         }
         long nowNanos = nanoTicker.getAsLong();
         if (present.size() >= MODELS_BEFORE_PRUNING && !present.containsKey(model)) {
-            present.values().removeIf(byClass -> byClass.values().stream().allMatch(l -> l.staleAt(nowNanos, presenceNanos)));
+            present.values().removeIf(byClass -> {
+                byClass.values().forEach(a -> a.forget(nowNanos, presenceNanos));
+                return byClass.values().stream().allMatch(a -> a.lastSeen.isEmpty());
+            });
         }
-        present.computeIfAbsent(model, m -> new TreeMap<>()).computeIfAbsent(priority, p -> new LastTwo())
-                .note(caller, nowNanos);
+        Arrivals arrivals = present.computeIfAbsent(model, m -> new TreeMap<>()).computeIfAbsent(priority, p -> new Arrivals());
+        arrivals.forget(nowNanos, presenceNanos);
+        arrivals.note(caller, nowNanos);
     }
 
     /**
@@ -100,44 +106,42 @@ final class Reserve {
      * {@code model} lately and is not flooding it now (one that is would be held back too).
      */
     private boolean othersPresent(String model, String caller, int priority, FairQueue<Waiter> fresh) {
-        TreeMap<Integer, LastTwo> byClass = present.get(model);
+        TreeMap<Integer, Arrivals> byClass = present.get(model);
         if (byClass == null) {
             return false;
         }
         long now = nanoTicker.getAsLong();
-        for (Map.Entry<Integer, LastTwo> e : byClass.tailMap(priority, true).entrySet()) {
+        for (Map.Entry<Integer, Arrivals> e : byClass.tailMap(priority, true).entrySet()) {
             int cls = e.getKey();
-            LastTwo last = e.getValue();
-            if (last.latest != null && counts(last.latest, last.latestAt, cls, caller, fresh, now)
-                    || last.before != null && counts(last.before, last.beforeAt, cls, caller, fresh, now)) {
-                return true;
+            Arrivals arrivals = e.getValue();
+            arrivals.forget(now, presenceNanos);
+            for (String other : arrivals.lastSeen.keySet()) {
+                if (!other.equals(caller) && fresh.waitingOf(other, cls) <= FairQueue.BURST) {
+                    return true;
+                }
             }
         }
         return false;
     }
 
-    private boolean counts(String other, long at, int cls, String caller, FairQueue<Waiter> fresh, long now) {
-        return !other.equals(caller) && now - at <= presenceNanos && fresh.waitingOf(other, cls) <= FairQueue.BURST;
-    }
-
-    /** The last caller to arrive in a class, and the last before it that was someone else. */
-    private static final class LastTwo {
-        private String latest;
-        private long latestAt;
-        private String before;
-        private long beforeAt;
+    /**
+     * The callers of one class that came within the presence window, by the time each last came,
+     * oldest first: at most the callers of the last minute.
+     */
+    private static final class Arrivals {
+        final LinkedHashMap<String, Long> lastSeen = new LinkedHashMap<>();
 
         void note(String caller, long at) {
-            if (!caller.equals(latest)) {
-                before = latest;
-                beforeAt = latestAt;
-                latest = caller;
-            }
-            latestAt = at;
+            lastSeen.remove(caller); // to the end: the map stays in the order of last arrival
+            lastSeen.put(caller, at);
         }
 
-        boolean staleAt(long now, long window) {
-            return now - latestAt > window;
+        /** Drops the callers last seen more than {@code window} before {@code now}. */
+        void forget(long now, long window) {
+            Iterator<Long> oldestFirst = lastSeen.values().iterator();
+            while (oldestFirst.hasNext() && now - oldestFirst.next() > window) {
+                oldestFirst.remove();
+            }
         }
     }
 }

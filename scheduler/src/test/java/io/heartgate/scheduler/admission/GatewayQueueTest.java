@@ -752,4 +752,30 @@ class GatewayQueueTest {
         q.sweep();
         assertThat(outcomes).as("both flood: turns between them, nothing held").containsExactly("h1 routed", "o1 routed");
     }
+
+    @Test
+    void slotsAreHeldForACallerOfAHigherClassToo() {
+        GatewayQueue q = reserving(2);
+        cameLately(q, "vip", "m", 1);
+        free.put("m", 0);
+        flood(q, 0);
+        free.put("m", 2);
+        q.sweep();
+        assertThat(outcomes).isEmpty();
+    }
+
+    @Test
+    void floodsThatCameAfterAnotherCallerDoNotMakeItForgotten() {
+        GatewayQueue q = reserving(2);
+        cameLately(q, "light", "m", 0);
+        free.put("m", 0);
+        now += 1_000_000_000L;
+        flood(q, 0); // each flood's first four came within a burst, after the light caller
+        for (int i = 1; i <= 6; i++) {
+            q.enqueue(new Waiting("o" + i, "m"), "other", 0);
+        }
+        free.put("m", 2);
+        q.sweep();
+        assertThat(outcomes).as("the light caller came a second ago: both floods held").isEmpty();
+    }
 }
