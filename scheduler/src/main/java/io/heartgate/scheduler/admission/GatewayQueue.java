@@ -35,7 +35,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A {@link Reserve} ({@code --reserve-slots N}) keeps the last free slots of a model's nodes
  * from callers flooding it while others who could use them came lately; once a class is held back
- * from them, no lower class of the model is served in that pass.
+ * from them, no lower class of the model is served in that pass. This class decides who leaves and
+ * when; {@link QueueExits} answers and counts each request that leaves.
  */
 public final class GatewayQueue {
 
@@ -69,7 +70,6 @@ public final class GatewayQueue {
 
     private final int maxPerModel;
     private final long timeoutNanos;
-    private final String timeoutText;
     private final LongSupplier nanoTicker;
     private final Function<Waiter, Route> router;
     private final Reserve reserve;
@@ -78,10 +78,8 @@ public final class GatewayQueue {
     /** The models with requests waiting, copied on write under the lock: read without it. */
     private volatile Set<String> queuedModels = Set.of();
     private volatile int waiting;
-    /** The waits of the requests that left the queue lately, for {@code Retry-After}; written under the lock. */
-    private final RecentWait recentWait;
     private boolean again;
-    private final QueueMeters meters;
+    private final QueueExits exits;
 
     /**
      * @param maxPerModel the most requests waiting per model; 0 refuses at once when all are full
@@ -108,11 +106,9 @@ public final class GatewayQueue {
         this.reserve = new Reserve(reserveSlots, freeSlots, nanoTicker);
         this.maxPerModel = maxPerModel;
         this.timeoutNanos = timeout.toNanos();
-        this.recentWait = new RecentWait(timeout);
-        this.timeoutText = io.heartgate.protocol.Durations.format(timeout);
         this.nanoTicker = nanoTicker;
         this.router = router;
-        this.meters = new QueueMeters(registry, this);
+        this.exits = new QueueExits(registry, this, timeout);
     }
 
     /** Returns the requests waiting now. */
@@ -155,9 +151,7 @@ public final class GatewayQueue {
         try {
             String model = key(w.facts().model());
             ModelQueue q = modelQueue(model);
-            if (w.tried().isEmpty()) {
-                reserve.arrived(model, caller, priority, q.fresh);
-            }
+            reserve.arrived(w, caller, priority, q.fresh);
             FairQueue.Ticket<Waiter> out = null;
             if (q.full()) {
                 // A slot may have come free: room without pushing anyone out, but only for requests
@@ -181,13 +175,13 @@ public final class GatewayQueue {
             FairQueue.Ticket<Waiter> t = q.full() ? null : q.partOf(w).offer(w, caller, priority, nanoTicker.getAsLong());
             if (t == null) {
                 tidy();
-                meters.rejected();
+                exits.rejected();
                 return null;
             }
             if (out == null) {
                 waiting++;
             } else {
-                pushOut(out);
+                exits.pushedOut(out.item(), nanoTicker.getAsLong() - out.enqueuedNanos());
             }
             tidy();
             serve();
@@ -200,16 +194,11 @@ public final class GatewayQueue {
     /** Sends {@code w} where it would go now if a candidate has room; returns its ticket then, else {@code null}; under the lock. */
     private FairQueue.Ticket<Waiter> routeAtOnce(ModelQueue q, Waiter w, String caller, int priority) {
         if (priority < q.heldClass // the pass just run held a higher class back from the reserve
-                || reserve.holdsBack(w, key(w.facts().model()), caller, priority,
-                        q.partOf(w).waitingOf(caller, priority) + 1, q.fresh)
+                || reserve.holdsBack(w, caller, priority, q.partOf(w).waitingOf(caller, priority) + 1, q.fresh)
                 || !(route(w) instanceof Route.To to)) {
             return null; // full, or a refusal it is answered as it leaves the queue
         }
-        meters.left(meters.served, 0);
-        recentWait.note(0);
-        if (!safely(() -> w.routed(to))) {
-            to.unclaim();
-        }
+        exits.served(w, to, 0);
         return FairQueue.Ticket.passing(w, caller, priority, nanoTicker.getAsLong());
     }
 
@@ -228,16 +217,6 @@ public final class GatewayQueue {
         return byModel.computeIfAbsent(model, m -> new ModelQueue(maxPerModel));
     }
 
-    /** Answers {@code out}, taken out of a full queue to make room for a newcomer, 503 {@code overloaded}; under the lock. */
-    private void pushOut(FairQueue.Ticket<Waiter> out) {
-        meters.left(meters.pushedOut, nanoTicker.getAsLong() - out.enqueuedNanos());
-        int retryAfter = retryAfterSeconds();
-        RequestFacts facts = out.item().facts();
-        String what = facts.model() == null ? "requests without a model" : "model '" + facts.displayModel() + "'";
-        safely(() -> out.item().overloaded("the gateway queue for " + what + " is full, and a request of a higher"
-                + " priority class or of a caller with fewer requests waiting took this one's place", retryAfter));
-    }
-
     /** Takes out the request of {@code t}, whose client hung up; nothing when it already left. */
     public void cancel(FairQueue.Ticket<Waiter> t) {
         lock.lock();
@@ -245,7 +224,7 @@ public final class GatewayQueue {
             ModelQueue q = byModel.get(key(t.item().facts().model()));
             if (q != null && q.remove(t)) {
                 waiting--;
-                meters.left(meters.gone, nanoTicker.getAsLong() - t.enqueuedNanos());
+                exits.gone(nanoTicker.getAsLong() - t.enqueuedNanos());
                 tidy();
             }
         } finally {
@@ -290,11 +269,7 @@ public final class GatewayQueue {
                 for (FairQueue<Waiter> part : List.of(q.fresh, q.retries)) {
                     part.expire(now, timeoutNanos, t -> {
                         waiting--;
-                        meters.left(meters.expired, now - t.enqueuedNanos());
-                        recentWait.note(now - t.enqueuedNanos());
-                        int retryAfter = retryAfterSeconds();
-                        safely(() -> t.item().overloaded("no node serving the model had a free slot within the queue "
-                                + "timeout (" + timeoutText + ")", retryAfter));
+                        exits.expired(t.item(), now - t.enqueuedNanos());
                     });
                 }
             }
@@ -307,7 +282,7 @@ public final class GatewayQueue {
 
     /** Returns the seconds a client is told to wait before trying again ({@link RecentWait#retryAfterSeconds()}). */
     public int retryAfterSeconds() {
-        return recentWait.retryAfterSeconds();
+        return exits.retryAfterSeconds();
     }
 
     /**
@@ -366,7 +341,7 @@ public final class GatewayQueue {
         if (best == null || next.priority() < lowestClass) {
             return false;
         }
-        if (reserve.holdsBack(next.item(), key(next.item().facts().model()), next.caller(), next.priority(),
+        if (reserve.holdsBack(next.item(), next.caller(), next.priority(),
                 best.part.waitingOf(next.caller(), next.priority()), best.model.fresh)) {
             best.holdBack(next);
             // No lower class of the model takes what it was held back from.
@@ -381,30 +356,12 @@ public final class GatewayQueue {
         best.take(next);
         waiting--;
         long waited = nanoTicker.getAsLong() - next.enqueuedNanos();
-        FairQueue.Ticket<Waiter> served = next;
         if (r instanceof Route.To to) {
-            meters.left(meters.served, waited);
-            recentWait.note(waited);
-            if (!safely(() -> served.item().routed(to))) {
-                to.unclaim(); // its loop is gone (shutting down): the slot goes to the next one
-            }
+            exits.served(next.item(), to, waited);
         } else {
-            meters.left(meters.refused, waited);
-            Route.Refused refusal = (Route.Refused) r;
-            safely(() -> served.item().refused(refusal));
+            exits.refused(next.item(), (Route.Refused) r, waited);
         }
         return true;
-    }
-
-    /** Runs a waiter's callback; one that throws (its event loop shut down) is logged, never passed on. */
-    private static boolean safely(Runnable callback) {
-        try {
-            callback.run();
-            return true;
-        } catch (RuntimeException e) {
-            log.debug("A waiting request's event loop refused its outcome: {}", e.toString());
-            return false;
-        }
     }
 
     /** Drops empty model queues and publishes which models have requests waiting; under the lock. */
@@ -415,7 +372,8 @@ public final class GatewayQueue {
         }
     }
 
-    private static String key(String model) {
+    /** Returns the key {@code model} (normalised, or {@code null} for requests without one) is queued under. */
+    static String key(String model) {
         return model == null ? "" : model;
     }
 }

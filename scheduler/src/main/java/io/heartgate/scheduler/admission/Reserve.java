@@ -60,14 +60,15 @@ final class Reserve {
     }
 
     /**
-     * A first attempt of {@code caller} in class {@code priority} for {@code model} reached the queue
-     * now, not yet in {@code fresh}, the model's first attempts: a caller within a burst, counting
-     * this one, is present for the model.
+     * {@code w} of {@code caller} in class {@code priority} reached the queue now, not yet in {@code
+     * fresh}, its model's first attempts: a first attempt of a caller within a burst, counting this
+     * one, makes the caller present for the model.
      */
-    void arrived(String model, String caller, int priority, FairQueue<Waiter> fresh) {
-        if (slots == 0 || fresh.waitingOf(caller, priority) + 1 > FairQueue.BURST) {
+    void arrived(Waiter w, String caller, int priority, FairQueue<Waiter> fresh) {
+        if (slots == 0 || !w.tried().isEmpty() || fresh.waitingOf(caller, priority) + 1 > FairQueue.BURST) {
             return;
         }
+        String model = GatewayQueue.key(w.facts().model());
         long nowNanos = nanoTicker.getAsLong();
         if (present.size() >= MODELS_BEFORE_PRUNING && !present.containsKey(model)) {
             present.values().removeIf(byClass -> {
@@ -81,15 +82,14 @@ final class Reserve {
     }
 
     /**
-     * Says whether {@code w}, for {@code model}, is held back now: a first attempt whose caller has
+     * Says whether {@code w} is held back now: a first attempt whose caller has
      * {@code callersWaiting} first attempts (itself included) waiting in {@code fresh}, the model's
      * first attempts, more than a burst, while no more than the reserved slots are free and another
      * caller who could take them is present.
      */
-    boolean holdsBack(Waiter w, String model, String caller, int priority, int callersWaiting,
-                      FairQueue<Waiter> fresh) {
+    boolean holdsBack(Waiter w, String caller, int priority, int callersWaiting, FairQueue<Waiter> fresh) {
         if (slots == 0 || !w.tried().isEmpty() || callersWaiting <= FairQueue.BURST
-                || !othersPresent(model, caller, priority, fresh)) {
+                || !othersPresent(GatewayQueue.key(w.facts().model()), caller, priority, fresh)) {
             return false;
         }
         try {

@@ -574,6 +574,14 @@ class GatewayQueueTest {
         outcomes.clear();
     }
 
+    /** With no slot free, queues {@link #flood} in class {@code priority}; then frees two slots of m and sweeps. */
+    private void floodThenFreeTwo(GatewayQueue q, int priority) {
+        free.put("m", 0);
+        flood(q, priority);
+        free.put("m", 2);
+        q.sweep();
+    }
+
     @Test
     void aFloodingCallerLeavesTheReservedSlotsToCallersThatAreNot() {
         GatewayQueue q = reserving(2);
@@ -597,10 +605,7 @@ class GatewayQueueTest {
     void aCallerWithABurstOrLessWaitingMayTakeTheReservedSlots() {
         GatewayQueue q = reserving(2);
         cameLately(q, "light", "m", 0);
-        free.put("m", 0);
-        flood(q, 0);
-        free.put("m", 2);
-        q.sweep();
+        floodThenFreeTwo(q, 0);
         assertThat(outcomes).as("six waiting: held back from the last two").isEmpty();
         free.put("m", 4);
         q.sweep();
@@ -639,10 +644,7 @@ class GatewayQueueTest {
     void withoutAReserveEveryFreeSlotIsUsed() {
         GatewayQueue q = reserving(0);
         cameLately(q, "light", "m", 0);
-        free.put("m", 0);
-        flood(q, 0);
-        free.put("m", 2);
-        q.sweep();
+        floodThenFreeTwo(q, 0);
         assertThat(outcomes).containsExactly("h1 routed", "h2 routed");
     }
 
@@ -681,10 +683,7 @@ class GatewayQueueTest {
         GatewayQueue q = reserving(2);
         total.put("m", 2);
         cameLately(q, "light", "m", 0);
-        free.put("m", 0);
-        flood(q, 0);
-        free.put("m", 2);
-        q.sweep();
+        floodThenFreeTwo(q, 0);
         assertThat(outcomes).containsExactly("h1 routed");
         assertThat(free.get("m")).isEqualTo(1);
     }
@@ -707,10 +706,7 @@ class GatewayQueueTest {
     @Test
     void aFloodAloneGetsEverySlot() {
         GatewayQueue q = reserving(2);
-        free.put("m", 0);
-        flood(q, 0); // its own first four came within a burst: it is not someone else
-        free.put("m", 2);
-        q.sweep();
+        floodThenFreeTwo(q, 0); // its own first four came within a burst: it is not someone else
         assertThat(outcomes).containsExactly("h1 routed", "h2 routed");
     }
 
@@ -733,10 +729,7 @@ class GatewayQueueTest {
     void noSlotIsHeldForALowerClassWhichMayNotTakeIt() {
         GatewayQueue q = reserving(2);
         cameLately(q, "light", "m", 0);
-        free.put("m", 0);
-        flood(q, 1);
-        free.put("m", 2);
-        q.sweep();
+        floodThenFreeTwo(q, 1);
         assertThat(outcomes).containsExactly("h1 routed", "h2 routed");
     }
 
@@ -757,10 +750,7 @@ class GatewayQueueTest {
     void slotsAreHeldForACallerOfAHigherClassToo() {
         GatewayQueue q = reserving(2);
         cameLately(q, "vip", "m", 1);
-        free.put("m", 0);
-        flood(q, 0);
-        free.put("m", 2);
-        q.sweep();
+        floodThenFreeTwo(q, 0);
         assertThat(outcomes).isEmpty();
     }
 
