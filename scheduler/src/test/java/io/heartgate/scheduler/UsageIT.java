@@ -95,13 +95,21 @@ class UsageIT {
 
     @Test
     void tokensCountedPerKeyMatchTheSimsOwnCountsStreamedOrNotInBothFormats() throws Exception {
+        // Path, body, and for an OpenAI stream whether its client gets the usage chunk.
         List<String[]> requests = List.of(
                 new String[] {"/v1/chat/completions", chat("llama3:8b", false, "")},
-                new String[] {"/v1/chat/completions", chat("qwen2.5:7b", true, ",\"stream_options\":{\"include_usage\":true}")},
-                new String[] {"/v1/chat/completions", chat("llama3:8b", true, "")}, // --force-usage asks for the chunk
+                new String[] {"/v1/chat/completions", chat("qwen2.5:7b", true, ",\"stream_options\":{\"include_usage\":true}"),
+                    "seen"},
+                // --force-usage asks for the chunk; the client did not, so it never sees it.
+                new String[] {"/v1/chat/completions", chat("llama3:8b", true, ""), "kept"},
+                new String[] {"/v1/chat/completions", chat("llama3:8b", true, ",\"stream_options\":{\"include_usage\":false}"),
+                    "kept"},
+                // vLLM (and the sim) send it for stream_options without include_usage: asked.
+                new String[] {"/v1/chat/completions", chat("llama3:8b", true, ",\"stream_options\":{}"), "seen"},
                 // Streamed: the node reads the last "stream", as the proxy must for the chunk to be asked.
-                new String[] {"/v1/chat/completions", chat("llama3:8b", false, ",\"stream\":true")},
-                new String[] {"/v1/completions", "{\"model\":\"llama3:8b\",\"prompt\":\"once upon a time\",\"stream\":true}"},
+                new String[] {"/v1/chat/completions", chat("llama3:8b", false, ",\"stream\":true"), "kept"},
+                new String[] {"/v1/completions", "{\"model\":\"llama3:8b\",\"prompt\":\"once upon a time\",\"stream\":true}",
+                    "kept"},
                 new String[] {"/v1/completions", "{\"model\":\"qwen2.5:7b\",\"prompt\":\"once upon a time\"}"},
                 new String[] {"/api/chat", chat("llama3:8b", true, "")},
                 new String[] {"/api/chat", chat("qwen2.5:7b", false, "")},
@@ -110,8 +118,16 @@ class UsageIT {
         for (String[] r : requests) {
             HttpResponse<String> answer = post(COUNTED, r[0], r[1]);
             assertThat(answer.statusCode()).as(r[0] + " " + r[1]).isEqualTo(200);
-            if (r[0].startsWith("/v1/") && r[1].contains("\"stream\":true")) {
-                assertThat(answer.body()).as("the stream ends with its usage chunk").contains("\"usage\":{\"prompt_tokens\"");
+            if (r.length > 2) {
+                String body = answer.body();
+                assertThat(body).as(r[1]).endsWith("data: [DONE]\n\n").doesNotContain("\n\n\n");
+                assertThat(body.split("\n\n")).as(r[1]).allMatch(e -> e.startsWith("data: {\"id\"") || e.equals("data: [DONE]"))
+                        .filteredOn(e -> e.contains("\"choices\":[]")).hasSize(r[2].equals("seen") ? 1 : 0);
+                if (r[2].equals("seen")) {
+                    assertThat(body).as("the stream ends with its usage chunk").contains("\"choices\":[],\"usage\":{\"prompt_tokens\"");
+                } else {
+                    assertThat(body).as("the proxy's usage chunk is kept from the client").doesNotContain("\"usage\"");
+                }
             }
         }
         long prompt = 0;
@@ -131,7 +147,7 @@ class UsageIT {
         assertThat(promptMetric).isEqualTo((double) prompt);
         assertThat(metric("heartgate_tokens_total{key=\"counted\",model=\"qwen2.5:7b\",type=\"completion\"}"))
                 .isEqualTo(18.0);
-        assertThat(metric("heartgate_key_requests_total{key=\"counted\",model=\"llama3:8b\",status=\"200\"}")).isEqualTo(7.0);
+        assertThat(metric("heartgate_key_requests_total{key=\"counted\",model=\"llama3:8b\",status=\"200\"}")).isEqualTo(9.0);
     }
 
     @Test

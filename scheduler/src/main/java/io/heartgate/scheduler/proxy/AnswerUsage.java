@@ -3,6 +3,7 @@ package io.heartgate.scheduler.proxy;
 import io.heartgate.scheduler.usage.UsageReader;
 import io.netty.buffer.ByteBuf;
 import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponse;
@@ -18,14 +19,26 @@ import io.netty.handler.codec.http.HttpResponse;
 final class AnswerUsage {
 
     private final BodyTail tail = new BodyTail();
+    private final UnaskedUsageChunk unasked = new UnaskedUsageChunk();
     /** Whether the answer is an SSE stream (an OpenAI one reports usage only when asked). */
     private boolean sse;
 
-    /** The node's response head to {@code req}, of status {@code code}: starts keeping its body's tail if it is counted. */
-    void head(FullHttpRequest req, int code, HttpResponse response) {
+    /**
+     * The node's response head to {@code req}, of status {@code code}: starts keeping its body's tail
+     * if it is counted; with {@code usageUnasked} (the proxy, not the client, asked for a stream's
+     * usage chunk), a stream's usage-only event is kept from the client. Not from a stream whose
+     * head gives its length, which the client would then wait on forever.
+     */
+    void head(FullHttpRequest req, int code, HttpResponse response, boolean usageUnasked) {
         // A whole JSON answer's usage more fields may follow; a stream's is its last event.
         tail.start(code < 300 && req.method() == HttpMethod.POST, contentType(response, "application/json"));
         sse = contentType(response, "text/event-stream");
+        unasked.start(usageUnasked && sse && code < 300 && !response.headers().contains(HttpHeaderNames.CONTENT_LENGTH));
+    }
+
+    /** Returns a chunk of the answer's body as its client gets it ({@link UnaskedUsageChunk#shown}). */
+    HttpContent shown(HttpContent content, boolean last) {
+        return unasked.shown(content, last);
     }
 
     /** Notes a chunk of the answer's body (indexes untouched). */

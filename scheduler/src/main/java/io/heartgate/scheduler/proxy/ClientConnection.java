@@ -218,12 +218,13 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
     /**
      * The stages passed {@code request} on: the relay takes it to the node of {@code route};
      * {@code keepAlive} is whether the client asked to keep its connection, {@code startNanos} when
-     * the request arrived, {@code extraHeaders} what every answer to it carries.
+     * the request arrived, {@code extraHeaders} what every answer to it carries, {@code usageUnasked}
+     * whether a stream's usage chunk is the proxy's alone (not relayed).
      */
     void relay(FullHttpRequest request, RequestFacts facts, Route.To route, boolean keepAlive, long startNanos,
-               java.util.Map<String, String> extraHeaders) {
+               java.util.Map<String, String> extraHeaders, boolean usageUnasked) {
         staging = null;
-        current = new Exchange(relay, this, request, facts, keepAlive, startNanos, extraHeaders);
+        current = new Exchange(relay, this, request, facts, keepAlive, startNanos, extraHeaders, usageUnasked);
         current.start(route);
     }
 

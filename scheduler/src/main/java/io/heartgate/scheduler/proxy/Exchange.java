@@ -45,10 +45,13 @@ final class Exchange implements Timeouts.Watched {
     private Boolean loadsModel;
     /** The retry's place in the gateway queue while every other node is full, else {@code null}. */
     private FairQueue.Ticket<GatewayQueue.Waiter> queued;
+    /** Whether the proxy asked for the stream's usage chunk and the client did not: it is then not relayed. */
+    private final boolean usageUnasked;
 
     Exchange(Relay relay, ClientConnection conn, FullHttpRequest req, RequestFacts facts, boolean keepAlive,
-             long startNanos, java.util.Map<String, String> extraHeaders) {
+             long startNanos, java.util.Map<String, String> extraHeaders, boolean usageUnasked) {
         this.relay = relay;
+        this.usageUnasked = usageUnasked;
         this.conn = conn;
         this.req = req;
         this.facts = facts;
@@ -127,7 +130,7 @@ final class Exchange implements Timeouts.Watched {
             return true;
         }
         phase = phase.to(Phase.RELAYING);
-        conn.usage().head(req, code, response);
+        conn.usage().head(req, code, response, usageUnasked);
         if (code < 300 && loadsModel()) {
             relay.answeredWell(attempts.node(), facts);
         }
@@ -146,13 +149,14 @@ final class Exchange implements Timeouts.Watched {
             watch.touch();
             relay.answeredBy(attempts.node());
             conn.usage().add(content.content());
+            HttpContent shown = conn.usage().shown(content, last);
             if (!last) {
-                if (!client.chunk(content)) {
+                if (shown != null && !client.chunk(shown)) {
                     upstream.autoRead(false); // resumed by clientWritabilityChanged
                 }
                 return;
             }
-            ChannelFuture written = client.last(content);
+            ChannelFuture written = client.last(shown);
             attempts.release();
             upstream.responseEnded();
             conn.usage().ended(relay, facts.caller(), modelLabel());

@@ -31,6 +31,7 @@ final class StagedCall implements Call {
     private boolean ended;
     private Runnable cancelHook;
     private Map<String, String> responseHeaders = Map.of();
+    private boolean usageUnasked;
 
     StagedCall(ClientConnection conn, List<Stage> stages, FullHttpRequest request, RequestFacts facts, long startNanos) {
         this.conn = conn;
@@ -95,7 +96,7 @@ final class StagedCall implements Call {
             throw new IllegalStateException("the stages passed a request on without routing it");
         }
         ended = true;
-        conn.relay(request, facts, route, keepAlive, startNanos, responseHeaders);
+        conn.relay(request, facts, route, keepAlive, startNanos, responseHeaders, usageUnasked);
     }
 
     @Override
@@ -139,6 +140,11 @@ final class StagedCall implements Call {
     @Override
     public void responseHeaders(Map<String, String> headers) {
         responseHeaders = headers;
+    }
+
+    @Override
+    public void usageUnasked() {
+        usageUnasked = true;
     }
 
     @Override

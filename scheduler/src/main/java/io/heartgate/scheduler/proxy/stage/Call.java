@@ -61,6 +61,12 @@ public interface Call {
     /** Sets headers every answer to the request carries, the node's or the proxy's own (rate-limit figures). */
     void responseHeaders(java.util.Map<String, String> headers);
 
+    /**
+     * Says that a stage made the request ask its node for a stream's usage chunk that the client
+     * did not ask for: the tokens in it are counted, and the chunk is not relayed to the client.
+     */
+    void usageUnasked();
+
     /** Runs {@code task} on the request's event loop, later: how a stage that waited calls back. */
     void later(Runnable task);
 

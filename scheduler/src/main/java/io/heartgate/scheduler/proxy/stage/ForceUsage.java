@@ -17,9 +17,11 @@ import java.util.Set;
  * the key's {@code tpm=} as well. The option is added when the request has no {@code stream_options}
  * (or {@code null}), added inside the {@code stream_options} it has, and set to {@code true} over a
  * client's own {@code false} (or {@code 0}, {@code "no"}: what the servers read as false): a stream
- * left uncounted would escape the token limits. The client then
- * sees the usage chunk, as OpenAI documents it (no choices, a {@code usage} object), which OpenAI's own
- * clients accept. Where a field is repeated, the last one is changed, as Python's JSON parsers (the
+ * left uncounted would escape the token limits. A client that did not ask for the usage chunk (no
+ * {@code stream_options}, {@code null}, or an {@code include_usage} read as false or {@code null}) is
+ * not sent it: many read {@code choices[0]} of every chunk, and this one has none. One whose
+ * {@code stream_options} leaves {@code include_usage} out gets it, as from vLLM, which then sends it
+ * unasked. Where a field is repeated, the last one is changed, as Python's JSON parsers (the
  * servers') keep the last; so too of a repeated {@code stream}, which decides whether the option is
  * added at all, and which, as the servers' pydantic does, takes {@code 1} or {@code "true"} for
  * {@code true} ({@link JsonFlags}). A body that is not a JSON object, or whose option has some other type, is
@@ -42,10 +44,9 @@ final class ForceUsage implements Stage {
     public void handle(Call call) {
         // Any explicit stream: the facts hold the first, and a later one (which the node reads) may differ.
         if (call.facts().stream() != null && call.method().equals("POST") && openAiGeneration(call.uri())) {
-            byte[] body = call.body();
-            byte[] forced = withUsage(body);
-            if (forced != null) {
-                call.body(forced);
+            Forced forced = rewrite(call.body());
+            if (forced != null && call.body(forced.body()) && forced.unasked()) {
+                call.usageUnasked();
             }
         }
         call.proceed();
@@ -57,8 +58,21 @@ final class ForceUsage implements Stage {
         return path.equals("/v1/chat/completions") || path.equals("/v1/completions");
     }
 
+    /**
+     * A body made to ask for the usage chunk; {@code unasked} when the client had not asked for it
+     * as the servers read it, so the chunk is the proxy's alone.
+     */
+    record Forced(byte[] body, boolean unasked) {
+    }
+
     /** Returns {@code body} asking for the usage chunk, or {@code null} when it already does or is to be left. */
     static byte[] withUsage(byte[] body) {
+        Forced forced = rewrite(body);
+        return forced == null ? null : forced.body();
+    }
+
+    /** Returns {@code body} made to ask for the usage chunk, or {@code null} when it already does or is to be left. */
+    static Forced rewrite(byte[] body) {
         try (JsonParser p = JSON.createParser(body)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 return null; // not an object: leave it to the node
@@ -118,20 +132,21 @@ final class ForceUsage implements Stage {
             }
             if (options == null) {
                 // The body asks to stream, so the object has a field: the option goes first, then a comma.
-                return splice(body, open + 1, 0, OPTION, true);
+                return new Forced(splice(body, open + 1, 0, OPTION, true), true);
             }
             if (options == JsonToken.VALUE_NULL) {
-                return splice(body, optionsAt, 4, OPTIONS_VALUE, false);
+                return new Forced(splice(body, optionsAt, 4, OPTIONS_VALUE, false), true);
             }
             if (options != JsonToken.START_OBJECT) {
                 return null; // a type the node is to refuse
             }
             if (include == null) {
-                return splice(body, optionsAt + 1, 0, INCLUDE, !optionsEmpty);
+                // vLLM reads stream_options without include_usage as asking for it: the client gets it.
+                return new Forced(splice(body, optionsAt + 1, 0, INCLUDE, !optionsEmpty), false);
             }
             if (include == JsonToken.VALUE_NULL || Boolean.FALSE.equals(includeFlag)) {
                 // false as pydantic reads it: false, 0, "no", "off" and the like
-                return splice(body, includeAt, includeEnd - includeAt, TRUE, false);
+                return new Forced(splice(body, includeAt, includeEnd - includeAt, TRUE, false), true);
             }
             return null; // true already (true, 1, "yes"...), or a value the node is to refuse
         } catch (IOException e) {

@@ -121,6 +121,22 @@ class ForceUsageTest {
     }
 
     @Test
+    void theChunkIsTheProxysAloneWhereTheClientDidNotAskAsTheServersReadIt() {
+        for (String unasked : new String[] {"{\"stream\":true}", "{\"stream\":true,\"stream_options\":null}",
+                "{\"stream\":true,\"stream_options\":{\"include_usage\":false}}",
+                "{\"stream\":true,\"stream_options\":{\"include_usage\":null,\"continuous_usage_stats\":true}}",
+                "{\"stream\":true,\"stream_options\":{\"include_usage\":\"off\"}}",
+                "{\"stream_options\":{\"include_usage\":true},\"stream\":true,\"stream_options\":{\"include_usage\":0}}"}) {
+            assertThat(ForceUsage.rewrite(unasked.getBytes(StandardCharsets.UTF_8)).unasked()).as(unasked).isTrue();
+        }
+        // vLLM sends the chunk for stream_options without include_usage: the client asked, as vLLM reads it.
+        for (String asked : new String[] {"{\"stream\":true,\"stream_options\":{}}",
+                "{\"stream\":true,\"stream_options\":{\"continuous_usage_stats\":true}}"}) {
+            assertThat(ForceUsage.rewrite(asked.getBytes(StandardCharsets.UTF_8)).unasked()).as(asked).isFalse();
+        }
+    }
+
+    @Test
     void aByteOrderMarkIsKeptInFront() throws Exception {
         String out = forced("\uFEFF{\"stream\":true}");
         assertThat(out).isEqualTo("\uFEFF{\"stream_options\":{\"include_usage\":true},\"stream\":true}");

@@ -155,6 +155,11 @@ class RoutingQueueTest {
         }
 
         @Override
+        public void usageUnasked() {
+            throw new AssertionError("routing never rewrites a body");
+        }
+
+        @Override
         public void later(Runnable task) {
             loop.add(task);
         }
