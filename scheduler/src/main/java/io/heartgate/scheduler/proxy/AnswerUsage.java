@@ -27,13 +27,15 @@ final class AnswerUsage {
      * The node's response head to {@code req}, of status {@code code}: starts keeping its body's tail
      * if it is counted; with {@code usageUnasked} (the proxy, not the client, asked for a stream's
      * usage chunk), a stream's usage-only event is kept from the client. Not from a stream whose
-     * head gives its length, which the client would then wait on forever.
+     * head gives its length, which the client would then wait on forever, nor from a compressed
+     * one, whose bytes are not lines.
      */
     void head(FullHttpRequest req, int code, HttpResponse response, boolean usageUnasked) {
         // A whole JSON answer's usage more fields may follow; a stream's is its last event.
         tail.start(code < 300 && req.method() == HttpMethod.POST, contentType(response, "application/json"));
         sse = contentType(response, "text/event-stream");
-        unasked.start(usageUnasked && sse && code < 300 && !response.headers().contains(HttpHeaderNames.CONTENT_LENGTH));
+        unasked.start(usageUnasked && sse && code < 300 && !response.headers().contains(HttpHeaderNames.CONTENT_LENGTH)
+                && !response.headers().contains(HttpHeaderNames.CONTENT_ENCODING));
     }
 
     /** Returns a chunk of the answer's body as its client gets it ({@link UnaskedUsageChunk#shown}). */

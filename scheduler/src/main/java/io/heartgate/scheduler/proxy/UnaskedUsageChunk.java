@@ -20,6 +20,8 @@ import java.util.Arrays;
  * unchanged and in order. To judge a line whole, a line split across reads is held until its end
  * arrives, and only while it is short enough to be that event ({@value #MOST} bytes): a longer one
  * goes on as it comes. A client cannot act on part of an SSE line, so the hold costs it nothing.
+ * The lines are judged by their line feeds, as every server here ends them; a stream seen to end
+ * its lines with a bare CR (SSE allows it) goes on as it comes from there, so nothing of it is held.
  * Written by hand: no library filters SSE events of a relayed byte stream in place. One per
  * connection, reused by its answers (a connection relays one at a time); event-loop confined.
  */
@@ -40,6 +42,8 @@ final class UnaskedUsageChunk {
     private boolean eventStart;
     /** Whether a usage chunk was just kept back, so the blank line ending its event goes too. */
     private boolean keptBack;
+    /** Scratch arrays above this size are let go when an answer ends, so a connection keeps none. */
+    static final int KEPT = 2 * MOST;
     /** A chunk's bytes, and what of them goes on: made on the first active answer, grown as needed. */
     private byte[] in = new byte[0];
     private byte[] out = new byte[0];
@@ -52,6 +56,7 @@ final class UnaskedUsageChunk {
         passing = false;
         eventStart = true;
         keptBack = false;
+        letGoOfLargeArrays(); // an answer cut short gave no last chunk
         if (active && held == null) {
             held = new byte[MOST];
         }
@@ -74,6 +79,9 @@ final class UnaskedUsageChunk {
         buf.getBytes(buf.readerIndex(), in, 0, n);
         if (heldLength == 0 && !passing && !keptBack && n > 0 && in[n - 1] == '\n' && !choicesEmpty(in, 0, n)) {
             eventStart = lastLineBlank(in, n); // the common case: whole lines, none of them the one
+            if (last) {
+                letGoOfLargeArrays();
+            }
             return content;
         }
         outLength = 0;
@@ -82,16 +90,48 @@ final class UnaskedUsageChunk {
             emit(held, 0, heldLength); // a last line with no end of line: as the node sent it
             heldLength = 0;
         }
+        HttpContent shown;
         if (!changed) {
-            return content;
-        }
-        if (outLength == 0 && !last) {
+            shown = content;
+        } else if (outLength == 0 && !last) {
             content.release();
-            return null;
+            shown = null;
+        } else {
+            shown = content.replace(buf.alloc().buffer(outLength).writeBytes(out, 0, outLength));
+            content.release();
         }
-        HttpContent shown = content.replace(buf.alloc().buffer(outLength).writeBytes(out, 0, outLength));
-        content.release();
+        if (last) {
+            letGoOfLargeArrays();
+        }
         return shown;
+    }
+
+    /** Drops scratch arrays a large chunk grew, so an idle keep-alive connection holds at most {@link #KEPT} bytes of each. */
+    private void letGoOfLargeArrays() {
+        if (in.length > KEPT) {
+            in = new byte[0];
+        }
+        if (out.length > KEPT) {
+            out = new byte[0];
+        }
+    }
+
+    /** The bytes of scratch arrays held now, {@link #held} aside (tests). */
+    int scratchBytes() {
+        return in.length + out.length;
+    }
+
+    /** Whether the line under way is seen to end with a bare CR: a CR before the piece's end, or a held CR the piece goes on from. */
+    private boolean bareCr(int pos, int end) {
+        if (heldLength > 0 && held[heldLength - 1] == '\r' && pos < end) {
+            return true;
+        }
+        for (int i = pos; i < end - 1; i++) {
+            if (in[i] == '\r') {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Splits the chunk's {@code n} bytes into lines and judges each whole one; returns whether what goes on differs. */
@@ -107,7 +147,12 @@ final class UnaskedUsageChunk {
                 eventStart = false;
                 keptBack = false;
             } else if (nl < 0) {
-                if (heldLength + end - pos <= MOST) {
+                if (bareCr(pos, end)) {
+                    emit(held, 0, heldLength); // lines ended by a bare CR: no line feed is coming
+                    emit(in, pos, end);
+                    heldLength = 0;
+                    passing = true;
+                } else if (heldLength + end - pos <= MOST) {
                     System.arraycopy(in, pos, held, heldLength, end - pos);
                     heldLength += end - pos;
                     changed = true;

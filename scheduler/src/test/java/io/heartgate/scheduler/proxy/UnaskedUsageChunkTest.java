@@ -164,6 +164,33 @@ class UnaskedUsageChunkTest {
     }
 
     @Test
+    void aStreamWhoseLinesEndWithABareCrGoesOnAsItComes() {
+        // SSE allows CR alone as an end of line; no line feed would ever release a held line.
+        List<String> chunks = List.of("data: {\"choices\":[{}]}\r\r", USAGE + "\r\r", "data: [DONE]\r\r", "");
+        assertThat(relay(true, chunks)).containsExactlyElementsOf(chunks);
+        // A CR at a chunk's end may be a CRLF's first half: held until the next byte tells.
+        assertThat(relay(true, List.of("data: {\"choices\":[{}]}\r", "\rdata: [DONE]\r\r", "")))
+                .containsExactly(null, "data: {\"choices\":[{}]}\r\rdata: [DONE]\r\r", "");
+        assertThat(relay(true, List.of("data: {\"choices\":[{}]}\r", "\n\r\n", USAGE + "\r\n\r\n", "")))
+                .as("CRLF split across chunks is still judged by lines")
+                .containsExactly(null, "data: {\"choices\":[{}]}\r\n\r\n", null, "");
+    }
+
+    @Test
+    void aLargeChunksScratchSpaceIsLetGoWhenTheAnswerEnds() {
+        UnaskedUsageChunk filter = new UnaskedUsageChunk();
+        filter.start(true);
+        String big = "data: {\"choices\":[{\"delta\":{\"content\":\"" + "x".repeat(4 * UnaskedUsageChunk.KEPT) + "\"}}]}\n\n";
+        filter.shown(content(big, false), false).release();
+        assertThat(filter.scratchBytes()).as("while the answer runs").isGreaterThan(UnaskedUsageChunk.KEPT);
+        filter.shown(content("data: [DONE]\n\n", true), true).release();
+        assertThat(filter.scratchBytes()).as("after its last chunk").isLessThanOrEqualTo(2 * UnaskedUsageChunk.KEPT);
+        filter.shown(content(big, false), false).release();
+        filter.start(false);
+        assertThat(filter.scratchBytes()).as("after an answer cut short, at the next").isLessThanOrEqualTo(2 * UnaskedUsageChunk.KEPT);
+    }
+
+    @Test
     void aLastLineWithoutAnEndIsSentAsItCame() {
         assertThat(relay(true, List.of("data: {\"choices\":[{}]}\n\ndata: [DO", "NE]"))).containsExactly(
                 "data: {\"choices\":[{}]}\n\n", "data: [DONE]");

@@ -19,9 +19,11 @@ import java.util.Set;
  * client's own {@code false} (or {@code 0}, {@code "no"}: what the servers read as false): a stream
  * left uncounted would escape the token limits. A client that did not ask for the usage chunk (no
  * {@code stream_options}, {@code null}, or an {@code include_usage} read as false or {@code null}) is
- * not sent it: many read {@code choices[0]} of every chunk, and this one has none. One whose
- * {@code stream_options} leaves {@code include_usage} out gets it, as from vLLM, which then sends it
- * unasked. Where a field is repeated, the last one is changed, as Python's JSON parsers (the
+ * not sent it: many read {@code choices[0]} of every chunk, and this one has none. Nor is one whose
+ * {@code stream_options} leaves {@code include_usage} out, as OpenAI, SGLang and Ollama read it
+ * (vLLM alone then sends the chunk; a client of several kinds of server cannot count on it), unless
+ * it asks for {@code continuous_usage_stats}, which only a client of vLLM sends, for usage on every
+ * chunk. Where a field is repeated, the last one is changed, as Python's JSON parsers (the
  * servers') keep the last; so too of a repeated {@code stream}, which decides whether the option is
  * added at all, and which, as the servers' pydantic does, takes {@code 1} or {@code "true"} for
  * {@code true} ({@link JsonFlags}). A body that is not a JSON object, or whose option has some other type, is
@@ -86,6 +88,7 @@ final class ForceUsage implements Stage {
             int optionsAt = -1;
             boolean optionsEmpty = true;
             JsonToken include = null; // the last include_usage's value in it
+            boolean continuous = false; // whether its last continuous_usage_stats reads as true
             Boolean includeFlag = null; // that value, read as the servers read it
             int includeAt = -1;
             int includeEnd = -1;
@@ -102,11 +105,16 @@ final class ForceUsage implements Stage {
                     optionsEmpty = true;
                     include = null;
                     includeFlag = null;
+                    continuous = false;
                     if (value == JsonToken.START_OBJECT) {
                         while (p.nextToken() == JsonToken.FIELD_NAME) {
                             optionsEmpty = false;
-                            boolean isInclude = p.currentName().equals("include_usage");
+                            String field = p.currentName();
+                            boolean isInclude = field.equals("include_usage");
                             JsonToken inner = p.nextToken();
+                            if (field.equals("continuous_usage_stats")) {
+                                continuous = Boolean.TRUE.equals(JsonFlags.read(p, inner));
+                            }
                             if (isInclude) {
                                 include = inner;
                                 includeAt = offset(p);
@@ -141,8 +149,8 @@ final class ForceUsage implements Stage {
                 return null; // a type the node is to refuse
             }
             if (include == null) {
-                // vLLM reads stream_options without include_usage as asking for it: the client gets it.
-                return new Forced(splice(body, optionsAt + 1, 0, INCLUDE, !optionsEmpty), false);
+                // Unasked as OpenAI reads it; continuous_usage_stats asks vLLM for usage on every chunk.
+                return new Forced(splice(body, optionsAt + 1, 0, INCLUDE, !optionsEmpty), !continuous);
             }
             if (include == JsonToken.VALUE_NULL || Boolean.FALSE.equals(includeFlag)) {
                 // false as pydantic reads it: false, 0, "no", "off" and the like

@@ -126,12 +126,16 @@ class ForceUsageTest {
                 "{\"stream\":true,\"stream_options\":{\"include_usage\":false}}",
                 "{\"stream\":true,\"stream_options\":{\"include_usage\":null,\"continuous_usage_stats\":true}}",
                 "{\"stream\":true,\"stream_options\":{\"include_usage\":\"off\"}}",
-                "{\"stream_options\":{\"include_usage\":true},\"stream\":true,\"stream_options\":{\"include_usage\":0}}"}) {
+                "{\"stream_options\":{\"include_usage\":true},\"stream\":true,\"stream_options\":{\"include_usage\":0}}",
+                // Without include_usage: unasked as OpenAI, SGLang and Ollama read it (vLLM alone sends the chunk).
+                "{\"stream\":true,\"stream_options\":{}}",
+                "{\"stream\":true,\"stream_options\":{\"continuous_usage_stats\":false}}",
+                "{\"stream\":true,\"stream_options\":{\"continuous_usage_stats\":true},\"stream_options\":{}}"}) {
             assertThat(ForceUsage.rewrite(unasked.getBytes(StandardCharsets.UTF_8)).unasked()).as(unasked).isTrue();
         }
-        // vLLM sends the chunk for stream_options without include_usage: the client asked, as vLLM reads it.
-        for (String asked : new String[] {"{\"stream\":true,\"stream_options\":{}}",
-                "{\"stream\":true,\"stream_options\":{\"continuous_usage_stats\":true}}"}) {
+        // continuous_usage_stats asks vLLM for usage on every chunk, its last included: asked.
+        for (String asked : new String[] {"{\"stream\":true,\"stream_options\":{\"continuous_usage_stats\":true}}",
+                "{\"stream\":true,\"stream_options\":{\"a\":{\"continuous_usage_stats\":false},\"continuous_usage_stats\":\"yes\"}}"}) {
             assertThat(ForceUsage.rewrite(asked.getBytes(StandardCharsets.UTF_8)).unasked()).as(asked).isFalse();
         }
     }
