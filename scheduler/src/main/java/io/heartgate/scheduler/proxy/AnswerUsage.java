@@ -22,15 +22,22 @@ final class AnswerUsage {
     private final UnaskedUsageChunk unasked = new UnaskedUsageChunk();
     /** Whether the answer is an SSE stream (an OpenAI one reports usage only when asked). */
     private boolean sse;
+    /** Whether the proxy, not the client, asked for the usage chunk of the request relayed now. */
+    private boolean usageUnasked;
+
+    /** A request is to be relayed; {@code usageUnasked}: the proxy alone asked for its stream's usage chunk. */
+    void relaying(boolean usageUnasked) {
+        this.usageUnasked = usageUnasked;
+    }
 
     /**
      * The node's response head to {@code req}, of status {@code code}: starts keeping its body's tail
-     * if it is counted; with {@code usageUnasked} (the proxy, not the client, asked for a stream's
-     * usage chunk), a stream's usage-only event is kept from the client. Not from a stream whose
+     * if it is counted; where the proxy, not the client, asked for a stream's usage chunk
+     * ({@link #relaying}), a stream's usage-only event is kept from the client. Not from a stream whose
      * head gives its length, which the client would then wait on forever, nor from a compressed
      * one, whose bytes are not lines.
      */
-    void head(FullHttpRequest req, int code, HttpResponse response, boolean usageUnasked) {
+    void head(FullHttpRequest req, int code, HttpResponse response) {
         // A whole JSON answer's usage more fields may follow; a stream's is its last event.
         tail.start(code < 300 && req.method() == HttpMethod.POST, contentType(response, "application/json"));
         sse = contentType(response, "text/event-stream");

@@ -224,7 +224,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
     void relay(FullHttpRequest request, RequestFacts facts, Route.To route, boolean keepAlive, long startNanos,
                java.util.Map<String, String> extraHeaders, boolean usageUnasked) {
         staging = null;
-        current = new Exchange(relay, this, request, facts, keepAlive, startNanos, extraHeaders, usageUnasked);
+        usage.relaying(usageUnasked);
+        current = new Exchange(relay, this, request, facts, keepAlive, startNanos, extraHeaders);
         current.start(route);
     }
 

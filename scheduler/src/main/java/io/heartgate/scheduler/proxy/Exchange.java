@@ -45,13 +45,10 @@ final class Exchange implements Timeouts.Watched {
     private Boolean loadsModel;
     /** The retry's place in the gateway queue while every other node is full, else {@code null}. */
     private FairQueue.Ticket<GatewayQueue.Waiter> queued;
-    /** Whether the proxy asked for the stream's usage chunk and the client did not: it is then not relayed. */
-    private final boolean usageUnasked;
 
     Exchange(Relay relay, ClientConnection conn, FullHttpRequest req, RequestFacts facts, boolean keepAlive,
-             long startNanos, java.util.Map<String, String> extraHeaders, boolean usageUnasked) {
+             long startNanos, java.util.Map<String, String> extraHeaders) {
         this.relay = relay;
-        this.usageUnasked = usageUnasked;
         this.conn = conn;
         this.req = req;
         this.facts = facts;
@@ -130,7 +127,7 @@ final class Exchange implements Timeouts.Watched {
             return true;
         }
         phase = phase.to(Phase.RELAYING);
-        conn.usage().head(req, code, response, usageUnasked);
+        conn.usage().head(req, code, response);
         if (code < 300 && loadsModel()) {
             relay.answeredWell(attempts.node(), facts);
         }

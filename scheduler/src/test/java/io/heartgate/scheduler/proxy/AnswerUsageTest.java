@@ -35,7 +35,8 @@ class AnswerUsageTest {
         AnswerUsage usage = new AnswerUsage();
         var request = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.POST, "/v1/chat/completions");
         try {
-            usage.head(request, 200, response, true);
+            usage.relaying(true);
+            usage.head(request, 200, response);
             HttpContent in = new DefaultHttpContent(Unpooled.copiedBuffer(USAGE, StandardCharsets.UTF_8));
             HttpContent out = usage.shown(in, false);
             if (out != null) {
