@@ -155,15 +155,11 @@ public final class ProxyServer implements AutoCloseable {
                 Relay relay = loops.get(loop);
                 loop.scheduleAtFixedRate(() -> {
                     try {
-                        timeouts.sweep();
-                        relay.checkStalls();
-                        relay.rescueLost();
-                        pool.purge();
-                        queue.sweep();
+                        relay.sweep();
                     } catch (Throwable t) { // a periodic task that throws is never run again
                         log.error("Proxy sweep failed", t);
                     }
-                }, 100, 100, TimeUnit.MILLISECONDS);
+                }, Relay.SWEEP_MS, Relay.SWEEP_MS, TimeUnit.MILLISECONDS);
             });
             Map<EventLoop, Relay> frozen = Map.copyOf(loops);
             ChannelGroup clients = new DefaultChannelGroup("heartgate-proxy-clients", GlobalEventExecutor.INSTANCE);

@@ -84,6 +84,21 @@ final class Relay {
         this.firstByteTimeoutMs = firstByteTimeoutMs;
     }
 
+    /** How often each loop runs {@link #sweep}, in ms. */
+    static final long SWEEP_MS = 100;
+
+    /**
+     * Runs the loop's periodic work, every {@link #SWEEP_MS}: timeouts, the stall rule, the rescue of
+     * requests on lost nodes, the pool's idle connections and the gateway queue's waits.
+     */
+    void sweep() {
+        timeouts.sweep();
+        checkStalls();
+        rescueLost();
+        pool.purge();
+        queue.sweep();
+    }
+
     /**
      * Moves the requests awaiting an answer from a node the table stopped routing (its heartbeat
      * says DOWN, it left or expired, or it was ejected while others are not) to other nodes, as a
