@@ -19,7 +19,8 @@ import java.util.function.Function;
 
 /**
  * Reads a request's {@link RequestFacts} from its aggregated body in one pass of Jackson's
- * streaming parser: top-level fields only, everything nested skipped without building a tree, and
+ * streaming parser (or, when only the model is wanted, of {@link TopLevelModel}, which gives the
+ * same answer without allocating, and leaves to Jackson what it does not read): top-level fields only, everything nested skipped without building a tree, and
  * the pass stops as soon as every field wanted is found. Routing always wants the model; the other
  * fields are read only when a stage wants them ({@link io.heartgate.scheduler.proxy.stage.Stage#reads}),
  * so that a long prompt after the model is not scanned for nothing. The model is the top-level
@@ -38,6 +39,8 @@ public final class RequestFactsReader {
     private static final JsonFactory JSON = BodyJson.FACTORY;
 
     private final boolean wantsStream;
+    /** Whether only the model is wanted, so that {@link TopLevelModel} reads it without Jackson. */
+    private final boolean fast;
     /** Where affinity keys come from, or {@code null} when no key is wanted. */
     private final AffinityKeys keys;
     private final int prefixIndex;
@@ -50,6 +53,12 @@ public final class RequestFactsReader {
 
     /** Creates a reader of the model, the {@code wanted} fields and, unless {@code keys} is {@code null}, the affinity key. */
     public RequestFactsReader(Set<RequestFacts.Field> wanted, AffinityKeys keys) {
+        this(wanted, keys, true);
+    }
+
+    /** As {@link #RequestFactsReader(Set, AffinityKeys)}; without {@code fast}, always with Jackson (the fast path's reference). */
+    RequestFactsReader(Set<RequestFacts.Field> wanted, AffinityKeys keys, boolean fast) {
+        this.fast = fast && keys == null && !wanted.contains(RequestFacts.Field.STREAM);
         this.wantsStream = wanted.contains(RequestFacts.Field.STREAM);
         this.keys = keys;
         int prefix = -1;
@@ -85,6 +94,15 @@ public final class RequestFactsReader {
             return a.key == null ? RequestFacts.NONE : RequestFacts.NONE.withAffinity(a.key);
         }
         boolean nameIsModel = namesModelByName(uri);
+        if (fast) {
+            String model = TopLevelModel.find(body, nameIsModel);
+            if (model == TopLevelModel.NONE) {
+                return RequestFacts.NONE;
+            }
+            if (model != TopLevelModel.DECLINED) {
+                return new RequestFacts(ModelNames.normalize(model), null, null, null);
+            }
+        }
         if (body.hasArray()) {
             return read(body.array(), body.arrayOffset() + body.readerIndex(), body.readableBytes(), nameIsModel, a);
         }
