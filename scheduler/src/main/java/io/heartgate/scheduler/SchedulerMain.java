@@ -1,5 +1,6 @@
 package io.heartgate.scheduler;
 
+import io.heartgate.scheduler.request.Endpoint;
 import io.heartgate.protocol.InvalidSettingException;
 import io.heartgate.protocol.LogFormat;
 import io.heartgate.scheduler.config.SchedulerConfig;
@@ -137,8 +138,8 @@ public final class SchedulerMain implements Callable<Integer> {
     int maxConnections;
 
     @Option(names = "--allow-model-management", defaultValue = "${env:SCHEDULER_ALLOW_MODEL_MANAGEMENT:-false}",
-            description = "forward Ollama's model-management calls (/api/pull, /api/delete, /api/create, "
-                    + "/api/copy, /api/push) to the node their X-Heartgate-Node header names; off, they get 405 "
+            description = "forward Ollama's model-management calls (pull, delete, create, copy, push) "
+                    + "to the node their X-Heartgate-Node header names; off, they get 405 "
                     + "[env SCHEDULER_ALLOW_MODEL_MANAGEMENT] (default: false)")
     boolean allowModelManagement;
 
@@ -372,8 +373,9 @@ public final class SchedulerMain implements Callable<Integer> {
         }
         sb.append("\nStream tokens through the scheduler (strategy ").append(config.strategy().label()).append("):\n\n");
         sb.append("  curl -N ").append(proxy)
-                .append("/api/generate -d '{\"model\": \"llama3:8b\", \"prompt\": \"Why is the sky blue?\"}'\n\n");
-        sb.append("  curl -N ").append(proxy).append("/v1/chat/completions -H 'Content-Type: application/json' \\\n")
+                .append(Endpoint.OLLAMA_GENERATE.path()).append(" -d '{\"model\": \"llama3:8b\", \"prompt\": \"Why is the sky blue?\"}'\n\n");
+        sb.append("  curl -N ").append(proxy).append(Endpoint.OPENAI_CHAT.path())
+                .append(" -H 'Content-Type: application/json' \\\n")
                 .append("    -d '{\"model\": \"llama3:8b\", \"stream\": true, \"messages\": [{\"role\": \"user\", ")
                 .append("\"content\": \"Hello\"}]}'\n\n");
         sb.append("The X-Upstream-Node header (curl -i) and the first token name the node that answered.\n");

@@ -1,5 +1,6 @@
 package io.heartgate.scheduler.proxy;
 
+import io.heartgate.scheduler.request.Endpoint;
 import io.heartgate.protocol.Heartbeat;
 import io.heartgate.protocol.NodeState;
 import io.heartgate.scheduler.admission.Admission;
@@ -233,7 +234,7 @@ public final class InMemoryProxy implements AutoCloseable {
     }
 
     private static byte[] requestBytes(Scenario scenario) {
-        String path = scenario == Scenario.NDJSON ? "/api/chat" : "/v1/chat/completions";
+        String path = (scenario == Scenario.NDJSON ? Endpoint.OLLAMA_CHAT : Endpoint.OPENAI_CHAT).path();
         String body = "{\"model\":\"" + MODEL + "\",\"messages\":[{\"role\":\"system\",\"content\":\"You are a "
                 + "helpful assistant.\"},{\"role\":\"user\",\"content\":\"Say hello\"}]"
                 + (scenario == Scenario.SSE ? ",\"stream\":true" : scenario == Scenario.NDJSON ? "" : ",\"stream\":false")

@@ -1,5 +1,6 @@
 package io.heartgate.scheduler.proxy;
 
+import io.heartgate.scheduler.request.Endpoint;
 import io.heartgate.scheduler.admission.RateLimits;
 import io.heartgate.scheduler.trust.ApiKeys;
 import java.util.Map;
@@ -40,9 +41,9 @@ final class KeyLimits {
      * usage) and Ollama's chat and generate; never a model pull's progress, say.
      */
     void chargeCut(String caller, String uri, int requestBytes, long events, boolean sse) {
-        String path = path(uri);
-        boolean openAi = openAi(path);
-        if (openAi && (!sse || streamsReport) || ollama(path) && !sse) {
+        Endpoint e = Endpoint.of(uri);
+        boolean openAi = e.usageWhenAsked();
+        if (openAi && (!sse || streamsReport) || ollama(e) && !sse) {
             charge(caller, requestBytes / BYTES_PER_PROMPT_TOKEN + events);
         }
     }
@@ -54,23 +55,14 @@ final class KeyLimits {
      * {@link #chargeCut}; an OpenAI request that {@code streams} only when every stream is asked for its usage.
      */
     void chargeGoneBeforeHead(String caller, String uri, int requestBytes, boolean streams) {
-        String path = path(uri);
-        if (openAi(path) && (!streams || streamsReport) || ollama(path)) {
+        Endpoint e = Endpoint.of(uri);
+        if (e.usageWhenAsked() && (!streams || streamsReport) || ollama(e)) {
             charge(caller, requestBytes / BYTES_PER_PROMPT_TOKEN);
         }
     }
 
-    private static String path(String uri) {
-        int q = uri.indexOf('?');
-        return q < 0 ? uri : uri.substring(0, q);
-    }
-
-    private static boolean openAi(String path) {
-        return path.equals("/v1/chat/completions") || path.equals("/v1/completions");
-    }
-
-    private static boolean ollama(String path) {
-        return path.equals("/api/chat") || path.equals("/api/generate");
+    private static boolean ollama(Endpoint e) {
+        return e.generatesText() && e.dialect() == Endpoint.Dialect.OLLAMA;
     }
 
     /** Charges {@code tokens} to the tokens per minute of the key named {@code caller}. */

@@ -1,5 +1,6 @@
 package io.heartgate.scheduler.proxy;
 
+import io.heartgate.scheduler.request.Endpoint;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
@@ -189,9 +190,7 @@ public final class RequestFactsReader {
         if (flag[0] != null) {
             return flag[0];
         }
-        int q = uri.indexOf('?');
-        String path = q < 0 ? uri : uri.substring(0, q);
-        return path.equals("/api/chat") || path.equals("/api/generate");
+        return Endpoint.of(uri).streamsByDefault();
     }
 
     /**
@@ -246,9 +245,7 @@ public final class RequestFactsReader {
 
     /** Returns whether {@code uri} is one of Ollama's calls that may name the model in {@code name}. */
     static boolean namesModelByName(String uri) {
-        int q = uri.indexOf('?');
-        String path = q < 0 ? uri : uri.substring(0, q);
-        return path.equals("/api/show") || path.equals("/api/pull") || path.equals("/api/delete");
+        return Endpoint.of(uri).modelInName();
     }
 
     private RequestFacts read(JsonParser p, boolean nameIsModel, Affinity a) throws IOException {

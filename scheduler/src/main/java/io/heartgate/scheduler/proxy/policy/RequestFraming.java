@@ -1,5 +1,6 @@
 package io.heartgate.scheduler.proxy.policy;
 
+import io.heartgate.scheduler.request.Endpoint;
 import java.util.List;
 
 /**
@@ -138,7 +139,7 @@ public final class RequestFraming {
         }
         // A model id may hold a slash, which clients escape (openai-node: /v1/models/org%2Fname): there
         // it names a model, and a node that decodes it finds no route it would judge differently.
-        boolean modelId = path.startsWith("/v1/models/");
+        boolean modelId = path.startsWith(Endpoint.OPENAI_MODEL.path());
         for (int i = path.indexOf('%'); i >= 0; i = path.indexOf('%', i + 1)) {
             int c = Character.digit(path.charAt(i + 1), 16) * 16 + Character.digit(path.charAt(i + 2), 16);
             if (c == '/' && modelId) {

@@ -1,5 +1,6 @@
 package io.heartgate.scheduler.proxy.stage;
 
+import io.heartgate.scheduler.request.Endpoint;
 import io.heartgate.protocol.LoadedModel;
 import io.heartgate.protocol.ModelInfo;
 import io.heartgate.scheduler.proxy.policy.ErrorType;
@@ -38,15 +39,8 @@ final class Catalogue implements Stage {
     @Override
     public void handle(Call call) {
         String method = call.method();
-        String uri = call.uri();
-        if (!(method.equals("GET") || method.equals("HEAD")) || !(uri.startsWith("/v1/models") || uri.startsWith("/api/"))) {
-            call.proceed();
-            return;
-        }
-        int q = uri.indexOf('?');
-        String path = q < 0 ? uri : uri.substring(0, q);
-        boolean one = path.startsWith("/v1/models/") && path.length() > "/v1/models/".length();
-        if (!path.equals("/v1/models") && !one && !path.equals("/api/tags") && !path.equals("/api/ps")) {
+        Endpoint endpoint = Endpoint.of(call.uri());
+        if (!(method.equals("GET") || method.equals("HEAD")) || endpoint.role() != Endpoint.Role.CATALOGUE) {
             call.proceed();
             return;
         }
@@ -55,12 +49,15 @@ final class Catalogue implements Stage {
             call.answer(Answer.error(ErrorType.NO_UPSTREAM, "no routable inference node"));
             return;
         }
-        if (path.equals("/api/tags")) {
+        if (endpoint == Endpoint.OLLAMA_TAGS) {
             call.answer(json(tags(nodes)));
-        } else if (path.equals("/api/ps")) {
+        } else if (endpoint == Endpoint.OLLAMA_PS) {
             call.answer(json(ps(nodes)));
-        } else if (one) {
-            String wanted = java.net.URLDecoder.decode(path.substring("/v1/models/".length()), StandardCharsets.UTF_8);
+        } else if (endpoint == Endpoint.OPENAI_MODEL) {
+            String uri = call.uri();
+            int q = uri.indexOf('?');
+            String id = uri.substring(Endpoint.OPENAI_MODEL.path().length(), q < 0 ? uri.length() : q);
+            String wanted = java.net.URLDecoder.decode(id, StandardCharsets.UTF_8);
             String name = names(nodes).get(ModelNames.normalize(wanted));
             call.answer(name == null ? Answer.error(ErrorType.MODEL_NOT_FOUND, "no routable node serves model '"
                     + wanted + "'") : json(openAiModel(name)));

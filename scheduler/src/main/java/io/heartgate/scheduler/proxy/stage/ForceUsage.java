@@ -1,5 +1,6 @@
 package io.heartgate.scheduler.proxy.stage;
 
+import io.heartgate.scheduler.request.Endpoint;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
@@ -55,9 +56,7 @@ final class ForceUsage implements Stage {
     }
 
     static boolean openAiGeneration(String uri) {
-        int q = uri.indexOf('?');
-        String path = q < 0 ? uri : uri.substring(0, q);
-        return path.equals("/v1/chat/completions") || path.equals("/v1/completions");
+        return Endpoint.of(uri).usageWhenAsked();
     }
 
     /**

@@ -1,10 +1,10 @@
 package io.heartgate.scheduler.proxy.stage;
 
+import io.heartgate.scheduler.request.Endpoint;
 import io.heartgate.scheduler.proxy.policy.ErrorType;
 import io.heartgate.scheduler.proxy.policy.Route;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TableSnapshot;
-import java.util.Set;
 import java.util.function.Supplier;
 
 /**
@@ -18,7 +18,6 @@ final class ModelManagement implements Stage {
 
     /** The header that names the node a management call is for; never forwarded. */
     static final String NODE_HEADER = "x-heartgate-node";
-    private static final Set<String> PATHS = Set.of("/api/pull", "/api/delete", "/api/create", "/api/copy", "/api/push");
 
     private final Supplier<TableSnapshot> table;
     private final boolean allowed;
@@ -30,11 +29,7 @@ final class ModelManagement implements Stage {
 
     /** Returns whether a request to {@code uri} changes a node's models. */
     static boolean isManagement(String uri) {
-        if (!uri.startsWith("/api/")) {
-            return false; // every OpenAI path, without a substring
-        }
-        int q = uri.indexOf('?');
-        return PATHS.contains(q < 0 ? uri : uri.substring(0, q));
+        return Endpoint.of(uri).role() == Endpoint.Role.MANAGEMENT;
     }
 
     @Override
@@ -43,7 +38,7 @@ final class ModelManagement implements Stage {
             call.proceed();
             return;
         }
-        String path = call.uri().indexOf('?') < 0 ? call.uri() : call.uri().substring(0, call.uri().indexOf('?'));
+        String path = Endpoint.of(call.uri()).path();
         if (!allowed) {
             call.answer(Answer.error(ErrorType.MANAGEMENT_DISABLED, path + " changes a node's models: run it on the "
                     + "node itself (the scheduler forwards model management only with --allow-model-management)"));
