@@ -17,4 +17,5 @@ end
 function done(summary, latency, requests)
   io.write(string.format("non-2xx or socket errors: %d\n",
     summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))
+  io.write(string.format("p99.9 latency us: %d\n", latency:percentile(99.9)))
 end

@@ -73,7 +73,7 @@ wait_routable() { # wait_routable COUNT [ADMIN_PORT]: until the scheduler's admi
 }
 
 wrk_measure() { # wrk_measure PORT CONNECTIONS SECONDS PIDS...: small chat completions against PORT
-  # Sets WRK_RPS, WRK_P50, WRK_P99, WRK_ERRORS and WRK_CPU (user+system us per request of PIDS, or n/a).
+  # Sets WRK_RPS, WRK_P50, WRK_P99, WRK_P999, WRK_ERRORS and WRK_CPU (user+system us per request of PIDS, or n/a).
   local port=$1 conns=$2 seconds=$3; shift 3
   local before after out reqs
   before=$(cpu_ticks "$@")
@@ -83,6 +83,7 @@ wrk_measure() { # wrk_measure PORT CONNECTIONS SECONDS PIDS...: small chat compl
   WRK_P50=$(echo "$out" | awk '$1=="50%" {print $2}')
   WRK_P99=$(echo "$out" | awk '$1=="99%" {print $2}')
   WRK_ERRORS=$(echo "$out" | awk '/non-2xx or socket errors/ {print $NF}')
+  WRK_P999=$(echo "$out" | awk '/p99.9 latency us/ {printf "%.2fms", $NF / 1000}')
   reqs=$(echo "$out" | awk '/requests in/ {print $1}')
   if [ $# -gt 0 ] && [ "${reqs:-0}" -gt 0 ]; then
     WRK_CPU=$(python3 -c "print(f'{($after-$before)/$(getconf CLK_TCK)/$reqs*1e6:.1f}')")

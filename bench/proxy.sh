@@ -100,8 +100,8 @@ ROWS="$WORK/rows.tsv"
 run_wrk() { # run_wrk NAME PORT CONNECTIONS PIDS...: one table row
   local name=$1 port=$2 conns=$3; shift 3
   wrk_measure "$port" "$conns" "$DURATION" "$@"
-  echo "| $name | $conns | $WRK_RPS | $WRK_P50 | $WRK_P99 | $WRK_CPU | $WRK_ERRORS |"
-  printf 'wrk\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$conns" "$WRK_RPS" "$WRK_P99" "$WRK_CPU" "$WRK_ERRORS" >> "$ROWS"
+  echo "| $name | $conns | $WRK_RPS | $WRK_P50 | $WRK_P99 | $WRK_P999 | $WRK_CPU | $WRK_ERRORS |"
+  printf 'wrk\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$conns" "$WRK_RPS" "$WRK_P99" "$WRK_CPU" "$WRK_ERRORS" "$WRK_P999" >> "$ROWS"
 }
 
 echo
@@ -110,8 +110,8 @@ echo
 echo "Small non-streaming chat completions (32-token answer, no token delay); ${REPEATS} runs of ${DURATION}s each."
 echo "CPU is the proxy's own user+system time per request (scheduler JVM; nginx master and workers)."
 echo
-echo "| target | connections | requests/s | p50 | p99 | proxy CPU us/request | errors |"
-echo "| --- | --- | --- | --- | --- | --- | --- |"
+echo "| target | connections | requests/s | p50 | p99 | p99.9 | proxy CPU us/request | errors |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 for conns in 32 256; do
   for repeat in $(seq 1 "$REPEATS"); do
     run_wrk "direct (one sim)" 19001 "$conns"

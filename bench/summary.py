@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Summarises bench/proxy.sh's rows against issue 6's goals, run by run.
+"""Summarises bench/proxy.sh's rows against the request path's goals (issue 37), run by run.
 
 usage: summary.py ROWS.tsv
 Each wrk run measures direct, nginx and the scheduler back to back, and each streaming run does
@@ -53,17 +53,25 @@ def main():
         rs = list(runs(wrk))
         ratio = [float(r[SCHEDULER][3]) / float(r[NGINX][3]) for r in rs]
         print(f"| throughput, {conns} connections (x nginx) | {span(ratio, lambda v: f'{v:.2f}x')} | 1.00x "
-              f"| >= 1.00x | {'yes' if statistics.median(ratio) >= 1 else 'no'} |")
+              f"| >= 1.20x | {'yes' if statistics.median(ratio) >= 1.2 else 'no'} |")
         added = [ms(r[SCHEDULER][4]) - ms(r[DIRECT][4]) for r in rs]
         nginx_added = [ms(r[NGINX][4]) - ms(r[DIRECT][4]) for r in rs]
-        goal = "< 2 ms" if conns == 32 else "(none)"
-        met = ("yes" if statistics.median(added) < 2 else "no") if conns == 32 else "-"
         print(f"| p99 added over direct, {conns} connections | {span(added, lambda v: f'{v:+.2f} ms')} "
-              f"| {span(nginx_added, lambda v: f'{v:+.2f} ms')} | {goal} | {met} |")
-        cpu = [float(r[SCHEDULER][5]) for r in rs]
-        nginx_cpu = [float(r[NGINX][5]) for r in rs]
-        print(f"| proxy CPU per request, {conns} connections | {span(cpu, lambda v: f'{v:.1f} us')} "
-              f"| {span(nginx_cpu, lambda v: f'{v:.1f} us')} | (none) | - |")
+              f"| {span(nginx_added, lambda v: f'{v:+.2f} ms')} | (none) | - |")
+        with_tail = [r for r in rs if len(r[SCHEDULER]) > 7 and len(r[NGINX]) > 7]
+        if with_tail:
+            # Each wrk run opens its connections anew, so the tail includes a burst of new connections.
+            tail = [ms(r[SCHEDULER][7]) / ms(r[NGINX][7]) for r in with_tail]
+            goal, met = ("<= 2.00x", "yes" if statistics.median(tail) <= 2 else "no") if conns == 256 else ("(none)", "-")
+            print(f"| p99.9, {conns} new connections (x nginx, same run) | {span(tail, lambda v: f'{v:.2f}x')} "
+                  f"| 1.00x | {goal} | {met} |")
+        cpu = [float(r[SCHEDULER][5]) / float(r[NGINX][5]) for r in rs]
+        goal, met = ("<= 0.90x", "yes" if statistics.median(cpu) <= 0.9 else "no") if conns == 32 else ("(none)", "-")
+        print(f"| proxy CPU per request, {conns} connections (x nginx, same run) | {span(cpu, lambda v: f'{v:.2f}x')} "
+              f"| 1.00x | {goal} | {met} |")
+        errors = [int(r[SCHEDULER][6]) for r in rs]
+        print(f"| socket errors and non-2xx, {conns} connections | {sum(errors)} | {sum(int(r[NGINX][6]) for r in rs)} "
+              f"| 0 | {'yes' if sum(errors) == 0 else 'no'} |")
         keyed = [r for r in rs if KEYED in r]
         if keyed:
             with_keys = [float(r[KEYED][5]) / float(r[SCHEDULER][5]) for r in keyed]
@@ -76,8 +84,8 @@ def main():
         ttft = [float(r[SCHEDULER][2]) - float(r[DIRECT][2]) for r in streams]
         nginx_ttft = [float(r[NGINX][2]) - float(r[DIRECT][2]) for r in streams]
         print(f"| TTFT p50 added over direct | {span(ttft, lambda v: f'{v:+.2f} ms')} "
-              f"| {span(nginx_ttft, lambda v: f'{v:+.2f} ms')} | < 1 ms | "
-              f"{'yes' if statistics.median(ttft) < 1 else 'no'} |")
+              f"| {span(nginx_ttft, lambda v: f'{v:+.2f} ms')} | <= nginx's | "
+              f"{'yes' if statistics.median(ttft) <= statistics.median(nginx_ttft) else 'no'} |")
         gap = [float(r[SCHEDULER][3]) - float(r[DIRECT][3]) for r in streams]
         nginx_gap = [float(r[NGINX][3]) - float(r[DIRECT][3]) for r in streams]
         print(f"| inter-token p50 added over direct | {span(gap, lambda v: f'{v:+.2f} ms')} "

@@ -118,7 +118,7 @@ public final class ProxyServer implements AutoCloseable {
                              LongSupplier nanoTicker, Draining draining, Stages.Access access,
                              Supplier<ServerTls> serverTls, SslContext tls) {
         Transport transport = config.transport().resolve();
-        if (config.transport() != Transport.AUTO || transport == Transport.EPOLL) {
+        if (config.transport() != Transport.AUTO || transport == Transport.IO_URING) {
             log.info("Proxy transport: {}", transport.flagValue());
         } else {
             log.info("Proxy transport: {} ({})", transport.flagValue(), transport.whyNotFaster());

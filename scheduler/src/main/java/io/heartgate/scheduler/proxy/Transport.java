@@ -24,15 +24,15 @@ import java.util.Locale;
 import java.util.stream.Collectors;
 
 /**
- * The I/O transport of the proxy's event loops ({@code --transport}). {@link #AUTO} takes native
- * epoll, else Java NIO (hosts that are not Linux). io_uring costs the proxy less CPU per request
- * (docs/BENCHMARKS.md) but is only used when asked for: under eight clients' steady load it closed a
- * few client connections without an answer (Netty's {@code ChannelOutputShutdownException}), which
- * epoll never did in the same test (RescueIT), and a gateway that drops requests is worse than
- * one that spends a little more CPU.
+ * The I/O transport of the proxy's event loops ({@code --transport}). {@link #AUTO} takes io_uring
+ * where the kernel offers it, else native epoll, else Java NIO (hosts that are not Linux, or a
+ * container whose seccomp profile refuses io_uring). io_uring costs the proxy about a fifth less CPU
+ * per request than epoll (docs/BENCHMARKS.md). Netty before 4.2.18 closed a few client connections
+ * without an answer on it under steady load (a write still in flight when the output shut down);
+ * {@code RescueIT} runs on the default transport and caught it.
  */
 public enum Transport {
-    /** The default: epoll, else NIO. */
+    /** The default: io_uring, else epoll, else NIO. */
     AUTO,
     /** Linux io_uring, where Netty's probe at start finds it (recent kernel, not disabled). */
     IO_URING,
@@ -69,7 +69,7 @@ public enum Transport {
     public Transport resolve() {
         switch (this) {
             case AUTO:
-                return Epoll.isAvailable() ? EPOLL : NIO;
+                return IoUring.isAvailable() ? IO_URING : Epoll.isAvailable() ? EPOLL : NIO;
             case IO_URING:
                 requireAvailable(IoUring.isAvailable(), IoUring.unavailabilityCause());
                 return this;
@@ -81,9 +81,13 @@ public enum Transport {
         }
     }
 
-    /** Returns why {@link #AUTO} did not take epoll, for the start-up log; empty when it did. */
+    /** Returns why {@link #AUTO} did not take io_uring (nor epoll), for the start-up log; empty when it did. */
     String whyNotFaster() {
-        return this == EPOLL || this == IO_URING ? "" : "epoll: " + cause(Epoll.unavailabilityCause());
+        if (this == IO_URING) {
+            return "";
+        }
+        String uring = "io_uring: " + cause(IoUring.unavailabilityCause());
+        return this == EPOLL ? uring : uring + "; epoll: " + cause(Epoll.unavailabilityCause());
     }
 
     private void requireAvailable(boolean available, Throwable cause) {

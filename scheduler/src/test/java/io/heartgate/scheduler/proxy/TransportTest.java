@@ -26,7 +26,8 @@ class TransportTest {
 
     @Test
     void autoTakesTheBestTransportThisHostOffers() {
-        Transport expected = Epoll.isAvailable() ? Transport.EPOLL : Transport.NIO;
+        Transport expected = IoUring.isAvailable() ? Transport.IO_URING : Epoll.isAvailable() ? Transport.EPOLL
+                : Transport.NIO;
 
         assertThat(Transport.AUTO.resolve()).isEqualTo(expected);
         assertThat(Transport.NIO.resolve()).isEqualTo(Transport.NIO);
