@@ -5,7 +5,7 @@ import io.heartgate.scheduler.affinity.AffinityKeys;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.config.AffinityConfig;
 import io.heartgate.scheduler.config.ResilienceConfig;
-import io.heartgate.scheduler.proxy.policy.WarmFirst;
+import io.heartgate.scheduler.routing.WarmFirst;
 import java.time.Duration;
 import picocli.CommandLine.Option;
 

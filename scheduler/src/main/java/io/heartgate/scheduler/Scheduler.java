@@ -26,7 +26,7 @@ import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.proxy.ProxyCounters;
 import io.heartgate.scheduler.proxy.ProxyServer;
 import io.heartgate.scheduler.proxy.RequestMetrics;
-import io.heartgate.scheduler.proxy.policy.RouteSelector;
+import io.heartgate.scheduler.routing.RouteSelector;
 import io.heartgate.scheduler.config.SchedulerConfig;
 import io.heartgate.scheduler.discovery.DiscoveryConsumerConfig;
 import io.heartgate.scheduler.discovery.DiscoveryStats;

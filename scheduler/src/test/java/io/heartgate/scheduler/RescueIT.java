@@ -125,7 +125,7 @@ class RescueIT {
                 .as("after the deadline only the healthy node answers").containsOnly("gpu-ok");
         assertThat(cluster.scheduler.proxyCounters().get(Counter.RESCUED)).as("requests moved off the hung node")
                 .isPositive();
-        assertThat(cluster.scheduler.proxyCounters().errors(io.heartgate.scheduler.proxy.policy.ErrorType.UPSTREAM_TIMEOUT))
+        assertThat(cluster.scheduler.proxyCounters().errors(io.heartgate.scheduler.request.ErrorType.UPSTREAM_TIMEOUT))
                 .isZero();
     }
 

@@ -29,7 +29,7 @@ class SchedulerMainTest {
 
     @Test
     void warmFirstIsOnByDefaultAndTurnsOffWithFalse() {
-        assertThat(configOf().warmFirst()).isEqualTo(new io.heartgate.scheduler.proxy.policy.WarmFirst(true, 4));
+        assertThat(configOf().warmFirst()).isEqualTo(new io.heartgate.scheduler.routing.WarmFirst(true, 4));
         assertThat(configOf("--warm-first=false").warmFirst().enabled()).isFalse();
         assertThat(configOf("--warm-first").warmFirst().enabled()).isTrue();
         assertThat(configOf("--warm-max-load", "0").warmFirst().maxLoad()).isZero();

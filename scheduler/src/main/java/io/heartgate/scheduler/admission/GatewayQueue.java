@@ -1,8 +1,8 @@
 package io.heartgate.scheduler.admission;
 
-import io.heartgate.scheduler.proxy.policy.FreeSlots;
-import io.heartgate.scheduler.proxy.policy.RequestFacts;
-import io.heartgate.scheduler.proxy.policy.Route;
+import io.heartgate.scheduler.routing.FreeSlots;
+import io.heartgate.scheduler.request.RequestFacts;
+import io.heartgate.scheduler.routing.Route;
 import io.heartgate.scheduler.table.Node;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
@@ -208,7 +208,7 @@ public final class GatewayQueue {
             return router.apply(w);
         } catch (RuntimeException e) {
             log.warn("Gateway queue could not route a waiting request; answering it as unreachable", e);
-            return new Route.Refused(io.heartgate.scheduler.proxy.policy.ErrorType.UPSTREAM_UNREACHABLE);
+            return new Route.Refused(io.heartgate.scheduler.request.ErrorType.UPSTREAM_UNREACHABLE);
         }
     }
 

@@ -2,8 +2,8 @@ package io.heartgate.scheduler.admission;
 
 import io.heartgate.protocol.Durations;
 import io.heartgate.scheduler.admission.GatewayQueue.Waiter;
-import io.heartgate.scheduler.proxy.policy.RequestFacts;
-import io.heartgate.scheduler.proxy.policy.Route;
+import io.heartgate.scheduler.request.RequestFacts;
+import io.heartgate.scheduler.routing.Route;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import org.slf4j.Logger;

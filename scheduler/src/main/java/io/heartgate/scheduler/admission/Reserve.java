@@ -1,7 +1,7 @@
 package io.heartgate.scheduler.admission;
 
 import io.heartgate.scheduler.admission.GatewayQueue.Waiter;
-import io.heartgate.scheduler.proxy.policy.FreeSlots;
+import io.heartgate.scheduler.routing.FreeSlots;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Iterator;

@@ -3,7 +3,7 @@ package io.heartgate.scheduler.config;
 import io.heartgate.protocol.InvalidSettingException;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.proxy.ProxyConfig;
-import io.heartgate.scheduler.proxy.policy.WarmFirst;
+import io.heartgate.scheduler.routing.WarmFirst;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;

@@ -1,6 +1,6 @@
 package io.heartgate.scheduler.proxy;
 
-import io.heartgate.scheduler.proxy.policy.AffinityPick;
+import io.heartgate.scheduler.routing.AffinityPick;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.LinkedHashMap;

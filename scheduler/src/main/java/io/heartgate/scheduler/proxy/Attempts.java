@@ -1,6 +1,6 @@
 package io.heartgate.scheduler.proxy;
 
-import io.heartgate.scheduler.proxy.policy.Route;
+import io.heartgate.scheduler.routing.Route;
 import io.heartgate.scheduler.table.Node;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,7 +18,7 @@ final class Attempts {
     private String loading;
     private Target target;
     private String lastFailure;
-    private io.heartgate.scheduler.proxy.policy.AffinityPick affinity;
+    private io.heartgate.scheduler.routing.AffinityPick affinity;
 
     /** @param slotFreed told whenever a slot on a node is given back (the gateway queue, which looks whether it waits for it) */
     Attempts(java.util.function.Consumer<Node> slotFreed) {
@@ -104,7 +104,7 @@ final class Attempts {
     }
 
     /** Returns how the affinity strategy placed the current attempt, or {@code null} under another strategy. */
-    io.heartgate.scheduler.proxy.policy.AffinityPick affinity() {
+    io.heartgate.scheduler.routing.AffinityPick affinity() {
         return affinity;
     }
 

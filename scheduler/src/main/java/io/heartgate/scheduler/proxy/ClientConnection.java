@@ -1,9 +1,9 @@
 package io.heartgate.scheduler.proxy;
 
 import io.heartgate.scheduler.proxy.ProxyCounters.Counter;
-import io.heartgate.scheduler.proxy.policy.ErrorType;
-import io.heartgate.scheduler.proxy.policy.RequestFacts;
-import io.heartgate.scheduler.proxy.policy.Route;
+import io.heartgate.scheduler.request.ErrorType;
+import io.heartgate.scheduler.request.RequestFacts;
+import io.heartgate.scheduler.routing.Route;
 import io.heartgate.scheduler.proxy.stage.Answer;
 import io.heartgate.scheduler.proxy.stage.Stage;
 import io.netty.channel.Channel;

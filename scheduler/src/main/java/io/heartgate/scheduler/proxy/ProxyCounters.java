@@ -1,6 +1,6 @@
 package io.heartgate.scheduler.proxy;
 
-import io.heartgate.scheduler.proxy.policy.ErrorType;
+import io.heartgate.scheduler.request.ErrorType;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -2,7 +2,7 @@ package io.heartgate.scheduler.proxy;
 
 import io.heartgate.scheduler.health.PassiveHealth;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy;
-import io.heartgate.scheduler.proxy.policy.RouteSelector;
+import io.heartgate.scheduler.routing.RouteSelector;
 import io.heartgate.scheduler.proxy.stage.Stage;
 import io.heartgate.scheduler.admission.Admission;
 import io.heartgate.scheduler.admission.GatewayQueue;

@@ -1,8 +1,8 @@
 package io.heartgate.scheduler.proxy;
 
 import io.heartgate.scheduler.admission.GatewayQueue;
-import io.heartgate.scheduler.proxy.policy.RequestFacts;
-import io.heartgate.scheduler.proxy.policy.Route;
+import io.heartgate.scheduler.request.RequestFacts;
+import io.heartgate.scheduler.routing.Route;
 import java.util.List;
 import java.util.concurrent.Executor;
 

@@ -119,7 +119,7 @@ public final class RequestMetrics implements TrafficView {
     }
 
     /** Counts a response the affinity strategy placed as {@code how}. */
-    void recordAffinity(io.heartgate.scheduler.proxy.policy.AffinityPick how) {
+    void recordAffinity(io.heartgate.scheduler.routing.AffinityPick how) {
         affinity.record(how);
     }
 

@@ -1,8 +1,8 @@
 package io.heartgate.scheduler.proxy;
 
 import io.heartgate.scheduler.proxy.policy.Headers;
-import io.heartgate.scheduler.proxy.policy.RequestFacts;
-import io.heartgate.scheduler.proxy.policy.Route;
+import io.heartgate.scheduler.request.RequestFacts;
+import io.heartgate.scheduler.routing.Route;
 import io.heartgate.scheduler.proxy.stage.Answer;
 import io.heartgate.scheduler.proxy.stage.Call;
 import io.heartgate.scheduler.proxy.stage.Stage;

@@ -2,7 +2,7 @@ package io.heartgate.scheduler.proxy;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-import io.heartgate.scheduler.proxy.policy.BodyJson;
+import io.heartgate.scheduler.request.BodyJson;
 import io.netty.buffer.ByteBuf;
 import io.netty.handler.codec.http.HttpContent;
 import java.io.IOException;

@@ -3,10 +3,10 @@ package io.heartgate.scheduler.admission;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.heartgate.protocol.Heartbeat;
-import io.heartgate.scheduler.proxy.policy.ErrorType;
-import io.heartgate.scheduler.proxy.policy.FreeSlots;
-import io.heartgate.scheduler.proxy.policy.RequestFacts;
-import io.heartgate.scheduler.proxy.policy.Route;
+import io.heartgate.scheduler.request.ErrorType;
+import io.heartgate.scheduler.routing.FreeSlots;
+import io.heartgate.scheduler.request.RequestFacts;
+import io.heartgate.scheduler.routing.Route;
 import io.heartgate.scheduler.table.InFlight;
 import io.heartgate.scheduler.table.Node;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

@@ -1,7 +1,7 @@
 package io.heartgate.scheduler.config;
 
 import io.heartgate.scheduler.balancer.Strategy;
-import io.heartgate.scheduler.proxy.policy.WarmFirst;
+import io.heartgate.scheduler.routing.WarmFirst;
 import java.time.Duration;
 import java.util.function.Consumer;
 

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.heartgate.protocol.InvalidSettingException;
 import io.heartgate.scheduler.affinity.AffinityKeys;
 import io.heartgate.scheduler.affinity.KeyHash;
-import io.heartgate.scheduler.proxy.policy.RequestFacts;
+import io.heartgate.scheduler.request.RequestFacts;
 import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;

@@ -5,7 +5,7 @@ import io.heartgate.protocol.NodeState;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.health.PassiveHealth;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy;
-import io.heartgate.scheduler.proxy.policy.RouteSelector;
+import io.heartgate.scheduler.routing.RouteSelector;
 import io.heartgate.scheduler.proxy.stage.Stage;
 import io.heartgate.scheduler.proxy.stage.Stages;
 import io.heartgate.scheduler.status.Draining;
@@ -121,7 +121,7 @@ final class EmbeddedRelay {
         pool = new UpstreamPool(this::open, timeouts::nowMs, draining);
         RouteSelector selector = coldOllama
                 ? new RouteSelector(Strategy.ROUND_ROBIN.create(() -> 0L, 0), io.heartgate.scheduler.status.Ramp.NONE,
-                        () -> 0.0, new io.heartgate.scheduler.proxy.policy.WarmFirst(true, 4), clock)
+                        () -> 0.0, new io.heartgate.scheduler.routing.WarmFirst(true, 4), clock)
                 : new RouteSelector(Strategy.ROUND_ROBIN.create(() -> 0L, 0));
         io.heartgate.scheduler.admission.RateLimits limits = new io.heartgate.scheduler.admission.RateLimits(nanos::get);
         queue = new io.heartgate.scheduler.admission.GatewayQueue(1000, java.time.Duration.ofSeconds(60), nanos::get,

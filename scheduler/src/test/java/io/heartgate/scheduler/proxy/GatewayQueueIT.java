@@ -8,7 +8,7 @@ import io.heartgate.protocol.NodeState;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.config.ProxyConfigBuilder;
 import io.heartgate.scheduler.health.PassiveHealth;
-import io.heartgate.scheduler.proxy.policy.RouteSelector;
+import io.heartgate.scheduler.routing.RouteSelector;
 import io.heartgate.scheduler.proxy.stage.Stages;
 import io.heartgate.scheduler.trust.ApiKeys;
 import io.heartgate.scheduler.status.Draining;

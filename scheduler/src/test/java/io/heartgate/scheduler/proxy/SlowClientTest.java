@@ -4,7 +4,7 @@ import static io.heartgate.scheduler.proxy.EmbeddedRelay.BODY_MS;
 import static io.heartgate.scheduler.proxy.EmbeddedRelay.HEADER_MS;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.heartgate.scheduler.proxy.policy.ErrorType;
+import io.heartgate.scheduler.request.ErrorType;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;

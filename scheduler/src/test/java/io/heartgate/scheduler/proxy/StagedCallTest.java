@@ -5,8 +5,8 @@ import static io.heartgate.scheduler.proxy.EmbeddedRelay.post;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.heartgate.scheduler.proxy.ProxyCounters.Counter;
-import io.heartgate.scheduler.proxy.policy.ErrorType;
-import io.heartgate.scheduler.proxy.policy.RequestFacts;
+import io.heartgate.scheduler.request.ErrorType;
+import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.proxy.stage.Answer;
 import io.heartgate.scheduler.proxy.stage.Call;
 import io.heartgate.scheduler.proxy.stage.Stage;

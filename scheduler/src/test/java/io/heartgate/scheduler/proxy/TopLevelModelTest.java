@@ -2,7 +2,7 @@ package io.heartgate.scheduler.proxy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.heartgate.scheduler.proxy.policy.RequestFacts;
+import io.heartgate.scheduler.request.RequestFacts;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;

@@ -1,5 +1,6 @@
 package io.heartgate.scheduler.proxy.policy;
 
+import io.heartgate.scheduler.request.ErrorType;
 /**
  * Decides what follows a failed attempt: try another node, send again to the same node, answer
  * the client with an error, pass the node's own answer through, or give up.

@@ -2,7 +2,7 @@ package io.heartgate.scheduler.proxy.stage;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
-import io.heartgate.scheduler.proxy.policy.ErrorType;
+import io.heartgate.scheduler.request.ErrorType;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;

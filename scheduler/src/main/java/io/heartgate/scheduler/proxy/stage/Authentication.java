@@ -1,7 +1,7 @@
 package io.heartgate.scheduler.proxy.stage;
 
 import io.heartgate.scheduler.admission.RateLimits;
-import io.heartgate.scheduler.proxy.policy.ErrorType;
+import io.heartgate.scheduler.request.ErrorType;
 import io.heartgate.scheduler.proxy.policy.Headers;
 import io.heartgate.scheduler.trust.ApiKeys;
 import java.util.function.Supplier;

@@ -1,8 +1,8 @@
 package io.heartgate.scheduler.proxy.stage;
 
 import io.heartgate.scheduler.proxy.policy.Headers;
-import io.heartgate.scheduler.proxy.policy.RequestFacts;
-import io.heartgate.scheduler.proxy.policy.Route;
+import io.heartgate.scheduler.request.RequestFacts;
+import io.heartgate.scheduler.routing.Route;
 
 /**
  * One request on its way through the {@link Stage}s to the relay, as a stage sees it: what it asks

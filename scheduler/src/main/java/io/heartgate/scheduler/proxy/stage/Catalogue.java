@@ -3,7 +3,7 @@ package io.heartgate.scheduler.proxy.stage;
 import io.heartgate.scheduler.request.Endpoint;
 import io.heartgate.protocol.LoadedModel;
 import io.heartgate.protocol.ModelInfo;
-import io.heartgate.scheduler.proxy.policy.ErrorType;
+import io.heartgate.scheduler.request.ErrorType;
 import io.heartgate.scheduler.table.ModelNames;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TableSnapshot;

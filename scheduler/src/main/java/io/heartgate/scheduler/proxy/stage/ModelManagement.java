@@ -1,8 +1,8 @@
 package io.heartgate.scheduler.proxy.stage;
 
 import io.heartgate.scheduler.request.Endpoint;
-import io.heartgate.scheduler.proxy.policy.ErrorType;
-import io.heartgate.scheduler.proxy.policy.Route;
+import io.heartgate.scheduler.request.ErrorType;
+import io.heartgate.scheduler.routing.Route;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TableSnapshot;
 import java.util.function.Supplier;

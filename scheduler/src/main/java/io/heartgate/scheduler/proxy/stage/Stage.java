@@ -1,6 +1,6 @@
 package io.heartgate.scheduler.proxy.stage;
 
-import io.heartgate.scheduler.proxy.policy.RequestFacts;
+import io.heartgate.scheduler.request.RequestFacts;
 import java.util.Set;
 
 /**

@@ -1,5 +1,6 @@
 package io.heartgate.scheduler.proxy.policy;
 
+import io.heartgate.scheduler.request.ErrorType;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.heartgate.scheduler.proxy.policy.RetryPolicy.Action;

@@ -1,4 +1,4 @@
-package io.heartgate.scheduler.proxy.policy;
+package io.heartgate.scheduler.request;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.StreamReadConstraints;

@@ -1,5 +1,7 @@
-package io.heartgate.scheduler.proxy.policy;
+package io.heartgate.scheduler.routing;
 
+import io.heartgate.scheduler.request.ErrorType;
+import io.heartgate.scheduler.request.RequestFacts;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.heartgate.protocol.Heartbeat;

@@ -1,4 +1,4 @@
-package io.heartgate.scheduler.proxy.policy;
+package io.heartgate.scheduler.request;
 
 /**
  * Holds what routing needs to know of one request, read once from its body by a single streaming

@@ -1,4 +1,4 @@
-package io.heartgate.scheduler.proxy.policy;
+package io.heartgate.scheduler.routing;
 
 import io.heartgate.protocol.InvalidSettingException;
 import io.heartgate.scheduler.table.Node;

@@ -1,4 +1,4 @@
-package io.heartgate.scheduler.proxy.policy;
+package io.heartgate.scheduler.request;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,5 +1,6 @@
-package io.heartgate.scheduler.proxy.policy;
+package io.heartgate.scheduler.routing;
 
+import io.heartgate.scheduler.request.RequestFacts;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

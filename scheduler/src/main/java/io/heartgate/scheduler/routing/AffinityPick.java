@@ -1,4 +1,4 @@
-package io.heartgate.scheduler.proxy.policy;
+package io.heartgate.scheduler.routing;
 
 /**
  * How the {@code affinity} strategy placed one attempt, as its response's

@@ -1,5 +1,6 @@
-package io.heartgate.scheduler.proxy.policy;
+package io.heartgate.scheduler.routing;
 
+import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.affinity.AffinityKeys;
 import io.heartgate.scheduler.balancer.AffinityBalancer;
 import io.heartgate.scheduler.balancer.Balancer;

@@ -1,5 +1,6 @@
-package io.heartgate.scheduler.proxy.policy;
+package io.heartgate.scheduler.routing;
 
+import io.heartgate.scheduler.request.ErrorType;
 import io.heartgate.scheduler.table.Node;
 
 /** The outcome of route selection: a node to send to, or why there is none. */

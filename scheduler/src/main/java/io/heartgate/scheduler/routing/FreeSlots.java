@@ -1,4 +1,4 @@
-package io.heartgate.scheduler.proxy.policy;
+package io.heartgate.scheduler.routing;
 
 /**
  * The slots of the nodes that may serve a request: how many are free for this scheduler's

@@ -1,4 +1,4 @@
-package io.heartgate.scheduler.proxy.policy;
+package io.heartgate.scheduler.request;
 
 /**
  * Names the answers the proxy gives itself, in the OpenAI error shape
