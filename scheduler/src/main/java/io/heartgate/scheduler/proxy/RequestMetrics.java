@@ -86,9 +86,14 @@ public final class RequestMetrics implements TrafficView {
     void record(String node, int status, String model, long durationNanos, long firstByteNanos) {
         int statusClass = statusClass(status);
         String m = model == null ? "none" : model;
-        NodeMeters meters = byNode.computeIfAbsent(node, k -> new NodeMeters());
-        AtomicReferenceArray<Timer> byStatus = meters.durations.computeIfAbsent(m,
-                k -> new AtomicReferenceArray<>(STATUS_CLASSES.length));
+        NodeMeters meters = byNode.get(node);
+        if (meters == null) {
+            meters = byNode.computeIfAbsent(node, k -> new NodeMeters());
+        }
+        AtomicReferenceArray<Timer> byStatus = meters.durations.get(m);
+        if (byStatus == null) {
+            byStatus = meters.durations.computeIfAbsent(m, k -> new AtomicReferenceArray<>(STATUS_CLASSES.length));
+        }
         Timer duration = byStatus.get(statusClass);
         if (duration == null) {
             // Two event loops may both get here: the registry hands both the same meter.
@@ -103,13 +108,17 @@ public final class RequestMetrics implements TrafficView {
         }
         duration.record(durationNanos, TimeUnit.NANOSECONDS);
         if (firstByteNanos > 0) {
-            meters.firstBytes.computeIfAbsent(m, k -> Timer.builder("heartgate_proxy_time_to_first_byte")
-                    .description("Time from the request's arrival to the node's response head")
-                    .tags("node", node, "model", m)
-                    .publishPercentileHistogram()
-                    .minimumExpectedValue(Duration.ofMillis(1))
-                    .maximumExpectedValue(Duration.ofMinutes(10))
-                    .register(registry)).record(firstByteNanos, TimeUnit.NANOSECONDS);
+            Timer firstByte = meters.firstBytes.get(m); // no capturing lambda once the meter exists
+            if (firstByte == null) {
+                firstByte = meters.firstBytes.computeIfAbsent(m, k -> Timer.builder("heartgate_proxy_time_to_first_byte")
+                        .description("Time from the request's arrival to the node's response head")
+                        .tags("node", node, "model", m)
+                        .publishPercentileHistogram()
+                        .minimumExpectedValue(Duration.ofMillis(1))
+                        .maximumExpectedValue(Duration.ofMinutes(10))
+                        .register(registry));
+            }
+            firstByte.record(firstByteNanos, TimeUnit.NANOSECONDS);
             firstByteAll.record(firstByteNanos, TimeUnit.NANOSECONDS);
         }
         meters.requests.increment();
