@@ -5,7 +5,10 @@
 # concurrent streams (time to first token, inter-token gap). Prints a Markdown report.
 #
 #   bench/proxy.sh                 # after: mvn -B -DskipTests package
-#   REPEATS=3 DURATION=15 WARMUP=120 STREAMS=100 STREAM_REPEATS=9 STREAM_WARMUP=20 bench/proxy.sh
+#   REPEATS=3 DURATION=15 WARMUP=120 EARLY_AT=60 STREAMS=100 STREAM_REPEATS=9 STREAM_WARMUP=20 bench/proxy.sh
+#
+# Traffic starts as soon as the nodes are routable, as after a restart: the 10 s ending EARLY_AT
+# seconds after the scheduler began to listen are measured, then the JIT warm-up runs to WARMUP.
 #
 # API_KEYS=1 also starts a second scheduler with --api-keys (a file of 100 keys) on port 19082 and
 # measures it as a row of its own in every wrk run, next to the scheduler without keys (the two in
@@ -51,6 +54,7 @@ java ${SCHEDULER_JAVA_OPTS:-} -jar scheduler/target/scheduler.jar --embedded-kaf
 SCHED=$!
 PIDS+=($SCHED)
 wait_for "$WORK/scheduler.log" "proxy listening"
+STARTED=$(date +%s)
 KAFKA=$(grep -o 'kafka bootstrap [0-9.:]*' "$WORK/scheduler.log" | awk '{print $3}')
 for i in 1 2 3; do
   for kind in fast:1900 stream:1901; do
@@ -83,8 +87,18 @@ PY
 fi
 start_nginx
 
-echo "Warming up the scheduler's JIT for ${WARMUP}s..." >&2
-MODEL=bench-fast wrk -t2 -c64 -d"${WARMUP}s" -s bench/chat-completion.lua http://127.0.0.1:19080 > /dev/null
+# As after a restart or in a rolling deploy: traffic from the first moment, and the 10 s ending
+# EARLY_AT seconds after the scheduler began to listen measured (the summary compares it with the
+# figure after the whole warm-up).
+EARLY_AT=${EARLY_AT:-60}
+echo "Traffic from the start; measuring the 10 s ending ${EARLY_AT}s after start..." >&2
+lead=$((EARLY_AT - 10 - ($(date +%s) - STARTED)))
+[ "$lead" -gt 0 ] && MODEL=bench-fast wrk -t2 -c32 -d"${lead}s" -s bench/chat-completion.lua http://127.0.0.1:19080 > /dev/null
+wrk_measure 19080 32 10 "$SCHED"
+EARLY="$WRK_RPS	$WRK_CPU	$(($(date +%s) - STARTED))"
+rest=$((WARMUP - EARLY_AT)); [ "$rest" -lt 10 ] && rest=10
+echo "Warming up the scheduler's JIT for ${rest}s more..." >&2
+MODEL=bench-fast wrk -t2 -c64 -d"${rest}s" -s bench/chat-completion.lua http://127.0.0.1:19080 > /dev/null
 if [ -n "$KEYED" ]; then
   API_KEY=$API_KEY MODEL=bench-fast wrk -t2 -c64 -d"${WARMUP}s" -s bench/chat-completion.lua http://127.0.0.1:19082 > /dev/null
 fi
@@ -96,6 +110,7 @@ for _ in 1 2 3 4 5; do
   python3 bench/streams.py 127.0.0.1 19011,19012,19013 bench-stream "$STREAMS" > /dev/null
 done
 ROWS="$WORK/rows.tsv"
+printf 'early\t%s\n' "$EARLY" > "$ROWS"
 
 run_wrk() { # run_wrk NAME PORT CONNECTIONS PIDS...: one table row
   local name=$1 port=$2 conns=$3; shift 3

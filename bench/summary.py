@@ -79,6 +79,14 @@ def main():
             print(f"| proxy CPU per request with API keys, {conns} connections (x without, same run) "
                   f"| {span(with_keys, lambda v: f'{v:.3f}x')} | - | <= 1.03x "
                   f"| {'yes' if statistics.median(with_keys) <= 1.03 else 'no'} |")
+    early = [r for r in rows if r[0] == "early"]
+    if early and early[0][1]:
+        later = [float(r[SCHEDULER][3]) for r in runs([r for r in rows if r[0] == "wrk" and int(r[2]) == 32])]
+        if later:
+            share = float(early[0][1]) / statistics.median(later)
+            print(f"| requests/s {early[0][3]} s after start, 32 connections (x after the warm-up) | {share:.2f}x "
+                  f"({float(early[0][1]):,.0f} against {statistics.median(later):,.0f}) | - | >= 0.85x "
+                  f"| {'yes' if share >= 0.85 else 'no'} |")
     streams = list(runs([r for r in rows if r[0] == "streams"]))
     if streams:
         ttft = [float(r[SCHEDULER][2]) - float(r[DIRECT][2]) for r in streams]
