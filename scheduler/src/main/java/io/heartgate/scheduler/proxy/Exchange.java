@@ -1,5 +1,6 @@
 package io.heartgate.scheduler.proxy;
 
+import io.heartgate.scheduler.request.Endpoint;
 import io.heartgate.scheduler.admission.FairQueue;
 import io.heartgate.scheduler.admission.GatewayQueue;
 import io.heartgate.scheduler.proxy.ProxyCounters.Counter;
@@ -73,7 +74,7 @@ final class Exchange implements Timeouts.Watched {
      */
     private boolean loadsModel() {
         if (loadsModel == null) {
-            loadsModel = facts.model() != null && !pinned && !RequestFactsReader.namesModelByName(req.uri());
+            loadsModel = facts.model() != null && !pinned && !Endpoint.of(req.uri()).modelInName();
         }
         return loadsModel;
     }
@@ -216,7 +217,7 @@ final class Exchange implements Timeouts.Watched {
     @Override
     public boolean streams() {
         if (streams == null) {
-            streams = RequestFactsReader.streams(req.content(), req.uri());
+            streams = TopLevelFields.streams(req.content(), req.uri());
         }
         return streams;
     }

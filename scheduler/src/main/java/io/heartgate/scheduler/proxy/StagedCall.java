@@ -115,7 +115,7 @@ final class StagedCall implements Call {
 
     @Override
     public boolean namesModelTwice() {
-        return RequestFactsReader.namesModelTwice(request.content(), request.uri());
+        return TopLevelFields.namesModelTwice(request.content(), request.uri());
     }
 
     @Override

@@ -115,15 +115,15 @@ class RequestFactsReaderTest {
         int reader = body.readerIndex();
         int writer = body.writerIndex();
 
-        assertThat(RequestFactsReader.namesModelTwice(body, "/v1/chat/completions")).isTrue();
+        assertThat(TopLevelFields.namesModelTwice(body, "/v1/chat/completions")).isTrue();
         assertThat(body.readerIndex()).isEqualTo(reader);
         assertThat(body.writerIndex()).isEqualTo(writer);
-        assertThat(RequestFactsReader.namesModelTwice(Unpooled.copiedBuffer(
+        assertThat(TopLevelFields.namesModelTwice(Unpooled.copiedBuffer(
                 "{\"model\":\"llama3:8b\",\"messages\":[{\"model\":\"x\"}]}", StandardCharsets.UTF_8),
                 "/v1/chat/completions")).as("a nested model is not a second one").isFalse();
-        assertThat(RequestFactsReader.namesModelTwice(Unpooled.copiedBuffer(
+        assertThat(TopLevelFields.namesModelTwice(Unpooled.copiedBuffer(
                 "{\"name\":\"a\",\"model\":\"b\"}", StandardCharsets.UTF_8), "/api/pull")).isTrue();
-        assertThat(RequestFactsReader.namesModelTwice(Unpooled.copiedBuffer(
+        assertThat(TopLevelFields.namesModelTwice(Unpooled.copiedBuffer(
                 "{\"name\":\"a\",\"model\":\"b\"}", StandardCharsets.UTF_8), "/api/chat")).isFalse();
         body.release();
     }

@@ -206,12 +206,12 @@ class StallTest {
     void anOllamaChatStreamsByDefault() {
         io.netty.buffer.ByteBuf body = io.netty.buffer.Unpooled.copiedBuffer("{\"model\":\"m\",\"messages\":[]}",
                 StandardCharsets.UTF_8);
-        assertThat(RequestFactsReader.streams(body, "/api/chat")).isTrue();
-        assertThat(RequestFactsReader.streams(body, "/api/generate?x=1")).isTrue();
-        assertThat(RequestFactsReader.streams(body, "/v1/chat/completions")).isFalse();
+        assertThat(TopLevelFields.streams(body, "/api/chat")).isTrue();
+        assertThat(TopLevelFields.streams(body, "/api/generate?x=1")).isTrue();
+        assertThat(TopLevelFields.streams(body, "/v1/chat/completions")).isFalse();
         io.netty.buffer.ByteBuf off = io.netty.buffer.Unpooled.copiedBuffer(
                 "{\"model\":\"m\",\"messages\":[{\"stream\":true}],\"stream\":false}", StandardCharsets.UTF_8);
-        assertThat(RequestFactsReader.streams(off, "/api/chat")).isFalse();
+        assertThat(TopLevelFields.streams(off, "/api/chat")).isFalse();
         body.release();
         off.release();
     }
@@ -234,13 +234,13 @@ class StallTest {
         for (String json : new String[] {"{\"stream\":true,\"model\":\"m\",\"stream\":false}",
                                          "{\"model\":\"m\",\"stream\":1,\"messages\":[],\"stream\":\"no\"}"}) {
             io.netty.buffer.ByteBuf body = io.netty.buffer.Unpooled.copiedBuffer(json, StandardCharsets.UTF_8);
-            assertThat(RequestFactsReader.streams(body, "/v1/chat/completions")).as(json).isFalse();
+            assertThat(TopLevelFields.streams(body, "/v1/chat/completions")).as(json).isFalse();
             assertThat(body.readerIndex()).isZero();
             body.release();
         }
         io.netty.buffer.ByteBuf on = io.netty.buffer.Unpooled.copiedBuffer(
                 "{\"stream\":false,\"model\":\"m\",\"stream\":true}", StandardCharsets.UTF_8);
-        assertThat(RequestFactsReader.streams(on, "/v1/chat/completions")).isTrue();
+        assertThat(TopLevelFields.streams(on, "/v1/chat/completions")).isTrue();
         on.release();
     }
 
