@@ -24,7 +24,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * on in-memory channels ({@link InMemoryProxy}): the client's bytes through the codec, the stages,
  * routing and the relay to the node's codec, and the node's answer back. Run with {@code -prof gc}:
  * {@code gc.alloc.rate.norm} (bytes per operation) is deterministic where time on a shared machine
- * is not, so it is the figure that gates a change.
+ * is not, so it is the figure that gates a change. The benchmark threads are Netty
+ * {@code FastThreadLocalThread}s ({@link EventLoopLikeThreads}), as an event loop is, so Netty recycles
+ * on them what it recycles on a loop.
  *
  * <pre>java -jar benchmarks/target/benchmarks.jar RequestPath -prof gc</pre>
  */
@@ -32,7 +34,8 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 4, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(1)
+@Fork(value = 1, jvmArgsAppend = {"-Djmh.executor=CUSTOM",
+        "-Djmh.executor.class=io.heartgate.bench.EventLoopLikeThreads"})
 @State(Scope.Thread)
 public class RequestPathBenchmark {
 

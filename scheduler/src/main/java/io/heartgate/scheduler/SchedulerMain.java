@@ -1,40 +1,40 @@
 package io.heartgate.scheduler;
 
-import io.heartgate.scheduler.request.Endpoint;
 import io.heartgate.protocol.InvalidSettingException;
 import io.heartgate.protocol.LogFormat;
+import io.heartgate.protocol.cli.Cli;
+import io.heartgate.protocol.cli.KafkaSettings;
+import io.heartgate.protocol.signing.HeartbeatKeys;
 import io.heartgate.scheduler.config.SchedulerConfig;
 import io.heartgate.scheduler.config.SecurityConfig;
 import io.heartgate.scheduler.demo.Demo;
 import io.heartgate.scheduler.proxy.ProxyConfig;
 import io.heartgate.scheduler.proxy.Transport;
+import io.heartgate.scheduler.request.Endpoint;
 import io.heartgate.scheduler.trust.ApiKeys;
-import io.heartgate.scheduler.trust.UpstreamAllowList;
 import io.heartgate.scheduler.trust.KafkaUsers;
 import io.heartgate.scheduler.trust.Reloading;
 import io.heartgate.scheduler.trust.SecretFile;
 import io.heartgate.scheduler.trust.ServerTls;
+import io.heartgate.scheduler.trust.UpstreamAllowList;
 import io.heartgate.scheduler.trust.UpstreamKey;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
-import io.heartgate.protocol.cli.KafkaSettings;
-import io.heartgate.protocol.signing.HeartbeatKeys;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import io.heartgate.protocol.cli.Cli;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /** Runs a scheduler replica from the command line. Every flag has an environment variable; flags win. */
 @Command(name = "scheduler", mixinStandardHelpOptions = true, version = "scheduler 0.1.0", sortOptions = false,

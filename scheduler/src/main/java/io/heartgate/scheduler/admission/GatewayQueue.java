@@ -1,7 +1,7 @@
 package io.heartgate.scheduler.admission;
 
-import io.heartgate.scheduler.routing.FreeSlots;
 import io.heartgate.scheduler.request.RequestFacts;
+import io.heartgate.scheduler.routing.FreeSlots;
 import io.heartgate.scheduler.routing.Route;
 import io.heartgate.scheduler.table.Node;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -1,11 +1,11 @@
 package io.heartgate.scheduler.proxy;
 
 import io.heartgate.scheduler.proxy.ProxyCounters.Counter;
+import io.heartgate.scheduler.proxy.stage.Answer;
+import io.heartgate.scheduler.proxy.stage.Stage;
 import io.heartgate.scheduler.request.ErrorType;
 import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.routing.Route;
-import io.heartgate.scheduler.proxy.stage.Answer;
-import io.heartgate.scheduler.proxy.stage.Stage;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;

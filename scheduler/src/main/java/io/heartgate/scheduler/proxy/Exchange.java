@@ -1,16 +1,16 @@
 package io.heartgate.scheduler.proxy;
 
-import io.heartgate.scheduler.request.Endpoint;
 import io.heartgate.scheduler.admission.FairQueue;
 import io.heartgate.scheduler.admission.GatewayQueue;
 import io.heartgate.scheduler.proxy.ProxyCounters.Counter;
-import io.heartgate.scheduler.request.ErrorType;
-import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy.Action;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy.Decision;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy.Failure;
-import io.heartgate.scheduler.routing.Route;
 import io.heartgate.scheduler.proxy.stage.Answer;
+import io.heartgate.scheduler.request.Endpoint;
+import io.heartgate.scheduler.request.ErrorType;
+import io.heartgate.scheduler.request.RequestFacts;
+import io.heartgate.scheduler.routing.Route;
 import io.heartgate.scheduler.usage.UsageAccounting;
 import io.netty.channel.ChannelFuture;
 import io.netty.handler.codec.http.FullHttpRequest;

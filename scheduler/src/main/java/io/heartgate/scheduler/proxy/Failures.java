@@ -1,12 +1,12 @@
 package io.heartgate.scheduler.proxy;
 
 import io.heartgate.scheduler.proxy.ProxyCounters.Counter;
-import io.heartgate.scheduler.request.ErrorType;
-import io.heartgate.scheduler.request.RequestFacts;
-import io.heartgate.scheduler.proxy.policy.RetryPolicy;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy.Action;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy.Decision;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy.Failure;
+import io.heartgate.scheduler.proxy.policy.RetryPolicy;
+import io.heartgate.scheduler.request.ErrorType;
+import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.table.Node;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -1,7 +1,7 @@
 package io.heartgate.scheduler.proxy;
 
-import io.heartgate.scheduler.request.Endpoint;
 import io.heartgate.scheduler.admission.RateLimits;
+import io.heartgate.scheduler.request.Endpoint;
 import io.heartgate.scheduler.trust.ApiKeys;
 import java.util.Map;
 import java.util.function.Supplier;

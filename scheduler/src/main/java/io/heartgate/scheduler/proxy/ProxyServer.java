@@ -1,13 +1,13 @@
 package io.heartgate.scheduler.proxy;
 
-import io.heartgate.scheduler.health.PassiveHealth;
-import io.heartgate.scheduler.proxy.policy.RetryPolicy;
-import io.heartgate.scheduler.routing.RouteSelector;
-import io.heartgate.scheduler.proxy.stage.Stage;
 import io.heartgate.scheduler.admission.Admission;
 import io.heartgate.scheduler.admission.GatewayQueue;
 import io.heartgate.scheduler.admission.RateLimits;
+import io.heartgate.scheduler.health.PassiveHealth;
+import io.heartgate.scheduler.proxy.policy.RetryPolicy;
+import io.heartgate.scheduler.proxy.stage.Stage;
 import io.heartgate.scheduler.proxy.stage.Stages;
+import io.heartgate.scheduler.routing.RouteSelector;
 import io.heartgate.scheduler.status.Draining;
 import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.table.TableSnapshot;

@@ -2,18 +2,18 @@ package io.heartgate.scheduler.proxy;
 
 import io.heartgate.protocol.NodeState;
 import io.heartgate.scheduler.admission.GatewayQueue;
-import io.heartgate.scheduler.usage.UsageAccounting;
-import io.heartgate.scheduler.usage.UsageReader;
-import io.heartgate.scheduler.status.EjectionView;
-import io.heartgate.scheduler.table.Node;
-import java.util.Map;
 import io.heartgate.scheduler.health.PassiveHealth;
-import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy;
+import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.routing.Route;
 import io.heartgate.scheduler.routing.RouteSelector;
+import io.heartgate.scheduler.status.EjectionView;
+import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TableSnapshot;
+import io.heartgate.scheduler.usage.UsageAccounting;
+import io.heartgate.scheduler.usage.UsageReader;
 import java.util.List;
+import java.util.Map;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 

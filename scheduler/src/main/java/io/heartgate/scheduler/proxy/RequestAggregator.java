@@ -1,8 +1,8 @@
 package io.heartgate.scheduler.proxy;
 
 import io.heartgate.scheduler.proxy.ProxyCounters.Counter;
-import io.heartgate.scheduler.request.ErrorType;
 import io.heartgate.scheduler.proxy.stage.Answer;
+import io.heartgate.scheduler.request.ErrorType;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPipeline;

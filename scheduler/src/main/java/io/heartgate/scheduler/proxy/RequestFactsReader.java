@@ -1,6 +1,5 @@
 package io.heartgate.scheduler.proxy;
 
-import io.heartgate.scheduler.request.Endpoint;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
@@ -8,6 +7,7 @@ import io.heartgate.scheduler.affinity.AffinityKeys;
 import io.heartgate.scheduler.affinity.KeyHash;
 import io.heartgate.scheduler.affinity.PrefixHasher;
 import io.heartgate.scheduler.request.BodyJson;
+import io.heartgate.scheduler.request.Endpoint;
 import io.heartgate.scheduler.request.JsonFlags;
 import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.table.ModelNames;
@@ -16,6 +16,7 @@ import io.netty.buffer.ByteBufInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
 /**
@@ -46,6 +47,24 @@ public final class RequestFactsReader {
     private final AffinityKeys keys;
     private final int prefixIndex;
     private final int firstBodyIndex;
+
+    /** The most model names {@link #normalized} keeps: a client sending new names every time only refills it. */
+    private static final int NAMES_KEPT = 4096;
+    /** Model names as sent -> as routing knows them, so a name without a tag is not rebuilt per request. */
+    private final ConcurrentHashMap<String, String> names = new ConcurrentHashMap<>();
+
+    /** Returns {@link ModelNames#normalize}'s answer for {@code model}, from {@link #names} once known. */
+    private String normalized(String model) {
+        String known = names.get(model);
+        if (known == null) {
+            known = ModelNames.normalize(model);
+            if (names.size() >= NAMES_KEPT) {
+                names.clear();
+            }
+            names.put(model, known);
+        }
+        return known;
+    }
 
     /** Creates a reader of the model and the {@code wanted} fields besides. */
     public RequestFactsReader(Set<RequestFacts.Field> wanted) {
@@ -101,7 +120,7 @@ public final class RequestFactsReader {
                 return RequestFacts.NONE;
             }
             if (model != TopLevelModel.DECLINED) {
-                return new RequestFacts(ModelNames.normalize(model), null, null, null);
+                return new RequestFacts(normalized(model), null, null, null);
             }
         }
         if (body.hasArray()) {

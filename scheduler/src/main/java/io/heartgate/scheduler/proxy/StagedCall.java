@@ -1,11 +1,11 @@
 package io.heartgate.scheduler.proxy;
 
 import io.heartgate.scheduler.proxy.policy.Headers;
-import io.heartgate.scheduler.request.RequestFacts;
-import io.heartgate.scheduler.routing.Route;
 import io.heartgate.scheduler.proxy.stage.Answer;
 import io.heartgate.scheduler.proxy.stage.Call;
 import io.heartgate.scheduler.proxy.stage.Stage;
+import io.heartgate.scheduler.request.RequestFacts;
+import io.heartgate.scheduler.routing.Route;
 import io.netty.buffer.ByteBuf;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpUtil;

@@ -1,5 +1,6 @@
 package io.heartgate.scheduler.proxy;
 
+import io.heartgate.protocol.InvalidSettingException;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.ServerChannel;
 import io.netty.channel.epoll.Epoll;
@@ -18,7 +19,6 @@ import io.netty.channel.uring.IoUringDatagramChannel;
 import io.netty.channel.uring.IoUringIoHandler;
 import io.netty.channel.uring.IoUringServerSocketChannel;
 import io.netty.channel.uring.IoUringSocketChannel;
-import io.heartgate.protocol.InvalidSettingException;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.stream.Collectors;

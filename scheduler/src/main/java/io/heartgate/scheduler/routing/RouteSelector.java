@@ -1,9 +1,9 @@
 package io.heartgate.scheduler.routing;
 
-import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.affinity.AffinityKeys;
 import io.heartgate.scheduler.balancer.AffinityBalancer;
 import io.heartgate.scheduler.balancer.Balancer;
+import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.status.Ramp;
 import io.heartgate.scheduler.table.Node;

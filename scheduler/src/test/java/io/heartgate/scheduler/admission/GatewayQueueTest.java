@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.heartgate.protocol.Heartbeat;
 import io.heartgate.scheduler.request.ErrorType;
-import io.heartgate.scheduler.routing.FreeSlots;
 import io.heartgate.scheduler.request.RequestFacts;
+import io.heartgate.scheduler.routing.FreeSlots;
 import io.heartgate.scheduler.routing.Route;
 import io.heartgate.scheduler.table.InFlight;
 import io.heartgate.scheduler.table.Node;

@@ -4,8 +4,8 @@ import static io.heartgate.scheduler.proxy.EmbeddedRelay.CHAT;
 import static io.heartgate.scheduler.proxy.EmbeddedRelay.post;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.heartgate.scheduler.request.ErrorType;
 import io.heartgate.scheduler.proxy.stage.Stages;
+import io.heartgate.scheduler.request.ErrorType;
 import io.heartgate.scheduler.trust.ApiKeys;
 import io.heartgate.scheduler.trust.UpstreamKey;
 import io.netty.buffer.Unpooled;

@@ -3,8 +3,8 @@ package io.heartgate.scheduler.proxy;
 import static io.heartgate.scheduler.proxy.EmbeddedRelay.post;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.heartgate.scheduler.request.ErrorType;
 import io.heartgate.scheduler.proxy.stage.Stages;
+import io.heartgate.scheduler.request.ErrorType;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.http.FullHttpRequest;
 import java.util.List;

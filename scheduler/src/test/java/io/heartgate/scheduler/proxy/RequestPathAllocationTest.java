@@ -3,6 +3,7 @@ package io.heartgate.scheduler.proxy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.heartgate.scheduler.config.ProxyConfigBuilder;
+import io.netty.util.concurrent.FastThreadLocalThread;
 import java.lang.management.ManagementFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -18,11 +19,11 @@ class RequestPathAllocationTest {
 
     /**
      * The most a plain chat completion may allocate, in bytes: about a tenth over what the commit
-     * that set it measured here (4,770 to 4,800). Counted after {@link #WARM_UP} requests, where the
-     * JIT has not removed all it removes at steady state (docs/BENCHMARKS.md gives both figures),
-     * so the budget holds for interpreted, C1 and C2 code alike.
+     * that set it measured here (3,674 with Netty 4.2.18 on a thread Netty recycles on). Counted after
+     * {@link #WARM_UP} requests, where the JIT has not removed all it removes at steady state
+     * (docs/BENCHMARKS.md gives both figures), so the budget holds for interpreted, C1 and C2 code alike.
      */
-    static final long PLAIN_BUDGET_BYTES = 5_300;
+    static final long PLAIN_BUDGET_BYTES = 4_050;
 
     private static final int WARM_UP = 20_000;
     private static final int MEASURED = 5_000;
@@ -30,7 +31,10 @@ class RequestPathAllocationTest {
     @Test
     void aPlainChatCompletionAllocatesWithinTheBudget() {
         try (InMemoryProxy proxy = InMemoryProxy.of(InMemoryProxy.Scenario.CHAT, new ProxyConfigBuilder().build())) {
-            long perRequest = bytesPerRequest(proxy);
+            long[] measured = new long[1];
+            // As on an event loop: Netty 4.2.18 recycles its pooled objects only on such threads.
+            FastThreadLocalThread.runWithFastThreadLocal(() -> measured[0] = bytesPerRequest(proxy));
+            long perRequest = measured[0];
             assertThat(perRequest).as("bytes allocated per plain chat completion").isPositive()
                     .isLessThanOrEqualTo(PLAIN_BUDGET_BYTES);
         }

@@ -5,11 +5,11 @@ import static io.heartgate.scheduler.proxy.EmbeddedRelay.post;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.heartgate.scheduler.proxy.ProxyCounters.Counter;
-import io.heartgate.scheduler.request.ErrorType;
-import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.proxy.stage.Answer;
 import io.heartgate.scheduler.proxy.stage.Call;
 import io.heartgate.scheduler.proxy.stage.Stage;
+import io.heartgate.scheduler.request.ErrorType;
+import io.heartgate.scheduler.request.RequestFacts;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.util.ReferenceCountUtil;

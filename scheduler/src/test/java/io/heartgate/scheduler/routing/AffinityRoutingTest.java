@@ -1,13 +1,11 @@
 package io.heartgate.scheduler.routing;
 
-import io.heartgate.scheduler.request.RequestFacts;
-import static org.assertj.core.api.Assertions.assertThat;
-
 import io.heartgate.protocol.Heartbeat;
 import io.heartgate.protocol.LoadedModel;
 import io.heartgate.scheduler.affinity.KeyHash;
 import io.heartgate.scheduler.balancer.AffinityBalancer;
 import io.heartgate.scheduler.balancer.Strategy;
+import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.status.Ramp;
 import io.heartgate.scheduler.table.InFlight;
@@ -19,6 +17,7 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /** The affinity strategy through the route selector: claims, retries, and how each route says it was placed. */
 class AffinityRoutingTest {

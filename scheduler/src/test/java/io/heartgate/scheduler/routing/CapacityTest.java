@@ -1,11 +1,9 @@
 package io.heartgate.scheduler.routing;
 
-import io.heartgate.scheduler.request.RequestFacts;
-import static org.assertj.core.api.Assertions.assertThat;
-
 import io.heartgate.protocol.Heartbeat;
 import io.heartgate.protocol.Load;
 import io.heartgate.scheduler.balancer.Strategy;
+import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.table.InFlight;
 import io.heartgate.scheduler.table.Node;
@@ -13,6 +11,7 @@ import io.heartgate.scheduler.table.TableSnapshot;
 import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /** Capacity on plain snapshots: a slot is claimed per route, never more than the node has. */
 class CapacityTest {

@@ -1,12 +1,10 @@
 package io.heartgate.scheduler.routing;
 
-import io.heartgate.scheduler.request.ErrorType;
-import io.heartgate.scheduler.request.RequestFacts;
-import static org.assertj.core.api.Assertions.assertThat;
-
 import io.heartgate.protocol.Heartbeat;
 import io.heartgate.protocol.NodeState;
 import io.heartgate.scheduler.balancer.Strategy;
+import io.heartgate.scheduler.request.ErrorType;
+import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.status.Ejection;
 import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.table.InFlight;
@@ -19,6 +17,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /** Route selection on plain values: a snapshot, the request's facts, the nodes tried, the ejected set. */
 class RouteSelectorTest {

@@ -1,9 +1,5 @@
 package io.heartgate.scheduler.routing;
 
-import io.heartgate.scheduler.request.RequestFacts;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
 import io.heartgate.protocol.Gpu;
 import io.heartgate.protocol.Heartbeat;
 import io.heartgate.protocol.InvalidSettingException;
@@ -11,6 +7,7 @@ import io.heartgate.protocol.Load;
 import io.heartgate.protocol.LoadedModel;
 import io.heartgate.protocol.ModelInfo;
 import io.heartgate.scheduler.balancer.Strategy;
+import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.status.Ramp;
 import io.heartgate.scheduler.table.InFlight;
@@ -23,6 +20,8 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Warm-first on plain snapshots: which candidates are left for the strategy, and what it then picks. */
 class WarmFirstTest {

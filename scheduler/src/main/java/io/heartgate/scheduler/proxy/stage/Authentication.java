@@ -1,8 +1,8 @@
 package io.heartgate.scheduler.proxy.stage;
 
 import io.heartgate.scheduler.admission.RateLimits;
-import io.heartgate.scheduler.request.ErrorType;
 import io.heartgate.scheduler.proxy.policy.Headers;
+import io.heartgate.scheduler.request.ErrorType;
 import io.heartgate.scheduler.trust.ApiKeys;
 import java.util.function.Supplier;
 import org.slf4j.Logger;

@@ -1,8 +1,8 @@
 package io.heartgate.scheduler.proxy.stage;
 
-import io.heartgate.scheduler.request.Endpoint;
 import io.heartgate.protocol.LoadedModel;
 import io.heartgate.protocol.ModelInfo;
+import io.heartgate.scheduler.request.Endpoint;
 import io.heartgate.scheduler.request.ErrorType;
 import io.heartgate.scheduler.table.ModelNames;
 import io.heartgate.scheduler.table.Node;

@@ -1,10 +1,10 @@
 package io.heartgate.scheduler.proxy.stage;
 
-import io.heartgate.scheduler.request.Endpoint;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import io.heartgate.scheduler.request.BodyJson;
+import io.heartgate.scheduler.request.Endpoint;
 import io.heartgate.scheduler.request.JsonFlags;
 import io.heartgate.scheduler.request.RequestFacts;
 import java.io.IOException;

@@ -1,10 +1,10 @@
 package io.heartgate.scheduler.proxy.stage;
 
 import io.heartgate.scheduler.admission.Admission;
+import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.routing.RouteSelector;
 import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.table.TableSnapshot;
-import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.trust.ApiKeys;
 import io.heartgate.scheduler.trust.UpstreamKey;
 import java.util.ArrayList;

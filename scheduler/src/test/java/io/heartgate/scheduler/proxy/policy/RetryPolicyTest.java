@@ -1,14 +1,13 @@
 package io.heartgate.scheduler.proxy.policy;
 
-import io.heartgate.scheduler.request.ErrorType;
-import static org.assertj.core.api.Assertions.assertThat;
-
 import io.heartgate.scheduler.proxy.policy.RetryPolicy.Action;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy.Failure;
+import io.heartgate.scheduler.request.ErrorType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.EnumSource;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /** Every failure rule of the relay, as rows: with 2 retries, attempts 1 and 2 may retry, attempt 3 may not. */
 class RetryPolicyTest {
