@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Where the scheduler's CPU goes at steady state, kernel included: three fast sims behind a
+# scheduler jar under wrk (32 connections), perf sampling every thread of the scheduler for 15 s
+# after a 40 s warm-up, the JIT's symbols from jcmd Compiler.perfmap. Complements bench/profile.sh
+# (JFR: Java frames only, allocation too).
+#
+#   bench/perf-profile.sh [JAR] [OUT_PREFIX]    # JAR: scheduler/target/scheduler.jar; OUT_PREFIX: /tmp/perf-profile
+#
+# Needs: java, jcmd, perf (Debian: linux-perf), wrk, python3, curl.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JAR=${1:-scheduler/target/scheduler.jar}
+OUTP=${2:-/tmp/perf-profile}
+NAME=bench/perf-profile.sh
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+command -v perf >/dev/null || { echo "$NAME: perf is not installed" >&2; exit 2; }
+for i in 1 2 3; do
+  java -Xmx256m -jar inference-sim/target/inference-sim.jar --port 1900$i --name fast-$i --models bench-fast \
+    --token-delay 0ms --first-token-delay 0ms --max-concurrency 512 > "$WORK/fast-$i.log" 2>&1 &
+  PIDS+=($!)
+done
+for i in 1 2 3; do wait_for "$WORK/fast-$i.log" "listening"; done
+java -XX:+PreserveFramePointer -jar "$JAR" --embedded-kafka-port 0 --bind 127.0.0.1 --port 19080 --admin-port 19081 \
+  --strategy round-robin > "$WORK/scheduler.log" 2>&1 &
+SCHED=$!
+PIDS+=($SCHED)
+wait_for "$WORK/scheduler.log" "proxy listening"
+KAFKA=$(grep -o 'kafka bootstrap [0-9.:]*' "$WORK/scheduler.log" | awk '{print $3}')
+for i in 1 2 3; do
+  java -Xmx96m -jar heartbeat-agent/target/heartbeat-agent.jar --kafka "$KAFKA" --node-id "fast-$i" \
+    --url "http://127.0.0.1:1900$i" --backend ollama --interval 1s --nvidia-smi /nonexistent > "$WORK/agent-$i.log" 2>&1 &
+  PIDS+=($!)
+done
+wait_routable 3
+MODEL=bench-fast wrk -t2 -c32 -d40s -s bench/chat-completion.lua http://127.0.0.1:19080 > /dev/null
+(MODEL=bench-fast wrk -t2 -c32 -d20s -s bench/chat-completion.lua http://127.0.0.1:19080 > "$OUTP.wrk") &
+LOAD=$!
+sleep 2
+perf record -e cpu-clock -F 999 -g -p "$SCHED" -o "$OUTP.data" -- sleep 15 > /dev/null 2>&1
+jcmd "$SCHED" Compiler.perfmap > /dev/null
+perf script -i "$OUTP.data" -F comm,tid,ip,sym,dso 2> /dev/null > "$OUTP.script"
+wait "$LOAD"
+echo "## perf profile of $JAR, 32 connections, $(date -u +%Y-%m-%dT%H:%MZ) ($(awk '/Requests\/sec/ {print $2}' "$OUTP.wrk") requests/s)"
+echo
+python3 bench/perf-summary.py "$OUTP.script"
