@@ -100,3 +100,32 @@ stop_nodes() { # stop_nodes SIMS: NODE_PIDS holds SIMS sims, then their agents; 
   for p in "${NODE_PIDS[@]:0:$sims}"; do while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; done
   NODE_PIDS=()
 }
+
+start_fast_sims() { # three sims with no token delay on ports 19001-19003, model bench-fast
+  local i
+  for i in 1 2 3; do
+    java -Xmx256m -jar inference-sim/target/inference-sim.jar --port 1900$i --name fast-$i --models bench-fast \
+      --token-delay 0ms --first-token-delay 0ms --max-concurrency 512 > "$WORK/fast-$i.log" 2>&1 &
+    PIDS+=($!)
+  done
+  for i in 1 2 3; do wait_for "$WORK/fast-$i.log" "listening"; done
+}
+
+start_fast_stack() { # start_fast_stack JAR [JVM OPTIONS...]: the fast sims, the scheduler JAR on 19080/19081 with its embedded Kafka, three agents; sets SCHED
+  local jar=$1 i; shift
+  start_fast_sims
+  java "$@" -jar "$jar" --embedded-kafka-port 0 --bind 127.0.0.1 --port 19080 --admin-port 19081 \
+    --strategy round-robin > "$WORK/scheduler.log" 2>&1 &
+  SCHED=$!
+  PIDS+=($SCHED)
+  wait_for "$WORK/scheduler.log" "proxy listening"
+  local kafka
+  kafka=$(grep -o 'kafka bootstrap [0-9.:]*' "$WORK/scheduler.log" | awk '{print $3}')
+  for i in 1 2 3; do
+    java -Xmx96m -jar heartbeat-agent/target/heartbeat-agent.jar --kafka "$kafka" --node-id "fast-$i" \
+      --url "http://127.0.0.1:1900$i" --backend ollama --interval 1s --nvidia-smi /nonexistent \
+      > "$WORK/agent-$i.log" 2>&1 &
+    PIDS+=($!)
+  done
+  wait_routable 3
+}

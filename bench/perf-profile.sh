@@ -15,24 +15,7 @@ NAME=bench/perf-profile.sh
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
 command -v perf >/dev/null || { echo "$NAME: perf is not installed" >&2; exit 2; }
-for i in 1 2 3; do
-  java -Xmx256m -jar inference-sim/target/inference-sim.jar --port 1900$i --name fast-$i --models bench-fast \
-    --token-delay 0ms --first-token-delay 0ms --max-concurrency 512 > "$WORK/fast-$i.log" 2>&1 &
-  PIDS+=($!)
-done
-for i in 1 2 3; do wait_for "$WORK/fast-$i.log" "listening"; done
-java -XX:+PreserveFramePointer -jar "$JAR" --embedded-kafka-port 0 --bind 127.0.0.1 --port 19080 --admin-port 19081 \
-  --strategy round-robin > "$WORK/scheduler.log" 2>&1 &
-SCHED=$!
-PIDS+=($SCHED)
-wait_for "$WORK/scheduler.log" "proxy listening"
-KAFKA=$(grep -o 'kafka bootstrap [0-9.:]*' "$WORK/scheduler.log" | awk '{print $3}')
-for i in 1 2 3; do
-  java -Xmx96m -jar heartbeat-agent/target/heartbeat-agent.jar --kafka "$KAFKA" --node-id "fast-$i" \
-    --url "http://127.0.0.1:1900$i" --backend ollama --interval 1s --nvidia-smi /nonexistent > "$WORK/agent-$i.log" 2>&1 &
-  PIDS+=($!)
-done
-wait_routable 3
+start_fast_stack "$JAR" -XX:+PreserveFramePointer
 MODEL=bench-fast wrk -t2 -c32 -d40s -s bench/chat-completion.lua http://127.0.0.1:19080 > /dev/null
 (MODEL=bench-fast wrk -t2 -c32 -d20s -s bench/chat-completion.lua http://127.0.0.1:19080 > "$OUTP.wrk") &
 LOAD=$!

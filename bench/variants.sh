@@ -34,12 +34,7 @@ measure() { # measure PORT PIDS...: one result line
   echo "rps=$WRK_RPS p50=$WRK_P50 p99=$WRK_P99 cpu_us=$WRK_CPU errors=$WRK_ERRORS"
 }
 
-for i in 1 2 3; do
-  java -Xmx256m -jar inference-sim/target/inference-sim.jar --port 1900$i --name fast-$i --models bench-fast \
-    --token-delay 0ms --first-token-delay 0ms --max-concurrency 512 > "$WORK/fast-$i.log" 2>&1 &
-  PIDS+=($!)
-done
-for i in 1 2 3; do wait_for "$WORK/fast-$i.log" "listening"; done
+start_fast_sims
 start_nginx
 MODEL=bench-fast wrk -t2 -c64 -d5s -s bench/chat-completion.lua http://127.0.0.1:19090 > /dev/null
 
