@@ -133,6 +133,7 @@ public final class InMemoryProxy implements AutoCloseable {
             ch.pipeline().fireChannelActive();
             clients.add(ch);
         }
+        this.nextSweepNanos = nanoTicker.getAsLong();
         this.request = requestBytes(scenario);
         this.answer = answerParts(scenario);
     }

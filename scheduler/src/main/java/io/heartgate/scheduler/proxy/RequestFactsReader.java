@@ -53,8 +53,14 @@ public final class RequestFactsReader {
     /** Model names as sent -> as routing knows them, so a name without a tag is not rebuilt per request. */
     private final ConcurrentHashMap<String, String> names = new ConcurrentHashMap<>();
 
+    /** The longest model name {@link #names} keeps: a body-sized name is normalised, never kept. */
+    private static final int NAME_KEPT_CHARS = 256;
+
     /** Returns {@link ModelNames#normalize}'s answer for {@code model}, from {@link #names} once known. */
     private String normalized(String model) {
+        if (model.length() > NAME_KEPT_CHARS) {
+            return ModelNames.normalize(model);
+        }
         String known = names.get(model);
         if (known == null) {
             known = ModelNames.normalize(model);

@@ -57,7 +57,10 @@ final class TopLevelFields {
         if (flag[0] != null) {
             return flag[0];
         }
-        return Endpoint.of(uri).streamsByDefault();
+        // Ollama's pull, create and push stream progress by default too, but the stall rule asks about
+        // generations only, whose first token a stalled node never sends.
+        Endpoint endpoint = Endpoint.of(uri);
+        return endpoint.role() == Endpoint.Role.GENERATION && endpoint.streamsByDefault();
     }
 
     /**
@@ -71,12 +74,14 @@ final class TopLevelFields {
     static boolean namesModelTwice(ByteBuf body, String uri) {
         boolean nameIsModel = Endpoint.of(uri).modelInName();
         int[] fields = {0};
-        eachTopLevelField(body, (field, p, value) -> {
+        boolean whole = eachTopLevelField(body, (field, p, value) -> {
             if (field.equalsIgnoreCase("model") || nameIsModel && field.equalsIgnoreCase("name")) {
                 fields[0]++;
             }
         });
-        return fields[0] > 1;
+        // Fails closed: past a point Jackson cannot read (a NaN, which Python's json takes) the node
+        // may still find another model field.
+        return fields[0] > 1 || !whole;
     }
 
     /** What {@link #eachTopLevelField} hands over: a field's name, and the parser on its value of type {@code value}. */
@@ -87,17 +92,19 @@ final class TopLevelFields {
     /**
      * Hands every top-level field of {@code body}, a JSON object, to {@code visitor} in order, skipping
      * what a field's object or array value holds; nothing when the body is no object. Broken JSON
-     * ends the walk after the fields read (the node will refuse the body). Indexes of {@code body} untouched.
+     * ends the walk after the fields read. Returns {@code false} when the body is an object Jackson
+     * could not read to its end. Indexes of {@code body} untouched.
      */
-    private static void eachTopLevelField(ByteBuf body, FieldVisitor visitor) {
+    private static boolean eachTopLevelField(ByteBuf body, FieldVisitor visitor) {
         if (!startsWithBrace(body)) {
-            return;
+            return true;
         }
         try (InputStream in = new ByteBufInputStream(body.duplicate()); JsonParser p = JSON.createParser(in)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
-                return;
+                return true;
             }
-            while (p.nextToken() == JsonToken.FIELD_NAME) {
+            JsonToken next;
+            while ((next = p.nextToken()) == JsonToken.FIELD_NAME) {
                 String field = p.currentName();
                 JsonToken value = p.nextToken();
                 visitor.visit(field, p, value);
@@ -105,8 +112,9 @@ final class TopLevelFields {
                     p.skipChildren();
                 }
             }
+            return next == JsonToken.END_OBJECT;
         } catch (IOException e) {
-            // Broken JSON after the fields read: those stand.
+            return false; // broken JSON after the fields read: those stand
         }
     }
 }

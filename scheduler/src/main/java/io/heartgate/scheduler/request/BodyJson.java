@@ -7,7 +7,9 @@ import com.fasterxml.jackson.core.StreamReadConstraints;
  * The JSON parser settings for reading request bodies: whatever a node behind would parse is parsed
  * here too, so that a field the scheduler judges (the model, the stream flag, the usage option) is
  * never lost behind nesting or a string a node takes. As deep as the deepest of their parsers (Go's
- * {@code encoding/json}, 10,000 levels), strings as long as the body ({@code --max-body} bounds it).
+ * {@code encoding/json}, 10,000 levels), strings and field names as long as the body ({@code --max-body}
+ * bounds it): a name Jackson refused as too long once hid the fields after it from the second-model
+ * check while the node read them.
  */
 public final class BodyJson {
 
@@ -16,6 +18,7 @@ public final class BodyJson {
             .streamReadConstraints(StreamReadConstraints.builder()
                     .maxNestingDepth(10_000)
                     .maxStringLength(Integer.MAX_VALUE)
+                    .maxNameLength(Integer.MAX_VALUE)
                     .build())
             .build();
 
