@@ -5,17 +5,15 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * Finds the model a JSON request body names at its top level, by hand and without allocating: the
- * fast path of {@link RequestFactsReader} when only the model is wanted (no affinity key, no stream
- * flag), which is every request of a plain gateway. Jackson's streaming parser, which it replaces
- * there, costs a parser, a context per level and a symbol table per request.
+ * fast path of {@link RequestFactsReader} when only the model is wanted, which is every request of a
+ * plain gateway (Jackson costs a parser, a context per level and a symbol table per request).
  *
- * <p>It gives the answer Jackson's pass would give, or declines: the grammar accepted is strict JSON
- * (RFC 8259) with UTF-8 checked as Jackson checks it, a subset of what Jackson accepts, and whatever
- * falls outside it (an escape in a field name or in the model, a byte above ASCII in either, broken
- * or unusual JSON, nesting deeper than {@value #MAX_DEPTH}) returns {@link #DECLINED} so the caller
- * asks Jackson. The first top-level {@code model} decides, as in the Jackson pass, which stops there;
- * a {@code model} that is not a string names none. Ollama's {@code name} (the last one, as Jackson's
- * pass keeps it) counts where the path makes it the model and no {@code model} is present. Pure; indexes of the buffer untouched.
+ * <p>It gives Jackson's answer or declines: it reads strict JSON (RFC 8259) with UTF-8 checked as
+ * Jackson checks it, a subset of what Jackson reads, and returns {@link #DECLINED} for anything else
+ * (an escape or a byte above ASCII in a field name or the model, broken or unusual JSON, nesting past
+ * {@value #MAX_DEPTH}). The first top-level {@code model} decides, as in the Jackson pass; one that is
+ * not a string names none. Ollama's {@code name} (the last, as Jackson's pass keeps it) counts where
+ * the path makes it the model and no {@code model} is present. Pure; the buffer's indexes untouched.
  */
 final class TopLevelModel {
 
@@ -40,9 +38,8 @@ final class TopLevelModel {
     }
 
     /**
-     * Returns the model {@code body} names (not normalised), {@link #NONE}, or {@link #DECLINED}.
-     *
-     * @param nameIsModel whether Ollama's {@code name} names the model (its management paths)
+     * Returns the model {@code body} names (not normalised), {@link #NONE} or {@link #DECLINED};
+     * {@code nameIsModel} when Ollama's {@code name} names the model (its management paths).
      */
     static String find(ByteBuf body, boolean nameIsModel) {
         return new TopLevelModel(body).object(nameIsModel);
@@ -67,26 +64,21 @@ final class TopLevelModel {
                 return DECLINED;
             }
             int keyEnd = i - 1;
-            space();
-            if (!take(':')) {
+            if (!colon()) {
                 return DECLINED;
             }
-            space();
             if (is(keyStart, keyEnd, MODEL)) {
                 if (i < end && b.getByte(i) == '"') {
-                    i++;
-                    int start = i;
-                    return plainString() ? b.toString(start, i - 1 - start, StandardCharsets.US_ASCII) : DECLINED;
+                    String model = plainValue();
+                    return model != null ? model : DECLINED;
                 }
                 return value(0) ? NONE : DECLINED; // named, but not by a string: no model
             }
             if (nameIsModel && is(keyStart, keyEnd, NAME) && i < end && b.getByte(i) == '"') {
-                i++;
-                int start = i;
-                if (!plainString()) {
+                name = plainValue();
+                if (name == null) {
                     return DECLINED;
                 }
-                name = b.toString(start, i - 1 - start, StandardCharsets.US_ASCII);
             } else if (!value(0)) {
                 return DECLINED;
             }
@@ -113,6 +105,12 @@ final class TopLevelModel {
         return true;
     }
 
+    /** Reads the string value at its opening quote if {@link #plainString} takes it; else {@code null}. */
+    private String plainValue() {
+        int start = ++i;
+        return plainString() ? b.toString(start, i - 1 - start, StandardCharsets.US_ASCII) : null;
+    }
+
     /** Reads up to a closing quote a string of printable ASCII without escapes; false otherwise. */
     private boolean plainString() {
         while (i < end) {
@@ -132,31 +130,15 @@ final class TopLevelModel {
         if (i >= end) {
             return false;
         }
-        byte c = b.getByte(i);
-        switch (c) {
-            case '"' -> {
-                i++;
-                return string();
-            }
-            case '{' -> {
-                return depth < MAX_DEPTH && container('}', true, depth + 1);
-            }
-            case '[' -> {
-                return depth < MAX_DEPTH && container(']', false, depth + 1);
-            }
-            case 't' -> {
-                return literal("true");
-            }
-            case 'f' -> {
-                return literal("false");
-            }
-            case 'n' -> {
-                return literal("null");
-            }
-            default -> {
-                return number();
-            }
-        }
+        return switch (b.getByte(i)) {
+            case '"' -> string();
+            case '{' -> depth < MAX_DEPTH && container('}', true, depth + 1);
+            case '[' -> depth < MAX_DEPTH && container(']', false, depth + 1);
+            case 't' -> literal("true");
+            case 'f' -> literal("false");
+            case 'n' -> literal("null");
+            default -> number();
+        };
     }
 
     private boolean container(char close, boolean object, int depth) {
@@ -166,15 +148,8 @@ final class TopLevelModel {
             return true;
         }
         while (true) {
-            if (object) {
-                if (!take('"') || !string()) {
-                    return false;
-                }
-                space();
-                if (!take(':')) {
-                    return false;
-                }
-                space();
+            if (object && (i >= end || b.getByte(i) != '"' || !string() || !colon())) {
+                return false;
             }
             if (!value(depth)) {
                 return false;
@@ -190,8 +165,9 @@ final class TopLevelModel {
         }
     }
 
-    /** Skips the rest of a string after its opening quote: escapes and UTF-8 checked. */
+    /** Skips a string from its opening quote: escapes and UTF-8 checked. */
     private boolean string() {
+        i++;
         while (i < end) {
             int c = b.getByte(i++) & 0xff;
             if (c == '"') {
@@ -214,42 +190,31 @@ final class TopLevelModel {
         if (i >= end) {
             return false;
         }
-        byte e = b.getByte(i++);
-        switch (e) {
-            case '"', '\\', '/', 'b', 'f', 'n', 'r', 't' -> {
-                return true;
-            }
-            case 'u' -> {
-                if (end - i < 4) {
-                    return false;
-                }
-                for (int k = 0; k < 4; k++) {
-                    byte h = b.getByte(i++);
-                    if (!(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F')) {
-                        return false;
-                    }
-                }
-                return true;
-            }
-            default -> {
+        return switch (b.getByte(i++)) {
+            case '"', '\\', '/', 'b', 'f', 'n', 'r', 't' -> true;
+            case 'u' -> hex4();
+            default -> false;
+        };
+    }
+
+    private boolean hex4() {
+        if (end - i < 4) {
+            return false;
+        }
+        for (int k = 0; k < 4; k++) {
+            byte h = b.getByte(i++);
+            if (!(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F')) {
                 return false;
             }
         }
+        return true;
     }
 
     /** Checks the continuation bytes of a multi-byte sequence led by {@code lead}. */
     private boolean utf8(int lead) {
-        int more;
-        if (lead >= 0xC2 && lead <= 0xDF) {
-            more = 1;
-        } else if (lead >= 0xE0 && lead <= 0xEF) {
-            more = 2;
-        } else if (lead >= 0xF0 && lead <= 0xF4) {
-            more = 3;
-        } else {
-            return false;
-        }
-        if (end - i < more) {
+        int more = lead >= 0xC2 && lead <= 0xDF ? 1 : lead >= 0xE0 && lead <= 0xEF ? 2
+                : lead >= 0xF0 && lead <= 0xF4 ? 3 : 0;
+        if (more == 0 || end - i < more) {
             return false;
         }
         for (int k = 0; k < more; k++) {
@@ -261,45 +226,25 @@ final class TopLevelModel {
     }
 
     private boolean literal(String word) {
-        if (end - i < word.length()) {
-            return false;
-        }
         for (int k = 0; k < word.length(); k++) {
-            if (b.getByte(i + k) != word.charAt(k)) {
+            if (!take(word.charAt(k))) {
                 return false;
             }
         }
-        i += word.length();
         return endOfToken();
     }
 
     /** {@code -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?}, at most {@value #MAX_NUMBER} bytes. */
     private boolean number() {
         int start = i;
-        if (i < end && b.getByte(i) == '-') {
-            i++;
-        }
-        if (i >= end) {
+        take('-');
+        if (!take('0') && digits() == 0 // a leading zero is followed by no digit: endOfToken refuses one
+                || take('.') && digits() == 0) {
             return false;
         }
-        byte c = b.getByte(i);
-        if (c == '0') {
-            i++;
-        } else if (c >= '1' && c <= '9') {
-            digits();
-        } else {
-            return false;
-        }
-        if (i < end && b.getByte(i) == '.') {
-            i++;
-            if (digits() == 0) {
-                return false;
-            }
-        }
-        if (i < end && (b.getByte(i) == 'e' || b.getByte(i) == 'E')) {
-            i++;
-            if (i < end && (b.getByte(i) == '+' || b.getByte(i) == '-')) {
-                i++;
+        if (take('e') || take('E')) {
+            if (!take('+')) {
+                take('-');
             }
             if (digits() == 0) {
                 return false;
@@ -319,11 +264,16 @@ final class TopLevelModel {
 
     /** A literal or number must be followed by a blank or a separator, as Jackson requires. */
     private boolean endOfToken() {
-        if (i >= end) {
-            return false; // the object is not closed: broken either way
-        }
-        byte c = b.getByte(i);
+        byte c = i < end ? b.getByte(i) : 0; // at the end the object is not closed: broken either way
         return c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == '\r' || c == '\t';
+    }
+
+    /** Takes a colon between blanks. */
+    private boolean colon() {
+        space();
+        boolean found = take(':');
+        space();
+        return found;
     }
 
     private void space() {
