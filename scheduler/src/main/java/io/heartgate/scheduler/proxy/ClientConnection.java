@@ -3,6 +3,7 @@ package io.heartgate.scheduler.proxy;
 import io.heartgate.scheduler.proxy.ProxyCounters.Counter;
 import io.heartgate.scheduler.proxy.stage.Answer;
 import io.heartgate.scheduler.proxy.stage.Stage;
+import io.heartgate.scheduler.request.Endpoint;
 import io.heartgate.scheduler.request.ErrorType;
 import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.routing.Route;
@@ -209,9 +210,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter {
         }
         counters.add(Counter.REQUESTS);
         long startNanos = relay.nanoTime(); // latencies count the stages too (a queue, later)
-        RequestFacts read = readsHeaders ? facts.read(request.content(), request.uri(), request.headers()::get)
-                : facts.read(request.content(), request.uri());
-        staging = new StagedCall(this, stages, request, read, startNanos);
+        Endpoint endpoint = Endpoint.of(request.uri());
+        RequestFacts read = facts.read(request.content(), endpoint,
+                readsHeaders ? request.headers()::get : RequestFactsReader.NO_HEADERS);
+        staging = new StagedCall(this, stages, request, endpoint, read, startNanos);
         staging.proceed();
     }
 

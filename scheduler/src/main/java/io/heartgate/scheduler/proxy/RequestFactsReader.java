@@ -103,14 +103,25 @@ public final class RequestFactsReader {
 
     /** Returns the facts of a request to {@code uri} with the readable bytes of {@code body}, without its headers. */
     public RequestFacts read(ByteBuf body, String uri) {
-        return read(body, uri, name -> null);
+        return read(body, uri, NO_HEADERS);
     }
+
+    /** A request's headers where reading needs none of them. */
+    static final Function<String, String> NO_HEADERS = name -> null;
 
     /**
      * Returns the facts of a request to {@code uri} with the readable bytes of {@code body} (indexes
      * untouched) and the headers {@code header} looks up by name.
      */
     public RequestFacts read(ByteBuf body, String uri, Function<String, String> header) {
+        return read(body, Endpoint.of(uri), header);
+    }
+
+    /**
+     * Returns the facts of a request to {@code endpoint} with the readable bytes of {@code body}
+     * (indexes untouched) and the headers {@code header} looks up by name.
+     */
+    public RequestFacts read(ByteBuf body, Endpoint endpoint, Function<String, String> header) {
         Affinity a = NO_KEY;
         if (keys != null) {
             a = new Affinity();
@@ -119,7 +130,7 @@ public final class RequestFactsReader {
         if (!TopLevelFields.startsWithBrace(body)) {
             return a.key == null ? RequestFacts.NONE : RequestFacts.NONE.withAffinity(a.key);
         }
-        boolean nameIsModel = Endpoint.of(uri).modelInName();
+        boolean nameIsModel = endpoint.modelInName();
         if (fast) {
             String model = TopLevelModel.find(body, nameIsModel);
             if (model == TopLevelModel.NONE) {

@@ -4,6 +4,7 @@ import io.heartgate.scheduler.proxy.policy.Headers;
 import io.heartgate.scheduler.proxy.stage.Answer;
 import io.heartgate.scheduler.proxy.stage.Call;
 import io.heartgate.scheduler.proxy.stage.Stage;
+import io.heartgate.scheduler.request.Endpoint;
 import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.routing.Route;
 import io.netty.buffer.ByteBuf;
@@ -22,6 +23,7 @@ final class StagedCall implements Call {
     private final ClientConnection conn;
     private final List<Stage> stages;
     private final FullHttpRequest request;
+    private final Endpoint endpoint;
     private final NettyHeaders headers;
     private final boolean keepAlive;
     private final long startNanos;
@@ -33,7 +35,9 @@ final class StagedCall implements Call {
     private Map<String, String> responseHeaders = Map.of();
     private boolean usageUnasked;
 
-    StagedCall(ClientConnection conn, List<Stage> stages, FullHttpRequest request, RequestFacts facts, long startNanos) {
+    StagedCall(ClientConnection conn, List<Stage> stages, FullHttpRequest request, Endpoint endpoint, RequestFacts facts,
+               long startNanos) {
+        this.endpoint = endpoint;
         this.conn = conn;
         this.stages = stages;
         this.request = request;
@@ -51,6 +55,11 @@ final class StagedCall implements Call {
     @Override
     public String uri() {
         return request.uri();
+    }
+
+    @Override
+    public Endpoint endpoint() {
+        return endpoint;
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.heartgate.scheduler.proxy.stage;
 
+import io.heartgate.scheduler.request.Endpoint;
 import io.heartgate.scheduler.proxy.policy.Headers;
 import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.routing.Route;
@@ -17,6 +18,11 @@ public interface Call {
 
     /** Returns the request target as the client sent it: path and query. */
     String uri();
+
+    /** Returns the endpoint of {@link #uri()}: read once per request where the call keeps it. */
+    default Endpoint endpoint() {
+        return Endpoint.of(uri());
+    }
 
     /** Returns the client's address. */
     String clientIp();

@@ -39,7 +39,7 @@ final class Catalogue implements Stage {
     @Override
     public void handle(Call call) {
         String method = call.method();
-        Endpoint endpoint = Endpoint.of(call.uri());
+        Endpoint endpoint = call.endpoint();
         if (!(method.equals("GET") || method.equals("HEAD")) || endpoint.role() != Endpoint.Role.CATALOGUE) {
             call.proceed();
             return;

@@ -27,18 +27,13 @@ final class ModelManagement implements Stage {
         this.allowed = allowed;
     }
 
-    /** Returns whether a request to {@code uri} changes a node's models. */
-    static boolean isManagement(String uri) {
-        return Endpoint.of(uri).role() == Endpoint.Role.MANAGEMENT;
-    }
-
     @Override
     public void handle(Call call) {
-        if (!isManagement(call.uri())) {
+        if (call.endpoint().role() != Endpoint.Role.MANAGEMENT) {
             call.proceed();
             return;
         }
-        String path = Endpoint.of(call.uri()).path();
+        String path = call.endpoint().path();
         if (!allowed) {
             call.answer(Answer.error(ErrorType.MANAGEMENT_DISABLED, path + " changes a node's models: run it on the "
                     + "node itself (the scheduler forwards model management only with --allow-model-management)"));
