@@ -31,6 +31,11 @@ WARMUP=${WARMUP:-120}
 STREAMS=${STREAMS:-100}
 STREAM_REPEATS=${STREAM_REPEATS:-9}
 STREAM_WARMUP=${STREAM_WARMUP:-20}
+EARLY_AT=${EARLY_AT:-60}
+for setting in REPEATS DURATION WARMUP EARLY_AT STREAMS STREAM_REPEATS STREAM_WARMUP; do
+  case ${!setting} in ''|*[!0-9]*) echo "bench/proxy.sh: $setting must be a whole number, was '${!setting}'" >&2; exit 2 ;; esac
+done
+[ "$EARLY_AT" -ge 10 ] || { echo "bench/proxy.sh: EARLY_AT must be at least 10 (seconds), was $EARLY_AT" >&2; exit 2; }
 API_KEYS=${API_KEYS:-0}
 case $API_KEYS in 0|1) ;; *) echo "bench/proxy.sh: API_KEYS must be 0 or 1, was '$API_KEYS'" >&2; exit 2 ;; esac
 unset API_KEY # chat-completion.lua sends it when set: here only the keyed scheduler's rows do
@@ -90,7 +95,6 @@ start_nginx
 # As after a restart or in a rolling deploy: traffic from the first moment, and the 10 s ending
 # EARLY_AT seconds after the scheduler began to listen measured (the summary compares it with the
 # figure after the whole warm-up).
-EARLY_AT=${EARLY_AT:-60}
 echo "Traffic from the start; measuring the 10 s ending ${EARLY_AT}s after start..." >&2
 lead=$((EARLY_AT - 10 - ($(date +%s) - STARTED)))
 [ "$lead" -gt 0 ] && MODEL=bench-fast wrk -t2 -c32 -d"${lead}s" -s bench/chat-completion.lua http://127.0.0.1:19080 > /dev/null
