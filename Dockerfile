@@ -8,6 +8,7 @@ COPY embedded-kafka embedded-kafka
 COPY inference-sim inference-sim
 COPY loadgen loadgen
 COPY heartbeat-agent heartbeat-agent
+COPY scheduler-core scheduler-core
 COPY scheduler scheduler
 RUN mvn -B -q -DskipTests package
 

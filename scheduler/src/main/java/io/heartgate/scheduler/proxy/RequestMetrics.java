@@ -1,6 +1,6 @@
 package io.heartgate.scheduler.proxy;
 
-import io.heartgate.scheduler.status.TrafficView;
+import io.heartgate.scheduler.usage.TrafficView;
 import io.heartgate.scheduler.usage.UsageAccounting;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;

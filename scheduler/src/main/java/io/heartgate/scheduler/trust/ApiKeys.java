@@ -1,6 +1,7 @@
 package io.heartgate.scheduler.trust;
 
 import io.heartgate.protocol.InvalidSettingException;
+import io.heartgate.scheduler.admission.Quota;
 import io.heartgate.scheduler.table.ModelNames;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -54,16 +55,11 @@ public final class ApiKeys {
      * @param tpm tokens (prompt and completion) per minute it may use on this scheduler
      *     ({@code tpm=N}); 0 for no limit
      */
-    public record Key(String name, Set<String> models, int priority, long rpm, long tpm) {
+    public record Key(String name, Set<String> models, int priority, long rpm, long tpm) implements Quota {
 
         /** A key with no priority and no limits. */
         public Key(String name, Set<String> models) {
             this(name, models, 0, 0, 0);
-        }
-
-        /** Says whether the key has a request or token limit. */
-        public boolean limited() {
-            return rpm > 0 || tpm > 0;
         }
 
         /**

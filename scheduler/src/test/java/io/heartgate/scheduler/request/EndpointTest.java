@@ -52,9 +52,9 @@ class EndpointTest {
     @Test
     void noOtherMainClassWritesAnEndpointPath() throws IOException {
         Pattern literal = Pattern.compile("\"/(v1|api)/");
-        Path main = Path.of("src/main/java");
         List<Path> offenders;
-        try (Stream<Path> files = Files.walk(main)) {
+        try (Stream<Path> files = Stream.concat(Files.walk(Path.of("src/main/java")),
+                Files.walk(Path.of("../scheduler-core/src/main/java")))) {
             offenders = files.filter(p -> p.toString().endsWith(".java"))
                     .filter(p -> !p.endsWith(Path.of("io/heartgate/scheduler/request/Endpoint.java")))
                     .filter(p -> {

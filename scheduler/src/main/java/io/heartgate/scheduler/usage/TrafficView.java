@@ -1,4 +1,4 @@
-package io.heartgate.scheduler.status;
+package io.heartgate.scheduler.usage;
 
 /** Tells what the proxy relayed, for the dashboard. Read-only and thread-safe. */
 public interface TrafficView {
@@ -16,7 +16,7 @@ public interface TrafficView {
     double firstByteMedianMs();
 
     /** Returns the requests and tokens counted per API key ("" for callers without one), by name. */
-    default java.util.Map<String, io.heartgate.scheduler.usage.UsageAccounting.KeyTotals> keyTotals() {
+    default java.util.Map<String, UsageAccounting.KeyTotals> keyTotals() {
         return java.util.Map.of();
     }
 

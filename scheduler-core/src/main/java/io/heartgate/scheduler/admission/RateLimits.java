@@ -1,6 +1,5 @@
 package io.heartgate.scheduler.admission;
 
-import io.heartgate.scheduler.trust.ApiKeys;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -76,7 +75,7 @@ public final class RateLimits {
         }
     }
 
-    private State state(ApiKeys.Key key, long now) {
+    private State state(Quota key, long now) {
         State s = byKey.get(key.name());
         if (s != null && s.rpm == key.rpm() && s.tpm == key.tpm()) {
             return s;
@@ -102,7 +101,7 @@ public final class RateLimits {
      * Runs {@code action} on {@code key}'s buckets under their lock; again on the new ones when a
      * reload replaced them meanwhile, so that nothing is taken from or charged to buckets left behind.
      */
-    private <R> R locked(ApiKeys.Key key, long now, Function<State, R> action) {
+    private <R> R locked(Quota key, long now, Function<State, R> action) {
         while (true) {
             State s = state(key, now);
             synchronized (s) {
@@ -114,7 +113,7 @@ public final class RateLimits {
     }
 
     /** Admits or refuses one request of {@code key}, taking one request token when admitted. */
-    public Verdict admit(ApiKeys.Key key) {
+    public Verdict admit(Quota key) {
         if (!key.limited()) {
             return Verdict.UNLIMITED;
         }
@@ -157,13 +156,13 @@ public final class RateLimits {
     }
 
     /** Returns the headers of a limited {@code key} as they stand, taking nothing: for an answer refused before the limits. */
-    public Map<String, String> peek(ApiKeys.Key key) {
+    public Map<String, String> peek(Quota key) {
         long now = nanoTicker.getAsLong();
         return locked(key, now, s -> headers(s, now));
     }
 
     /** Charges {@code tokens} a response of {@code key} used (prompt and completion) to its tokens per minute. */
-    public void charge(ApiKeys.Key key, long tokens) {
+    public void charge(Quota key, long tokens) {
         if (key.tpm() <= 0 || tokens <= 0) {
             return;
         }
