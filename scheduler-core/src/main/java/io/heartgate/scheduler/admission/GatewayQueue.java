@@ -132,8 +132,8 @@ public final class GatewayQueue {
      * volatile read while nothing waits.
      */
     public Route unlessContended(Route route) {
-        if (route instanceof Route.To to && to.held() && waiting != 0 && servesWaiting(to.node())) {
-            to.unclaim();
+        if (route instanceof Route.To to && to.lease().bounded() && waiting != 0 && servesWaiting(to.node())) {
+            to.lease().release();
             return Route.Refused.FULL;
         }
         return route;

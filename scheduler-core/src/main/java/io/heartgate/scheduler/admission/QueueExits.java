@@ -39,7 +39,7 @@ final class QueueExits {
         meters.left(meters.served, waitedNanos);
         recentWait.note(waitedNanos);
         if (!safely(() -> w.routed(to))) {
-            to.unclaim(); // its loop is gone (shutting down): the slot goes to the next one
+            to.lease().release(); // its loop is gone (shutting down): the slot goes to the next one
         }
     }
 

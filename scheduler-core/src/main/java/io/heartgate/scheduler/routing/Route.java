@@ -7,37 +7,24 @@ import io.heartgate.scheduler.table.Node;
 public sealed interface Route {
 
     /**
-     * Send to {@code node}.
+     * Send to the node of {@code lease}.
      *
+     * @param lease the request's hold on its node, taken when it was chosen: given back exactly once
      * @param panic whether every remaining candidate was ejected, so ejections were ignored
      * @param pinned whether the request is for this node only (a model-management call): never
      *     retried on another
-     * @param held whether one of the node's slots is already counted for the request (a node of known
-     *     capacity, claimed when chosen); the attempt then takes over that count instead of adding one
      * @param affinity how the {@code affinity} strategy placed it, or {@code null} under another strategy
      */
-    record To(Node node, boolean panic, boolean pinned, boolean held, AffinityPick affinity) implements Route {
+    record To(Lease lease, boolean panic, boolean pinned, AffinityPick affinity) implements Route {
 
-        /** Send to {@code node}, retried elsewhere as the retry policy says. */
-        public To(Node node, boolean panic) {
-            this(node, panic, false, false, null);
+        /** Returns the node the request goes to. */
+        public Node node() {
+            return lease.node();
         }
 
-        /** Send to {@code node}, outside the {@code affinity} strategy. */
-        public To(Node node, boolean panic, boolean pinned, boolean held) {
-            this(node, panic, pinned, held, null);
-        }
-
-        /** Send to {@code node} and to no other. */
+        /** Send to {@code node} and to no other, holding none of its slots. */
         public static To pinned(Node node) {
-            return new To(node, false, true, false);
-        }
-
-        /** Gives back the slot claimed for a route that will not be sent after all. */
-        public void unclaim() {
-            if (held) {
-                node.inFlight().decrement();
-            }
+            return new To(Lease.uncounted(node), false, true, null);
         }
     }
 

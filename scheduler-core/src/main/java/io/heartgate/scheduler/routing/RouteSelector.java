@@ -24,8 +24,8 @@ import java.util.function.DoubleSupplier;
  * back-off ends. Refusals: {@code no_upstream} when no node is routable at all, {@code
  * model_not_found} when none serves the model, {@code upstream_unreachable} when every candidate
  * was tried, and {@code overloaded} ({@link Route.Refused#FULL}) when every candidate of known
- * capacity is at it: a slot is claimed for the request when it is chosen, so no node is ever sent
- * more than its capacity by this scheduler. With slow start, a node warming up stays a candidate only with the probability of its
+ * capacity is at it: the route's {@link Lease} takes the request's slot when the node is chosen, so
+ * no node is ever sent more than its capacity by this scheduler. With slow start, a node warming up stays a candidate only with the probability of its
  * share; with {@link WarmFirst}, the nodes holding the model in memory are preferred. Under the
  * {@code affinity} strategy, a request with a key walks the ring of every candidate for its model,
  * passing over the nodes set aside (tried, ejected, cold, ramped out), so the key keeps its place
@@ -195,20 +195,16 @@ public final class RouteSelector {
             none = AffinityPick.NONE;
         }
         Node n = pick(nodes, facts, snapshot);
-        if (n.capacity() == 0) {
-            return new Route.To(n, panic, false, false, none);
-        }
-        if (n.inFlight().tryIncrement(n.limit())) {
-            return new Route.To(n, panic, false, true, none);
+        Lease lease = Lease.take(n);
+        if (lease != null) {
+            return new Route.To(lease, panic, false, none);
         }
         List<Node> roomy = withRoom(nodes, n);
         while (!roomy.isEmpty()) {
             n = pick(roomy, facts, snapshot);
-            if (n.capacity() == 0) {
-                return new Route.To(n, panic, false, false, none);
-            }
-            if (n.inFlight().tryIncrement(n.limit())) {
-                return new Route.To(n, panic, false, true, none);
+            lease = Lease.take(n);
+            if (lease != null) {
+                return new Route.To(lease, panic, false, none);
             }
             // A new list, never the one picked from: a balancer may keep what it learnt of a list by its identity.
             roomy = withRoom(roomy, n);
@@ -245,11 +241,9 @@ public final class RouteSelector {
             Node n = choice.node();
             AffinityPick how = choice.hit() ? AffinityPick.HIT
                     : AffinityPick.spill(choice.passedOver() ? choice.owner().id() : null);
-            if (n.capacity() == 0) {
-                return new Route.To(n, panic, false, false, how);
-            }
-            if (n.inFlight().tryIncrement(n.limit())) {
-                return new Route.To(n, panic, false, true, how);
+            Lease lease = Lease.take(n);
+            if (lease != null) {
+                return new Route.To(lease, panic, false, how);
             }
             if (!anyRoom(allowed)) {
                 break;

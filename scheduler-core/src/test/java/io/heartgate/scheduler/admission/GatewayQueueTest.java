@@ -6,6 +6,7 @@ import io.heartgate.protocol.Heartbeat;
 import io.heartgate.scheduler.request.ErrorType;
 import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.routing.FreeSlots;
+import io.heartgate.scheduler.routing.Lease;
 import io.heartgate.scheduler.routing.Route;
 import io.heartgate.scheduler.table.InFlight;
 import io.heartgate.scheduler.table.Node;
@@ -43,7 +44,7 @@ class GatewayQueueTest {
             return Route.Refused.FULL;
         }
         free.put(model, slots - 1);
-        return new Route.To(NODE, false, false, true);
+        return new Route.To(Lease.take(NODE), false, false, null);
     }
 
     private class Waiting implements GatewayQueue.Waiter {
@@ -283,7 +284,7 @@ class GatewayQueueTest {
                 return Route.Refused.FULL;
             }
             pool[0]--;
-            return new Route.To(NODE, false, false, true);
+            return new Route.To(Lease.take(NODE), false, false, null);
         }, registry);
         shared.enqueue(new Waiting("y5", "y"), "a", 5);
         now = 1;
@@ -314,7 +315,8 @@ class GatewayQueueTest {
         Node node = Node.of(Heartbeat.builder("n9", "http://127.0.0.1:9").capacity(1).build(), Instant.EPOCH,
                 new InFlight());
         GatewayQueue q = new GatewayQueue(3, Duration.ofSeconds(10), () -> now, w -> {
-            return node.inFlight().tryIncrement(node.limit()) ? new Route.To(node, false, false, true) : Route.Refused.FULL;
+            Lease lease = Lease.take(node);
+            return lease != null ? new Route.To(lease, false, false, null) : Route.Refused.FULL;
         }, registry);
         GatewayQueue.Waiter shutDown = new Waiting("x", "m") {
             @Override

@@ -46,14 +46,14 @@ class AffinityRoutingTest {
         TableSnapshot t = fleet(1);
         Route.To first = (Route.To) selector.select(t, keyed, List.of(), EjectionView.NONE);
         assertThat(first.affinity()).isEqualTo(AffinityPick.HIT);
-        assertThat(first.held()).as("its slot claimed").isTrue();
+        assertThat(first.lease().bounded()).as("its slot claimed").isTrue();
 
         Route.To second = (Route.To) selector.select(t, keyed, List.of(), EjectionView.NONE);
         assertThat(second.node()).isNotSameAs(first.node());
         assertThat(second.affinity()).isEqualTo(AffinityPick.spill(first.node().id()));
 
-        first.unclaim();
-        second.unclaim();
+        first.lease().release();
+        second.lease().release();
         assertThat(((Route.To) selector.select(t, keyed, List.of(), EjectionView.NONE)).node()).isSameAs(first.node());
     }
 
@@ -70,13 +70,14 @@ class AffinityRoutingTest {
     void aRetryGoesToTheNextNodeOnTheRingAndAKeylessRequestSaysNone() {
         TableSnapshot t = fleet(null);
         Route.To first = (Route.To) selector.select(t, keyed, List.of(), EjectionView.NONE);
+        List<Node> others = t.candidates("m:latest").stream().filter(n -> n != first.node()).toList();
+        AffinityBalancer successor = (AffinityBalancer) Strategy.affinity(1.25, Strategy.ROUND_ROBIN);
+        Node next = successor.pick(t.candidates("m:latest"), others, keyed.affinity()).node();
         Route.To retry = (Route.To) selector.select(t, keyed, List.of(first.node().id()), EjectionView.NONE);
         assertThat(retry.node()).isNotSameAs(first.node());
         assertThat(retry.affinity()).as("not its own node, nor over a bound").isEqualTo(AffinityPick.spill(null));
-        List<Node> others = t.candidates("m:latest").stream().filter(n -> n != first.node()).toList();
-        AffinityBalancer successor = (AffinityBalancer) Strategy.affinity(1.25, Strategy.ROUND_ROBIN);
-        assertThat(retry.node()).as("the key's next node on the ring")
-                .isSameAs(successor.pick(t.candidates("m:latest"), others, keyed.affinity()).node());
+        assertThat(retry.node()).as("the key's next node on the ring").isSameAs(next);
+        retry.lease().release();
         Route.To again = (Route.To) selector.select(t, keyed, List.of(first.node().id()), EjectionView.NONE);
         assertThat(again.node()).as("the same next node each time").isSameAs(retry.node());
 
@@ -106,7 +107,7 @@ class AffinityRoutingTest {
         Route second = warmFirst.select(t, keyed, List.of(), EjectionView.NONE);
         assertThat(second).as("the warm node is full: the idle cold one, not the queue").isInstanceOf(Route.To.class);
         assertThat(((Route.To) second).node()).isSameAs(cold);
-        assertThat(((Route.To) second).held()).isTrue();
+        assertThat(((Route.To) second).lease().bounded()).isTrue();
         assertThat(warmFirst.select(t, keyed, List.of(), EjectionView.NONE)).isSameAs(Route.Refused.FULL);
     }
 
@@ -125,7 +126,7 @@ class AffinityRoutingTest {
             Route.To r = (Route.To) warmFirst.select(t, facts, List.of(), EjectionView.NONE);
             assertThat(r.node()).as("key %d: the cold node with memory free, wherever its ring puts it", i)
                     .isSameAs(empty);
-            r.unclaim();
+            r.lease().release();
         }
     }
 

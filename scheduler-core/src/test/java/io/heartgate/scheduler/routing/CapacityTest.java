@@ -41,13 +41,13 @@ class CapacityTest {
         for (int i = 0; i < 3; i++) {
             Route r = select(t, List.of());
             assertThat(r).isInstanceOf(Route.To.class);
-            assertThat(((Route.To) r).held()).isTrue();
+            assertThat(((Route.To) r).lease().bounded()).isTrue();
         }
         assertThat(a.inFlight().get()).isEqualTo(2);
         assertThat(b.inFlight().get()).isEqualTo(1);
         assertThat(select(t, List.of())).isSameAs(Route.Refused.FULL);
         assertThat(a.inFlight().get()).isEqualTo(2);
-        new Route.To(b, false, false, true).unclaim();
+        b.inFlight().decrement(); // a request on b ended
         Route r = select(t, List.of());
         assertThat(((Route.To) r).node().id()).isEqualTo("b");
     }
@@ -64,14 +64,19 @@ class CapacityTest {
     }
 
     @Test
-    void unknownCapacityKeepsTodaysBehaviourAndClaimsNothing() {
+    void unknownCapacityAlwaysHasRoomAndItsLeasesCountInFlight() {
         Node a = node("a", null);
         TableSnapshot t = new TableSnapshot(1, List.of(a));
+        List<Route.To> routes = new java.util.ArrayList<>();
         for (int i = 0; i < 100; i++) {
             Route.To r = (Route.To) select(t, List.of());
-            assertThat(r.held()).isFalse();
+            assertThat(r.lease().bounded()).isFalse();
+            routes.add(r);
         }
-        assertThat(a.inFlight().get()).isZero();
+        assertThat(a.inFlight().get()).isEqualTo(100);
+        routes.forEach(r -> assertThat(r.lease().release()).as("no slot the queue could use").isFalse());
+        routes.forEach(r -> r.lease().release());
+        assertThat(a.inFlight().get()).as("each lease given back once").isZero();
         assertThat(a.limit()).isEqualTo(Integer.MAX_VALUE);
         assertThat(a.hasRoom()).isTrue();
     }
@@ -83,7 +88,7 @@ class CapacityTest {
         a.inFlight().increment();
         Route.To r = (Route.To) select(new TableSnapshot(1, List.of(a, b)), List.of());
         assertThat(r.node().id()).isEqualTo("b");
-        assertThat(r.held()).isFalse();
+        assertThat(r.lease().bounded()).isFalse();
     }
 
     @Test

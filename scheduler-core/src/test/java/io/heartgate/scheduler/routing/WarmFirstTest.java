@@ -62,8 +62,9 @@ class WarmFirstTest {
         TableSnapshot table = new TableSnapshot(1, List.of(nodes));
         List<String> out = new ArrayList<>();
         for (int i = 0; i < times; i++) {
-            Route r = selector.select(table, RequestFacts.ofModel(LLAMA), List.of(), EjectionView.NONE);
-            out.add(((Route.To) r).node().id());
+            Route.To r = (Route.To) selector.select(table, RequestFacts.ofModel(LLAMA), List.of(), EjectionView.NONE);
+            out.add(r.node().id());
+            r.lease().release(); // one request after another
         }
         return out;
     }

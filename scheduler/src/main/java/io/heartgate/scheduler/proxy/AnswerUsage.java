@@ -56,8 +56,8 @@ final class AnswerUsage {
     }
 
     /** The answer ended: counts and charges what its node reported. */
-    void ended(Relay relay, String caller, String modelLabel) {
-        relay.used(caller, modelLabel, tail.usage());
+    void ended(Recorder recorder, String caller, String modelLabel) {
+        recorder.used(caller, modelLabel, tail.usage());
     }
 
     /**
@@ -65,11 +65,11 @@ final class AnswerUsage {
      * node reported before counts, so a client cannot escape {@code tpm=} by hanging up before the
      * end; when it reported nothing yet, an estimate is charged to {@code tpm=} alone.
      */
-    void cut(Relay relay, FullHttpRequest req, String caller, String modelLabel) {
+    void cut(Recorder recorder, FullHttpRequest req, String caller, String modelLabel) {
         UsageReader.Usage used = tail.usage();
-        relay.used(caller, modelLabel, used);
+        recorder.used(caller, modelLabel, used);
         if (used == null && tail.counting() && caller != null) {
-            relay.keyLimits().chargeCut(caller, req.uri(), req.content().readableBytes(), tail.eventsEstimate(), sse);
+            recorder.chargeCut(caller, req, tail.eventsEstimate(), sse);
         }
     }
 
@@ -77,9 +77,9 @@ final class AnswerUsage {
      * The client of {@code req} (a POST, sent to its node, whose answer had not begun) hung up: the
      * node read the prompt, so a limited key is charged its estimate ({@link KeyLimits#chargeGoneBeforeHead}).
      */
-    void goneBeforeHead(Relay relay, FullHttpRequest req, String caller, boolean streams) {
+    void goneBeforeHead(Recorder recorder, FullHttpRequest req, String caller, boolean streams) {
         if (caller != null && req.method() == HttpMethod.POST) {
-            relay.keyLimits().chargeGoneBeforeHead(caller, req.uri(), req.content().readableBytes(), streams);
+            recorder.chargeGoneBeforeHead(caller, req, streams);
         }
     }
 

@@ -1,74 +1,39 @@
 package io.heartgate.scheduler.proxy;
 
+import io.heartgate.scheduler.routing.AffinityPick;
+import io.heartgate.scheduler.routing.Lease;
 import io.heartgate.scheduler.routing.Route;
 import io.heartgate.scheduler.table.Node;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The nodes one request was sent to, in order, and the in-flight count it holds on the current
- * one, given back exactly once per attempt. Event-loop confined.
+ * The nodes one request was sent to, in order, and the {@link Lease} of the current attempt: the
+ * one owner of its in-flight count there. Event-loop confined.
  */
 final class Attempts {
 
     private final List<String> tried = new ArrayList<>(3);
-    private final java.util.function.Consumer<Node> slotFreed;
-    private Node node;
-    private Node held;
-    private String loading;
+    private Lease lease;
     private Target target;
     private String lastFailure;
-    private io.heartgate.scheduler.routing.AffinityPick affinity;
-
-    /** @param slotFreed told whenever a slot on a node is given back (the gateway queue, which looks whether it waits for it) */
-    Attempts(java.util.function.Consumer<Node> slotFreed) {
-        this.slotFreed = slotFreed;
-    }
+    private AffinityPick affinity;
 
     /**
-     * Starts an attempt on the route's node: counts it in flight there (or takes over the slot the
-     * route claimed) and, when {@code loading} is not {@code null}, as a request waiting for the node
-     * to load that model. A pinned route (a model-management call) is not counted: it works the
-     * node's disk and network, not a generation slot, and may take minutes.
+     * Starts an attempt on the route's node, holding its lease, and, when {@code loading} is not
+     * {@code null}, counting it as a request waiting for the node to load that model.
      */
-    void begin(Route.To route, Targets targets, String loading) {
-        Node n = route.node();
-        tried.add(n.id());
-        node = n;
+    void begin(Route.To route, Target target, String loading) {
+        lease = route.lease();
+        tried.add(lease.node().id());
         affinity = route.affinity();
-        target = targets.of(n.url());
-        if (route.pinned() && !route.held()) {
-            held = null;
-            this.loading = null;
-            return;
-        }
-        if (!route.held()) {
-            n.inFlight().increment();
-        }
-        if (loading != null) {
-            n.inFlight().loading(loading, 1);
-        }
-        held = n;
-        this.loading = loading;
+        this.target = target;
+        lease.loading(loading);
     }
 
-    /** Gives back the counts taken for the current attempt; idempotent. */
-    void release() {
-        Node n = held;
-        if (n != null) {
-            held = null;
-            n.inFlight().decrement();
-            if (loading != null) {
-                n.inFlight().loading(loading, -1);
-                loading = null;
-            }
-            try {
-                slotFreed.accept(n);
-            } catch (RuntimeException e) { // the queue's trouble must not stop this exchange's end
-                org.slf4j.LoggerFactory.getLogger(Attempts.class).warn("Gateway queue failed on a freed slot of node {}",
-                        n.id(), e);
-            }
-        }
+    /** Returns the current attempt's lease, or {@code null} before the first. */
+    Lease lease() {
+        return lease;
     }
 
     /** Notes why the current attempt failed, for the message when every node failed; {@code null} is ignored. */
@@ -93,18 +58,18 @@ final class Attempts {
         return tried;
     }
 
-    /** Returns the current attempt's node. */
+    /** Returns the current attempt's node, or {@code null} before the first. */
     Node node() {
-        return node;
+        return lease == null ? null : lease.node();
     }
 
     /** Returns the model the current attempt's node was cold for when it was sent (warm first), or {@code null}. */
     String loading() {
-        return loading;
+        return lease == null ? null : lease.loading();
     }
 
     /** Returns how the affinity strategy placed the current attempt, or {@code null} under another strategy. */
-    io.heartgate.scheduler.routing.AffinityPick affinity() {
+    AffinityPick affinity() {
         return affinity;
     }
 

@@ -2,7 +2,8 @@ package io.heartgate.scheduler.proxy;
 
 import io.heartgate.scheduler.proxy.policy.HeaderPolicy;
 import io.heartgate.scheduler.proxy.stage.Answer;
-import java.util.Map;
+import io.heartgate.scheduler.request.ErrorType;
+import io.heartgate.scheduler.routing.AffinityPick;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.handler.codec.http.FullHttpRequest;
@@ -10,16 +11,20 @@ import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpVersion;
+import java.util.Map;
 
 /**
  * The client's half of one exchange: writes the response head the header policy shaped and the
- * body chunk by chunk, with one flush per read from the node, and knows whether the client's
- * connection stays open afterwards. Event-loop confined.
+ * body chunk by chunk, with one flush per read from the node, or the proxy's own answer; shows the
+ * connection's usage accounting ({@link AnswerUsage}) every byte the client gets, and knows whether
+ * the client's connection stays open afterwards. Event-loop confined.
  */
 final class ClientSide {
 
     private final ClientConnection conn;
-    private final ProxyCounters counters;
+    private final FullHttpRequest req;
+    private final AnswerUsage usage;
+    private final Recorder recorder;
     private final Channel channel;
     private final boolean http10;
     private final boolean headRequest;
@@ -30,26 +35,30 @@ final class ClientSide {
     /** Headers every answer to this request carries (a limited key's rate-limit figures); usually none. */
     private Map<String, String> extra;
 
-    /** Replaces the headers every answer to this request carries from now on (a key's rate-limit figures changed). */
-    void extraHeaders(Map<String, String> headers) {
-        extra = headers;
-    }
-
-    /** {@code keepAlive}: whether the client's request asked to keep the connection open. */
-    ClientSide(ClientConnection conn, FullHttpRequest req, boolean keepAlive, ProxyCounters counters,
-               Map<String, String> extra) {
-        this.extra = extra;
+    ClientSide(ClientConnection conn, Admitted call, Recorder recorder) {
         this.conn = conn;
-        this.counters = counters;
+        this.req = call.request();
+        this.usage = conn.usage();
+        this.recorder = recorder;
+        this.extra = call.responseHeaders();
         this.channel = conn.channel();
         this.http10 = req.protocolVersion() == HttpVersion.HTTP_1_0;
         this.headRequest = req.method() == HttpMethod.HEAD;
-        this.keep = keepAlive;
+        this.keep = call.keepAlive();
     }
 
-    /** Writes the node's response head as the client gets it. */
-    void head(HttpResponse response, String nodeId) {
+    /**
+     * Writes the node's response head as the client gets it: marked with how the affinity strategy
+     * placed the request ({@code affinity}, or {@code null} under another strategy), and seen by the
+     * usage accounting first.
+     */
+    void head(HttpResponse response, String nodeId, AffinityPick affinity) {
         status = response.status().code();
+        usage.head(req, status, response);
+        if (affinity != null) {
+            response.headers().set("X-Heartgate-Affinity", affinity.result());
+            recorder.affinity(affinity);
+        }
         response.setProtocolVersion(HttpVersion.HTTP_1_1);
         if (!extra.isEmpty()) {
             extra.forEach(response.headers()::set);
@@ -59,23 +68,34 @@ final class ClientSide {
         keep = plan.keepClient();
         streaming = plan.streaming();
         if (streaming) {
-            counters.streamStarted();
+            recorder.counters().streamStarted();
         }
         channel.write(response, channel.voidPromise()); // a failed write reaches ClientConnection.exceptionCaught
         unflushed = true;
     }
 
-    /** Writes a chunk; returns {@code false} when the client's buffer is full and the node should pause. */
+    /** Writes a chunk that is not the last; returns {@code false} when the client's buffer is full and the node should pause. */
     boolean chunk(HttpContent content) {
-        channel.write(content, channel.voidPromise());
-        unflushed = true;
+        usage.add(content.content());
+        HttpContent shown = usage.shown(content, false);
+        if (shown != null) {
+            channel.write(shown, channel.voidPromise());
+            unflushed = true;
+        }
         return channel.isWritable();
     }
 
-    /** Writes the last chunk and flushes; returns the write. */
-    ChannelFuture last(HttpContent content) {
+    /**
+     * Writes the last chunk and flushes, then counts and charges the tokens the node reported for
+     * {@code caller} and {@code modelLabel}; returns the write.
+     */
+    ChannelFuture last(HttpContent content, String caller, String modelLabel) {
+        usage.add(content.content());
+        HttpContent shown = usage.shown(content, true);
         unflushed = false;
-        return channel.writeAndFlush(content);
+        ChannelFuture written = channel.writeAndFlush(shown);
+        usage.ended(recorder, caller, modelLabel);
+        return written;
     }
 
     /** Flushes what the last read from the node gave, if anything. */
@@ -86,9 +106,32 @@ final class ClientSide {
         }
     }
 
-    /** Sends the proxy's own answer unless the client is gone; returns the write, or {@code null}. */
-    ChannelFuture answer(Answer answer) {
+    /** The answer was cut: what the node reported counts, else an estimate ({@link AnswerUsage#cut}). */
+    void cutShort(String caller, String modelLabel) {
+        usage.cut(recorder, req, caller, modelLabel);
+    }
+
+    /** The client left after its node had the request, before the answer began ({@link AnswerUsage#goneBeforeHead}). */
+    void goneBeforeHead(String caller, boolean streams) {
+        usage.goneBeforeHead(recorder, req, caller, streams);
+    }
+
+    /**
+     * Counts and sends the proxy's own answer {@code error} (with {@code Retry-After} when
+     * {@code retryAfterSeconds} is not negative) unless the client is gone; returns the write, or {@code null}.
+     */
+    ChannelFuture error(ErrorType error, String message, int retryAfterSeconds) {
+        recorder.error(error);
+        Answer answer = Answer.error(error, message);
+        if (retryAfterSeconds >= 0) {
+            answer = answer.withHeader("Retry-After", Integer.toString(retryAfterSeconds));
+        }
         return ProxyErrors.send(channel, answer.withHeaders(extra), closesAfter());
+    }
+
+    /** Replaces the headers every answer to this request carries from now on (a key's rate-limit figures changed). */
+    void extraHeaders(Map<String, String> headers) {
+        extra = headers;
     }
 
     /** Closes the client's connection: it sees a truncated response, never a clean end. */
@@ -110,7 +153,7 @@ final class ClientSide {
     void ended() {
         if (streaming) {
             streaming = false;
-            counters.streamEnded();
+            recorder.counters().streamEnded();
         }
     }
 }

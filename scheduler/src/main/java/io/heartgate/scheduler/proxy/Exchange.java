@@ -1,13 +1,11 @@
 package io.heartgate.scheduler.proxy;
 
-import io.heartgate.scheduler.admission.FairQueue;
-import io.heartgate.scheduler.admission.GatewayQueue;
+import io.heartgate.scheduler.admission.Dispatcher;
 import io.heartgate.scheduler.proxy.ProxyCounters.Counter;
+import io.heartgate.scheduler.proxy.policy.RetryPolicy;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy.Action;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy.Decision;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy.Failure;
-import io.heartgate.scheduler.proxy.stage.Answer;
-import io.heartgate.scheduler.request.Endpoint;
 import io.heartgate.scheduler.request.ErrorType;
 import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.routing.Route;
@@ -17,66 +15,76 @@ import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpUtil;
+import java.util.Map;
 
 /**
- * Relays one routed request to its node ({@link UpstreamSide}) and the response back chunk by chunk
- * with back-pressure ({@link ClientSide}), on its event loop. Only I/O lives here: the node comes
- * from the route selector, headers from the header policy, what follows a failure from the retry
- * policy; where the exchange stands is one {@link Phase}.
+ * The phase machine of one admitted request on its event loop: its {@link Placement} finds each
+ * attempt's node (first and retries alike, the gateway queue included) and holds the attempt's
+ * slot; {@link UpstreamSide} sends the request, {@link ClientSide} relays the answer chunk by chunk;
+ * a failure goes as the {@link RetryPolicy} decides. Where it stands is one {@link Phase}. What the
+ * answer says is told to two taps: {@link NodeEvidence} about the node, {@link Recorder} for
+ * counters, metrics and usage.
  */
 final class Exchange implements Timeouts.Watched {
 
-    private final Relay relay;
     private final ClientConnection conn;
+    private final Admitted call;
     private final FullHttpRequest req;
     private final RequestFacts facts;
     private final ClientSide client;
     private final UpstreamSide upstream;
+    private final Timeouts timeouts;
     private final Timeouts.Watch watch;
+    private final RetryPolicy retry;
+    private final NodeEvidence evidence;
+    private final Recorder recorder;
+    private final Placement placement;
     private final Attempts attempts;
-    private final long startNanos;
     private Phase phase = Phase.ROUTING;
     private boolean resent;
+    private boolean pinned;
     private long headNanos;
     private String answeredBy;
     private Boolean streams;
-    /** Whether the request is for its first node only (a model-management call): never retried elsewhere. */
-    private boolean pinned;
-    /** Whether answering makes the node load the request's model; worked out once, when first asked. */
-    private Boolean loadsModel;
-    /** The retry's place in the gateway queue while every other node is full, else {@code null}. */
-    private FairQueue.Ticket<GatewayQueue.Waiter> queued;
 
-    Exchange(Relay relay, ClientConnection conn, FullHttpRequest req, RequestFacts facts, boolean keepAlive,
-             long startNanos, java.util.Map<String, String> extraHeaders) {
-        this.relay = relay;
+    Exchange(ClientConnection conn, Admitted call, UpstreamSide upstream, Timeouts timeouts, Dispatcher dispatcher,
+             RetryPolicy retry, NodeEvidence evidence, Recorder recorder) {
         this.conn = conn;
-        this.req = req;
-        this.facts = facts;
-        this.client = new ClientSide(conn, req, keepAlive, relay.counters(), extraHeaders);
-        this.upstream = new UpstreamSide(relay.pool(), this);
-        this.watch = relay.timeouts().watch(this);
-        this.attempts = new Attempts(relay.slotFreed());
-        this.startNanos = startNanos;
+        this.call = call;
+        this.req = call.request();
+        this.facts = call.facts();
+        this.client = new ClientSide(conn, call, recorder);
+        this.upstream = upstream;
+        this.timeouts = timeouts;
+        this.retry = retry;
+        this.evidence = evidence;
+        this.recorder = recorder;
+        this.watch = timeouts.watch(this);
+        this.placement = new Placement(this, facts, facts.caller() != null ? facts.caller() : conn.remoteIp(),
+                conn.channel().eventLoop(), dispatcher, evidence, recorder);
+        this.attempts = placement.attempts();
+        upstream.of(this);
     }
 
-    /** Sends an attempt to the node of {@code route}: the routing stage's first choice, or a retry's. */
-    void start(Route.To route) {
+    /** Sends the first attempt: to the node a stage pinned the request to, or where the dispatcher finds room. */
+    void start() {
+        placement.first(call.pinned());
+    }
+
+    /** An attempt goes to {@code route}: returns its node's address. */
+    Target aim(Route.To route) {
         pinned |= route.pinned();
-        relay.begin(attempts, route, loadsModel() ? facts : RequestFacts.NONE);
-        open(true);
+        return upstream.target(route.node().url());
     }
 
-    /**
-     * Says whether answering this request makes its node load the model, so that warm first may count
-     * it as evidence: not a model-management call, nor Ollama's {@code /api/show}, which read a model
-     * from disk without loading it.
-     */
-    private boolean loadsModel() {
-        if (loadsModel == null) {
-            loadsModel = facts.model() != null && !pinned && !Endpoint.of(req.uri()).modelInName();
-        }
-        return loadsModel;
+    /** Says whether answering makes the node load the model: not a management call, nor Ollama's {@code /api/show}. */
+    boolean loadsModel() {
+        return facts.model() != null && !pinned && !call.endpoint().modelInName();
+    }
+
+    /** Sends the current attempt: on a pooled connection, else on a new one. */
+    void send() {
+        open(true);
     }
 
     private void open(boolean pooledOk) {
@@ -100,10 +108,7 @@ final class Exchange implements Timeouts.Watched {
         upstream.send(req, attempts.target());
     }
 
-    /**
-     * The node's response head, or a 1xx answer to skip; returns {@code false} when it is
-     * unreadable or unexpected, and the connection is then closed like a reset.
-     */
+    /** The node's response head, or a 1xx to skip; {@code false} when unreadable or unexpected (closed like a reset). */
     boolean head(HttpResponse response) {
         if (response.decoderResult().isFailure() || phase != Phase.AWAITING_HEAD) {
             return false;
@@ -113,30 +118,24 @@ final class Exchange implements Timeouts.Watched {
             phase = phase.to(Phase.INFORMATIONAL); // 100 or 103: the real head follows an empty last chunk
             return true;
         }
-        headNanos = relay.nanoTime();
-        relay.answeredBy(attempts.node());
+        headNanos = timeouts.nanoTime();
+        evidence.head(attempts.node());
         answeredBy = attempts.node().id();
-        relay.health().succeeded(answeredBy);
         upstream.keepAlive(HttpUtil.isKeepAlive(response));
-        if ((code == 503 || code == 429) && !pinned && relay.retry().decide(Failure.OVERLOAD_ANSWER, attempts.count(), false,
-                resent).action() == Action.RETRY_ELSEWHERE && relay.untriedLeft(facts, attempts.tried())) {
+        if ((code == 503 || code == 429) && !pinned && retry.decide(Failure.OVERLOAD_ANSWER, attempts.count(), false,
+                resent).action() == Action.RETRY_ELSEWHERE && placement.untriedLeft()) {
             // Busy, not dead: try another node, never count it toward ejection; with no other node left, pass it on.
-            relay.counters().add(Counter.OVERLOAD_ANSWERS);
+            recorder.count(Counter.OVERLOAD_ANSWERS);
             attempts.failed(answeredBy + ": answered " + code);
             phase = phase.to(Phase.DISCARDING);
             watch.relaying(); // a body that stalls is given up at the idle timeout, not held with its slot
             return true;
         }
         phase = phase.to(Phase.RELAYING);
-        conn.usage().head(req, code, response);
         if (code < 300 && loadsModel()) {
-            relay.answeredWell(attempts.node(), facts);
+            evidence.answeredWell(attempts.node(), facts);
         }
-        if (attempts.affinity() != null) {
-            response.headers().set("X-Heartgate-Affinity", attempts.affinity().result());
-            relay.metrics().recordAffinity(attempts.affinity());
-        }
-        client.head(response, answeredBy);
+        client.head(response, answeredBy, attempts.affinity());
         watch.relaying();
         return true;
     }
@@ -145,19 +144,16 @@ final class Exchange implements Timeouts.Watched {
     void content(HttpContent content, boolean last) {
         if (phase == Phase.RELAYING) {
             watch.touch();
-            relay.answeredBy(attempts.node());
-            conn.usage().add(content.content());
-            HttpContent shown = conn.usage().shown(content, last);
+            evidence.chunk(attempts.node());
             if (!last) {
-                if (shown != null && !client.chunk(shown)) {
+                if (!client.chunk(content)) {
                     upstream.autoRead(false); // resumed by clientWritabilityChanged
                 }
                 return;
             }
-            ChannelFuture written = client.last(shown);
-            attempts.release();
+            ChannelFuture written = client.last(content, facts.caller(), modelLabel());
+            placement.release();
             upstream.responseEnded();
-            conn.usage().ended(relay, facts.caller(), modelLabel());
             finish(client.status());
             conn.exchangeDone(this, written, client.closesAfter());
             return;
@@ -165,12 +161,10 @@ final class Exchange implements Timeouts.Watched {
         content.release();
         if (last && phase == Phase.INFORMATIONAL) {
             phase = phase.to(Phase.AWAITING_HEAD);
+        } else if (phase == Phase.DISCARDING && last) {
+            discardEnded(upstream::responseEnded);
         } else if (phase == Phase.DISCARDING) {
-            if (last) {
-                discardEnded(upstream::responseEnded);
-            } else {
-                watch.touch();
-            }
+            watch.touch();
         }
     }
 
@@ -229,8 +223,7 @@ final class Exchange implements Timeouts.Watched {
 
     @Override
     public boolean nodeLost(boolean onlyWithAlternative) {
-        if (!phase.beforeHead()
-                || onlyWithAlternative && !relay.healthyUntriedLeft(facts, attempts.tried())) {
+        if (!phase.beforeHead() || onlyWithAlternative && !placement.healthyUntriedLeft()) {
             return false; // held out, but the only hope for this model (panic routing sent it there)
         }
         upstream.close(); // the node drops the work if it ever wakes up
@@ -247,24 +240,20 @@ final class Exchange implements Timeouts.Watched {
         }
     }
 
-    /**
-     * The node's busy answer is over (read to its end, cut off, or stalled): its slot is given back,
-     * {@code connection} done with, and the request goes on to another node.
-     */
+    /** The node's busy answer is over: its slot is given back, {@code connection} done with, and the request goes on. */
     private void discardEnded(Runnable connection) {
         watch.done();
-        attempts.release();
+        placement.release();
         connection.run();
         retryElsewhere();
     }
 
     /** The client hung up: stop the node's work at once. Never the node's failure. */
     void clientGone() {
-        if (queued != null) {
-            relay.queue().cancel(queued);
-            queued = null;
-        }
-        if (phase != Phase.DONE) {
+        placement.cancel();
+        if (attempts.count() == 0) {
+            end(); // never sent: nothing to count, as for a request the stages held
+        } else if (phase != Phase.DONE) {
             failed(Failure.CLIENT_GONE, null);
         }
     }
@@ -277,29 +266,29 @@ final class Exchange implements Timeouts.Watched {
     }
 
     private void failed(Failure failure, Throwable cause) {
-        Decision d = relay.retry().decide(failure, attempts.count(), phase == Phase.RELAYING, resent);
-        attempts.failed(Failures.record(relay, failure, d, attempts.node(), cause, facts.caller()));
+        Decision d = retry.decide(failure, attempts.count(), phase == Phase.RELAYING, resent);
+        attempts.failed(evidence.failed(failure, d, attempts.node(), cause, facts.caller()));
         switch (d.action()) {
             case RESEND_SAME_NODE -> {
                 resent = true;
                 open(false);
             }
             case RETRY_ELSEWHERE -> {
-                attempts.release();
+                placement.release();
                 retryElsewhere();
             }
             case ANSWER -> {
-                attempts.release();
-                fail(d.error(), Failures.message(d.error(), facts, attempts, relay.firstByteTimeoutMs()));
+                placement.release();
+                fail(d.error(), placement.message(d.error()));
             }
             case CUT, ABANDON, PASS_THROUGH -> { // PASS_THROUGH is only ever decided for a head
                 if (phase == Phase.RELAYING) {
-                    conn.usage().cut(relay, req, facts.caller(), modelLabel());
+                    client.cutShort(facts.caller(), modelLabel());
                 } else if (failure == Failure.CLIENT_GONE && phase.beforeHead()) {
-                    conn.usage().goneBeforeHead(relay, req, facts.caller(), streams());
+                    client.goneBeforeHead(facts.caller(), streams());
                 }
                 finish(d.action() == Action.ABANDON ? 0 : client.status());
-                attempts.release();
+                placement.release();
                 upstream.close();
                 if (d.action() != Action.ABANDON) {
                     client.cut();
@@ -315,101 +304,60 @@ final class Exchange implements Timeouts.Watched {
                     + attempts.lastFailure() + " (a management call goes to its node only)");
             return;
         }
-        relay.counters().add(Counter.RETRIES);
         phase = phase.to(Phase.ROUTING);
-        Route r = relay.reroute(facts, attempts.tried());
-        if (r instanceof Route.To next) {
-            start(next);
-        } else if (r == Route.Refused.FULL) {
-            waitForSlot();
-        } else {
-            ErrorType error = ((Route.Refused) r).error();
-            fail(error, Failures.message(error, facts, attempts, relay.firstByteTimeoutMs()));
+        placement.retry();
+    }
+
+    /** Says whether the exchange no longer waits for a node (its client hung up meanwhile). */
+    boolean placed() {
+        return phase != Phase.ROUTING;
+    }
+
+    /** Returns the first-byte timeout, in ms, for the answer's words. */
+    long firstByteMs() {
+        return timeouts.firstByteMs();
+    }
+
+    /** Answers 503 {@code overloaded}; {@code limitHeaders}, when not {@code null}, are the key's figures after its token came back. */
+    void overloaded(String message, int retryAfterSeconds, Map<String, String> limitHeaders) {
+        if (limitHeaders != null) {
+            client.extraHeaders(limitHeaders);
         }
+        answer(ErrorType.OVERLOADED, message, retryAfterSeconds);
     }
 
-    /** Every other node for the model is at capacity: the retry waits in the gateway queue, as a first attempt would. */
-    private void waitForSlot() {
-        GatewayQueue queue = relay.queue();
-        FairQueue.Ticket<GatewayQueue.Waiter> t = queue.enqueue(new QueuedRetry(this, conn.channel().eventLoop()),
-                facts.caller() != null ? facts.caller()
-                : conn.remoteIp(), facts.priority());
-        if (t == null) {
-            failOverloaded("every other node serving the model is at capacity and the gateway queue is full (after "
-                    + attempts.lastFailure() + ")", queue.retryAfterSeconds());
-        } else if (t.queued()) {
-            queued = t;
-        }
+    /** Answers the client with the proxy's own error and ends the exchange. */
+    void fail(ErrorType type, String message) {
+        answer(type, message, -1);
     }
 
-    private void failOverloaded(String message, int retryAfterSeconds) {
-        relay.counters().error(ErrorType.OVERLOADED);
-        finish(ErrorType.OVERLOADED.status());
-        conn.exchangeDone(this, client.answer(Answer.error(ErrorType.OVERLOADED, message)
-                .withHeader("Retry-After", Integer.toString(retryAfterSeconds))), client.closesAfter());
-    }
-
-    /** The gateway queue found a slot for this retry (on its event loop). */
-    void slotFound(Route.To route) {
-        queued = null;
-        if (phase != Phase.ROUTING) { // the client hung up as it left the queue
-            route.unclaim();
-            relay.queue().slotFreed(route.node());
-            return;
-        }
-        start(route);
-    }
-
-    /** The queued retry is refused ({@code refusal}) or waited too long ({@code refusal} null); on its event loop. */
-    void queueGaveUp(Route.Refused refusal, String message, int retryAfterSeconds) {
-        queued = null;
-        if (phase != Phase.ROUTING) {
-            return;
-        }
-        if (refusal != null) {
-            fail(refusal.error(), Failures.message(refusal.error(), facts, attempts, relay.firstByteTimeoutMs()));
-        } else {
-            // It waited and got nothing: the key gets its request token back, as a first attempt does.
-            java.util.Map<String, String> limitHeaders = relay.keyLimits().giveBack(facts.caller());
-            if (limitHeaders != null) {
-                client.extraHeaders(limitHeaders);
-            }
-            failOverloaded(message, retryAfterSeconds);
-        }
-    }
-
-    RequestFacts facts() {
-        return facts;
-    }
-
-    java.util.List<String> tried() {
-        return attempts.tried();
+    private void answer(ErrorType type, String message, int retryAfterSeconds) {
+        finish(type.status());
+        conn.exchangeDone(this, client.error(type, message, retryAfterSeconds), client.closesAfter());
     }
 
     private String modelLabel() {
         return answeredBy == null ? null : UsageAccounting.modelLabel(facts.model(), attempts.node());
     }
 
-    /** Answers the client with the proxy's own error and ends the exchange. */
-    private void fail(ErrorType type, String message) {
-        relay.counters().error(type);
-        finish(type.status());
-        conn.exchangeDone(this, client.answer(Answer.error(type, message)), client.closesAfter());
-    }
-
     private void finish(int metricStatus) {
         if (phase == Phase.DONE) {
             return;
         }
-        phase = phase.to(Phase.DONE);
-        watch.done();
-        req.release();
+        end();
         if (answeredBy != null) { // a response cut short (client gone) is recorded with status class "none"
-            relay.metrics().record(answeredBy, metricStatus, modelLabel(), relay.nanoTime() - startNanos,
-                    headNanos - startNanos);
+            recorder.relayed(answeredBy, metricStatus, modelLabel(), timeouts.nanoTime() - call.startNanos(),
+                    headNanos - call.startNanos());
         }
-        relay.metrics().recordCaller(facts.caller(), metricStatus);
-        relay.usage().answered(facts.caller(), modelLabel(), metricStatus);
+        recorder.ended(facts.caller(), modelLabel(), metricStatus);
         client.ended();
+    }
+
+    private void end() {
+        if (phase != Phase.DONE) {
+            phase = phase.to(Phase.DONE);
+            watch.done();
+            req.release();
+        }
     }
 }

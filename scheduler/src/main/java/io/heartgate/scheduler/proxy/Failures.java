@@ -1,5 +1,6 @@
 package io.heartgate.scheduler.proxy;
 
+import io.heartgate.scheduler.health.PassiveHealth;
 import io.heartgate.scheduler.proxy.ProxyCounters.Counter;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy.Action;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy.Decision;
@@ -25,15 +26,15 @@ final class Failures {
      * failed" message, or {@code null} when it is not a node's failure to report. {@code caller} is
      * the API key's name of the request, or {@code null}, for the log line.
      */
-    static String record(Relay relay, Failure failure, Decision decision, Node node, Throwable cause, String caller) {
+    static String record(ProxyCounters counters, PassiveHealth health, Failure failure, Decision decision, Node node,
+                         Throwable cause, String caller) {
         String key = caller == null ? "-" : caller;
-        ProxyCounters counters = relay.counters();
         switch (failure) {
             case CONNECT_FAILED -> {
                 String why = describe(cause);
                 counters.add(Counter.CONNECT_FAILURES);
                 if (RetryPolicy.holdsAgainstNode(failure)) {
-                    relay.health().connectFailed(node.id(), node.url(), why);
+                    health.connectFailed(node.id(), node.url(), why);
                 }
                 log.debug("Node {} connect failed (key {}): {}", node.id(), key, why);
                 return node.id() + ": " + why;
@@ -80,11 +81,16 @@ final class Failures {
     static String message(ErrorType error, RequestFacts facts, Attempts attempts, long firstByteMs) {
         return switch (error) {
             case NO_UPSTREAM -> "no routable inference node";
-            case MODEL_NOT_FOUND -> "no routable node serves model '" + facts.displayModel() + "'";
+            case MODEL_NOT_FOUND -> "no routable node serves " + what(facts);
             case UPSTREAM_TIMEOUT -> "node " + attempts.node().id() + " did not answer within " + firstByteMs + " ms";
             default -> "every node tried failed before answering (" + attempts.count() + " tried; last: "
                     + attempts.lastFailure() + ")";
         };
+    }
+
+    /** Returns what a request asks for, in words: its model, or any model. */
+    static String what(RequestFacts facts) {
+        return facts.model() == null ? "any model" : "model '" + facts.displayModel() + "'";
     }
 
     static String describe(Throwable t) {

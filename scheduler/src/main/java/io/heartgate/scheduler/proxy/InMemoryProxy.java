@@ -2,13 +2,8 @@ package io.heartgate.scheduler.proxy;
 
 import io.heartgate.protocol.Heartbeat;
 import io.heartgate.protocol.NodeState;
-import io.heartgate.scheduler.admission.Admission;
-import io.heartgate.scheduler.admission.GatewayQueue;
-import io.heartgate.scheduler.admission.RateLimits;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.health.PassiveHealth;
-import io.heartgate.scheduler.proxy.policy.RetryPolicy;
-import io.heartgate.scheduler.proxy.stage.Stage;
 import io.heartgate.scheduler.proxy.stage.Stages;
 import io.heartgate.scheduler.request.Endpoint;
 import io.heartgate.scheduler.routing.RouteSelector;
@@ -81,7 +76,7 @@ public final class InMemoryProxy implements AutoCloseable {
     private final List<EmbeddedChannel> clients = new ArrayList<>();
     private final byte[] request;
     private final byte[][] answer;
-    private final Relay relay;
+    private final ProxyParts.Loop loop;
     private long nextSweepNanos;
     private long answerBytes;
     private int lastStatusLineCount;
@@ -109,27 +104,15 @@ public final class InMemoryProxy implements AutoCloseable {
         RequestMetrics metrics = new RequestMetrics(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
         ProxyCounters counters = new ProxyCounters();
         Draining draining = new Draining();
-        GatewayQueue queue = new GatewayQueue(config.maxQueue(), config.queueTimeout(), nanoTicker,
-                w -> selector.select(table, w.facts(), w.tried(), health), config.reserveSlots(),
-                w -> RouteSelector.freeSlots(table, w.facts(), health), metrics.registry());
-        RateLimits limits = new RateLimits(nanoTicker);
-        KeyLimits keyLimits = new KeyLimits(limits, access.keys(), access.forceUsage());
-        List<Stage> stages = Stages.standard(() -> table, selector, health, access, new Admission(queue, limits));
-        RequestFactsReader facts = new RequestFactsReader(Stages.fieldsRead(stages), selector.affinityKeys());
-        Timeouts timeouts = new Timeouts(nanoTicker, config.firstByteTimeout().toMillis(), config.idleTimeout().toMillis());
-        UpstreamPool pool = new UpstreamPool(this::open, timeouts::nowMs, draining);
-        relay = new Relay(pool, timeouts, () -> table, selector, health, health, new RetryPolicy(config.retries()),
-                new Targets(), counters, metrics, nanoTicker, config.firstByteTimeout().toMillis(),
-                config.stallTimeout().toMillis(), new Rescues(), queue, keyLimits);
-        ClientTimeouts clientTimeouts = new ClientTimeouts(config.keepAliveTimeout().toMillis(),
-                config.headerTimeout().toMillis(), config.bodyTimeout().toMillis());
+        ProxyParts parts = new ProxyParts(config, new ProxyParts.Sources(() -> table, selector, health, health, counters,
+                metrics, nanoTicker), access, List.of());
+        loop = parts.loop(this::open, draining);
         HttpDecoderConfig decoderConfig = new HttpDecoderConfig().setMaxInitialLineLength(8192)
                 .setMaxHeaderSize(64 * 1024).setMaxChunkSize(64 * 1024);
         for (int i = 0; i < (queued ? 2 : 1); i++) {
             EmbeddedChannel ch = new EmbeddedChannel();
-            ch.pipeline().addLast(new ServerCodec(decoderConfig, timeouts::nowMs),
-                    new RequestAggregator(config.maxBodyBytes(), counters),
-                    new ClientConnection(relay, stages, facts, counters, timeouts::nowMs, clientTimeouts, draining));
+            ch.pipeline().addLast(new ServerCodec(decoderConfig, loop.timeouts()::nowMs),
+                    new RequestAggregator(config.maxBodyBytes(), counters), parts.connection(loop, draining));
             ch.pipeline().fireChannelActive();
             clients.add(ch);
         }
@@ -160,8 +143,8 @@ public final class InMemoryProxy implements AutoCloseable {
     public long exchange() {
         long now = System.nanoTime();
         if (now - nextSweepNanos >= 0) { // the loop's periodic work, as often as on a real loop
-            nextSweepNanos = now + Relay.SWEEP_MS * 1_000_000;
-            relay.sweep();
+            nextSweepNanos = now + LoopSweep.EVERY_MS * 1_000_000;
+            loop.sweep().run();
         }
         answerBytes = 0;
         lastStatusLineCount = 0;

@@ -4,12 +4,15 @@ import io.heartgate.scheduler.proxy.stage.Answer;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
+import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.TooLongHttpHeaderException;
+import io.netty.handler.codec.http.TooLongHttpLineException;
 
 /** Writes the answers the proxy gives itself ({@link Answer}) as whole HTTP responses. */
 final class ProxyErrors {
@@ -36,5 +39,13 @@ final class ProxyErrors {
             return null;
         }
         return client.writeAndFlush(response(answer, close));
+    }
+
+    /** Returns the status that answers a request the codec could not read because of {@code cause}. */
+    static HttpResponseStatus statusOf(Throwable cause) {
+        return cause instanceof TooLongHttpHeaderException ? HttpResponseStatus.REQUEST_HEADER_FIELDS_TOO_LARGE
+                : cause instanceof TooLongHttpLineException ? HttpResponseStatus.REQUEST_URI_TOO_LONG
+                : cause instanceof TooLongFrameException ? HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE
+                : HttpResponseStatus.BAD_REQUEST;
     }
 }

@@ -1,11 +1,6 @@
 package io.heartgate.scheduler.proxy;
 
-import io.heartgate.scheduler.admission.Admission;
-import io.heartgate.scheduler.admission.GatewayQueue;
-import io.heartgate.scheduler.admission.RateLimits;
 import io.heartgate.scheduler.health.PassiveHealth;
-import io.heartgate.scheduler.proxy.policy.RetryPolicy;
-import io.heartgate.scheduler.proxy.stage.Stage;
 import io.heartgate.scheduler.proxy.stage.Stages;
 import io.heartgate.scheduler.routing.RouteSelector;
 import io.heartgate.scheduler.status.Draining;
@@ -132,39 +127,24 @@ public final class ProxyServer implements AutoCloseable {
         try {
             ChannelGroup upstreams = new DefaultChannelGroup("heartgate-proxy-upstreams", GlobalEventExecutor.INSTANCE);
             AllowedAddresses allowed = new AllowedAddresses(resolver, config.allowUpstream());
-            GatewayQueue queue = new GatewayQueue(config.maxQueue(), config.queueTimeout(), nanoTicker,
-                    w -> selector.select(table.get(), w.facts(), w.tried(), routing), config.reserveSlots(),
-                    w -> RouteSelector.freeSlots(table.get(), w.facts(), routing), metrics.registry());
-            RateLimits limits = new RateLimits(nanoTicker);
-            KeyLimits keyLimits = new KeyLimits(limits, access.keys(), access.forceUsage());
-            List<Stage> stages = Stages.standard(table, selector, routing, access, new Admission(queue, limits));
-            RequestFactsReader facts = new RequestFactsReader(Stages.fieldsRead(stages), selector.affinityKeys());
-            RetryPolicy retry = new RetryPolicy(config.retries());
-            Targets targets = new Targets();
-            Map<EventLoop, Relay> loops = new IdentityHashMap<>();
-            Rescues rescues = new Rescues();
+            ProxyParts parts = new ProxyParts(config, new ProxyParts.Sources(table, selector, health, routing, counters,
+                    metrics, nanoTicker), access, List.of());
+            Map<EventLoop, ProxyParts.Loop> loops = new IdentityHashMap<>();
             group.forEach(executor -> {
                 EventLoop loop = (EventLoop) executor;
-                Timeouts timeouts = new Timeouts(nanoTicker, config.firstByteTimeout().toMillis(),
-                        config.idleTimeout().toMillis());
-                UpstreamPool pool = new UpstreamPool(new UpstreamConnector(loop, transport.socketChannel(), allowed, tls,
-                        upstreams, config.connectTimeout()), timeouts::nowMs, draining);
-                loops.put(loop, new Relay(pool, timeouts, table, selector, health, routing, retry, targets, counters, metrics,
-                        nanoTicker, config.firstByteTimeout().toMillis(), config.stallTimeout().toMillis(), rescues, queue,
-                        keyLimits));
-                Relay relay = loops.get(loop);
+                ProxyParts.Loop loopParts = parts.loop(new UpstreamConnector(loop, transport.socketChannel(), allowed, tls,
+                        upstreams, config.connectTimeout()), draining);
+                loops.put(loop, loopParts);
                 loop.scheduleAtFixedRate(() -> {
                     try {
-                        relay.sweep();
+                        loopParts.sweep().run();
                     } catch (Throwable t) { // a periodic task that throws is never run again
                         log.error("Proxy sweep failed", t);
                     }
-                }, Relay.SWEEP_MS, Relay.SWEEP_MS, TimeUnit.MILLISECONDS);
+                }, LoopSweep.EVERY_MS, LoopSweep.EVERY_MS, TimeUnit.MILLISECONDS);
             });
-            Map<EventLoop, Relay> frozen = Map.copyOf(loops);
+            Map<EventLoop, ProxyParts.Loop> frozen = Map.copyOf(loops);
             ChannelGroup clients = new DefaultChannelGroup("heartgate-proxy-clients", GlobalEventExecutor.INSTANCE);
-            ClientTimeouts clientTimeouts = new ClientTimeouts(config.keepAliveTimeout().toMillis(),
-                    config.headerTimeout().toMillis(), config.bodyTimeout().toMillis());
             int maxConnections = config.maxConnections();
             HttpDecoderConfig decoderConfig = new HttpDecoderConfig().setMaxInitialLineLength(8192)
                     .setMaxHeaderSize(64 * 1024).setMaxChunkSize(64 * 1024);
@@ -176,7 +156,7 @@ public final class ProxyServer implements AutoCloseable {
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel ch) {
-                            Relay relay = frozen.get(ch.eventLoop());
+                            ProxyParts.Loop loop = frozen.get(ch.eventLoop());
                             if (clients.size() >= maxConnections) {
                                 // Refused before any handler or buffer is set up for it: the bound on idle sockets.
                                 counters.add(ProxyCounters.Counter.REFUSED_CONNECTIONS);
@@ -187,10 +167,9 @@ public final class ProxyServer implements AutoCloseable {
                                 ch.pipeline().addLast(serverTls.get().proxy().newHandler(ch.alloc()));
                             }
                             ch.pipeline().addLast(
-                                    new ServerCodec(decoderConfig, relay.timeouts()::nowMs),
+                                    new ServerCodec(decoderConfig, loop.timeouts()::nowMs),
                                     new RequestAggregator(config.maxBodyBytes(), counters),
-                                    new ClientConnection(relay, stages, facts, counters, relay.timeouts()::nowMs,
-                                            clientTimeouts, draining));
+                                    parts.connection(loop, draining));
                             clients.add(ch);
                             if (draining.getAsBoolean()) {
                                 ch.close(); // accepted just before the listening socket closed

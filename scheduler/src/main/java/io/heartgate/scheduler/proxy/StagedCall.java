@@ -28,10 +28,10 @@ final class StagedCall implements Call {
     private final boolean keepAlive;
     private final long startNanos;
     private RequestFacts facts;
+    /** The node a stage pinned the request to, or {@code null}. */
     private Route.To route;
     private int next;
     private boolean ended;
-    private Runnable cancelHook;
     private Map<String, String> responseHeaders = Map.of();
     private boolean usageUnasked;
 
@@ -101,11 +101,8 @@ final class StagedCall implements Call {
             stages.get(next++).handle(this);
             return;
         }
-        if (route == null) {
-            throw new IllegalStateException("the stages passed a request on without routing it");
-        }
         ended = true;
-        conn.relay(request, facts, route, keepAlive, startNanos, responseHeaders, usageUnasked);
+        conn.relay(new Admitted(request, endpoint, facts, route, keepAlive, startNanos, responseHeaders, usageUnasked));
     }
 
     @Override
@@ -156,26 +153,11 @@ final class StagedCall implements Call {
         usageUnasked = true;
     }
 
-    @Override
-    public void later(Runnable task) {
-        conn.channel().eventLoop().execute(task);
-    }
-
-    @Override
-    public void onCancel(Runnable hook) {
-        cancelHook = hook;
-    }
-
     /** The client went away while a stage still held the request. */
     void cancel() {
         if (!ended) {
             ended = true;
             request.release();
-            Runnable hook = cancelHook;
-            cancelHook = null;
-            if (hook != null) {
-                hook.run();
-            }
         }
     }
 }

@@ -147,6 +147,16 @@ final class Timeouts {
         return new Watch(owner);
     }
 
+    /** Returns the monotonic clock's time now, in ns: what latencies are measured with. */
+    long nanoTime() {
+        return nanoTicker.getAsLong();
+    }
+
+    /** Returns the first-byte timeout, in ms. */
+    long firstByteMs() {
+        return firstByteMs;
+    }
+
     /** Returns the time of the last sweep, in ms; coarse, but free to read per chunk. */
     long nowMs() {
         return nowMs;

@@ -27,17 +27,25 @@ final class UpstreamPool {
     private final Connector connector;
     private final LongSupplier nowMs;
     private final BooleanSupplier draining;
+    private final Targets targets;
     private final Map<Target, ArrayDeque<UpstreamConnection>> idle = new HashMap<>();
     private long nextPurgeMs;
 
     /**
      * @param nowMs the loop's coarse clock, in ms
      * @param draining whether the proxy is shutting down (no connection goes back to the pool then)
+     * @param targets the node URLs parsed, shared by every loop
      */
-    UpstreamPool(Connector connector, LongSupplier nowMs, BooleanSupplier draining) {
+    UpstreamPool(Connector connector, LongSupplier nowMs, BooleanSupplier draining, Targets targets) {
         this.connector = connector;
+        this.targets = targets;
         this.nowMs = nowMs;
         this.draining = draining;
+    }
+
+    /** Returns the parsed target of a node URL. */
+    Target target(String url) {
+        return targets.of(url);
     }
 
     /** Returns an idle open connection to {@code target}, most recently used first, or {@code null}. */

@@ -14,14 +14,23 @@ import io.netty.handler.codec.http.HttpVersion;
 final class UpstreamSide {
 
     private final UpstreamPool pool;
-    private final Exchange exchange;
+    private Exchange exchange;
     private UpstreamConnection conn;
     private boolean reused;
     private boolean keepAlive;
 
-    UpstreamSide(UpstreamPool pool, Exchange exchange) {
+    UpstreamSide(UpstreamPool pool) {
         this.pool = pool;
-        this.exchange = exchange;
+    }
+
+    /** Names the exchange this side works for; once, as the exchange is made. */
+    void of(Exchange owner) {
+        this.exchange = owner;
+    }
+
+    /** Returns the parsed target of a node URL, parsed once for every loop. */
+    Target target(String url) {
+        return pool.target(url);
     }
 
     /** Takes an idle pooled connection to {@code target} if there is one; returns whether it did. */

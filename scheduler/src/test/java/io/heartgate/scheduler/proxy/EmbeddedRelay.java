@@ -3,8 +3,8 @@ package io.heartgate.scheduler.proxy;
 import io.heartgate.protocol.Heartbeat;
 import io.heartgate.protocol.NodeState;
 import io.heartgate.scheduler.balancer.Strategy;
+import io.heartgate.scheduler.config.ProxyConfigBuilder;
 import io.heartgate.scheduler.health.PassiveHealth;
-import io.heartgate.scheduler.proxy.policy.RetryPolicy;
 import io.heartgate.scheduler.proxy.stage.Stage;
 import io.heartgate.scheduler.proxy.stage.Stages;
 import io.heartgate.scheduler.routing.RouteSelector;
@@ -65,9 +65,9 @@ final class EmbeddedRelay {
     final List<Node> nodes = new ArrayList<>();
     private TableSnapshot table = TableSnapshot.EMPTY;
     final EmbeddedChannel client;
-    private final Relay relay;
+    private final ProxyParts parts;
+    private final ProxyParts.Loop loop;
     final io.heartgate.scheduler.admission.GatewayQueue queue;
-    private final List<Stage> stages;
     private final List<EmbeddedChannel> clients = new ArrayList<>();
 
     EmbeddedRelay(String... nodeIds) {
@@ -109,7 +109,6 @@ final class EmbeddedRelay {
 
     private EmbeddedRelay(long firstByteMs, long stallMs, List<Stage> extraStages, Stages.Access access,
                           boolean coldOllama, String... nodeIds) {
-        timeouts = new Timeouts(nanos::get, firstByteMs, IDLE_MS);
         for (String id : nodeIds) {
             Heartbeat hb = Heartbeat.builder(id, "http://127.0.0.1:" + (9000 + nodes.size())).instance("i1").seq(1L)
                     .state(NodeState.UP).intervalMs(1000).models(List.of("llama3:8b"))
@@ -118,21 +117,20 @@ final class EmbeddedRelay {
             accept.put(id, Accept.AT_ONCE);
         }
         table = new TableSnapshot(1, nodes);
-        pool = new UpstreamPool(this::open, timeouts::nowMs, draining);
         RouteSelector selector = coldOllama
                 ? new RouteSelector(Strategy.ROUND_ROBIN.create(() -> 0L, 0), io.heartgate.scheduler.status.Ramp.NONE,
                         () -> 0.0, new io.heartgate.scheduler.routing.WarmFirst(true, 4), clock)
                 : new RouteSelector(Strategy.ROUND_ROBIN.create(() -> 0L, 0));
-        io.heartgate.scheduler.admission.RateLimits limits = new io.heartgate.scheduler.admission.RateLimits(nanos::get);
-        queue = new io.heartgate.scheduler.admission.GatewayQueue(1000, java.time.Duration.ofSeconds(60), nanos::get,
-                w -> selector.select(table, w.facts(), w.tried(), health), registry);
-        relay = new Relay(pool, timeouts, () -> table, selector, health, health, new RetryPolicy(2), new Targets(), counters,
-                new RequestMetrics(registry), nanos::get, firstByteMs, stallMs, new Rescues(), queue,
-                new KeyLimits(limits, access.keys(), access.forceUsage()));
-        List<Stage> stages = new ArrayList<>(extraStages);
-        stages.addAll(Stages.standard(() -> table, selector, health, access,
-                new io.heartgate.scheduler.admission.Admission(queue, limits)));
-        this.stages = List.copyOf(stages);
+        ProxyConfig config = new ProxyConfigBuilder().firstByteTimeout(Duration.ofMillis(firstByteMs))
+                .idleTimeout(Duration.ofMillis(IDLE_MS)).stallTimeout(Duration.ofMillis(stallMs)).retries(2)
+                .keepAliveTimeout(Duration.ofMillis(KEEP_ALIVE_MS)).headerTimeout(Duration.ofMillis(HEADER_MS))
+                .bodyTimeout(Duration.ofMillis(BODY_MS)).maxQueue(1000).queueTimeout(Duration.ofSeconds(60)).build();
+        parts = new ProxyParts(config, new ProxyParts.Sources(() -> table, selector, health, health, counters,
+                new RequestMetrics(registry), nanos::get), access, extraStages);
+        loop = parts.loop(this::open, draining);
+        timeouts = loop.timeouts();
+        pool = loop.pool();
+        queue = parts.queue();
         client = newClient();
     }
 
@@ -144,9 +142,7 @@ final class EmbeddedRelay {
         EmbeddedChannel ch = new EmbeddedChannel();
         ch.freezeTime();
         ch.pipeline().addLast(new ServerCodec(new io.netty.handler.codec.http.HttpDecoderConfig(), timeouts::nowMs),
-                new RequestAggregator(maxBodyBytes, counters), new ClientConnection(relay, stages,
-                        new RequestFactsReader(Stages.fieldsRead(stages)), counters, timeouts::nowMs,
-                        new ClientTimeouts(KEEP_ALIVE_MS, HEADER_MS, BODY_MS), draining));
+                new RequestAggregator(maxBodyBytes, counters), parts.connection(loop, draining));
         ch.pipeline().fireChannelActive();
         clients.add(ch);
         return ch;
@@ -163,9 +159,7 @@ final class EmbeddedRelay {
 
     /** Opens another client connection to the same relay (one connection sends one request at a time). */
     EmbeddedChannel newClient() {
-        EmbeddedChannel ch = new EmbeddedChannel(new ClientConnection(relay, stages,
-                new RequestFactsReader(Stages.fieldsRead(stages)), counters, timeouts::nowMs,
-                new ClientTimeouts(KEEP_ALIVE_MS, HEADER_MS, BODY_MS), draining));
+        EmbeddedChannel ch = new EmbeddedChannel(parts.connection(loop, draining));
         ch.freezeTime();
         clients.add(ch);
         return ch;
@@ -212,10 +206,7 @@ final class EmbeddedRelay {
     /** Moves the fake clock on by {@code ms} and runs one sweep of the timeouts and the pool. */
     void advance(long ms) {
         nanos.addAndGet(ms * 1_000_000);
-        timeouts.sweep();
-        relay.checkStalls();
-        relay.rescueLost();
-        pool.purge();
+        loop.sweep().run();
     }
 
     /** Publishes a new table snapshot in which {@code id} is in {@code state}; a null state removes it. */

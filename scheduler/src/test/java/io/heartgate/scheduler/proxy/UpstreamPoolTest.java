@@ -20,7 +20,7 @@ class UpstreamPoolTest {
         EmbeddedChannel ch = new EmbeddedChannel(h);
         channels.add(ch);
         h.opened(ch, ch.newSucceededFuture());
-    }, nowMs::get, draining);
+    }, nowMs::get, draining, new Targets());
     private final Target a = Target.of("http://10.0.0.1:8000");
     private final Target b = Target.of("http://10.0.0.2:8000");
 

@@ -8,8 +8,7 @@ import io.heartgate.scheduler.routing.Route;
 /**
  * One request on its way through the {@link Stage}s to the relay, as a stage sees it: what it asks
  * for, its headers (changes reach the node), and the two ways on: {@link #proceed()} or
- * {@link #answer(Answer)}. Confined to the request's event loop: a stage that finishes later (after
- * waiting for something) calls back on that loop.
+ * {@link #answer(Answer)}. Confined to the request's event loop.
  */
 public interface Call {
 
@@ -36,10 +35,13 @@ public interface Call {
     /** Replaces what is known of the request, for the stages after this one and the relay. */
     void facts(RequestFacts updated);
 
-    /** Sets where the first attempt goes; the routing stage does, and it is required before the relay. */
+    /**
+     * Pins the request to the node of {@code first} and to no other (a model-management call); a
+     * request no stage pins is routed after the last stage, by the dispatcher.
+     */
     void route(Route.To first);
 
-    /** Returns where the first attempt goes, if a stage set it already (a pinned call), else {@code null}. */
+    /** Returns the node a stage pinned the request to, or {@code null}. */
     Route.To route();
 
     /** Passes the request on to the next stage, or to the relay after the last. */
@@ -72,13 +74,4 @@ public interface Call {
      * did not ask for: the tokens in it are counted, and the chunk is not relayed to the client.
      */
     void usageUnasked();
-
-    /** Runs {@code task} on the request's event loop, later: how a stage that waited calls back. */
-    void later(Runnable task);
-
-    /**
-     * Runs {@code hook} at once if the client hangs up while a stage holds the request (a queued
-     * request leaves its queue); {@code null} clears it.
-     */
-    void onCancel(Runnable hook);
 }

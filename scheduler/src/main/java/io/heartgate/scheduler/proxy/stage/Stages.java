@@ -1,9 +1,7 @@
 package io.heartgate.scheduler.proxy.stage;
 
-import io.heartgate.scheduler.admission.Admission;
+import io.heartgate.scheduler.admission.RateLimits;
 import io.heartgate.scheduler.request.RequestFacts;
-import io.heartgate.scheduler.routing.RouteSelector;
-import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.table.TableSnapshot;
 import io.heartgate.scheduler.trust.ApiKeys;
 import io.heartgate.scheduler.trust.UpstreamKey;
@@ -54,19 +52,18 @@ public final class Stages {
     }
 
     /**
-     * Returns the stages, in order, holding keys to their limits and routing through the gateway queue
-     * of {@code admission} when every candidate is full: the caller's key and its rate limits when the access has keys, the node's request
-     * headers, the nodes' own key when it has one, the model catalogue (answered here), the model-management rule, then the first route. Stages that need
-     * the client's headers (authentication reads and removes the caller's key) go before
-     * {@code ForwardedHeaders}; stages that shape the route (admission, affinity) go before
-     * {@code Routing}, which is always last.
+     * Returns the stages, in order, holding keys to their {@code limits}: the caller's key and its rate
+     * limits when the access has keys, the node's request headers, the nodes' own key when it has one,
+     * forced usage chunks, the model catalogue (answered here), then the model-management rule, which
+     * pins its calls to one node. Stages that need the client's headers (authentication reads and
+     * removes the caller's key) go before {@code ForwardedHeaders}. A request every stage passed on is
+     * routed after them by the admission dispatcher, first attempt and retries alike.
      */
-    public static List<Stage> standard(Supplier<TableSnapshot> table, RouteSelector selector, EjectionView health,
-                                       Access access, Admission admission) {
+    public static List<Stage> standard(Supplier<TableSnapshot> table, Access access, RateLimits limits) {
         List<Stage> stages = new ArrayList<>(4);
         if (access.keys() != null) {
-            stages.add(new Authentication(access.keys(), admission.limits()));
-            stages.add(new Limits(access.keys(), admission.limits()));
+            stages.add(new Authentication(access.keys(), limits));
+            stages.add(new Limits(access.keys(), limits));
         }
         stages.add(new ForwardedHeaders(access.https()));
         if (access.upstream() != null) {
@@ -77,7 +74,6 @@ public final class Stages {
         }
         stages.add(new Catalogue(table));
         stages.add(new ModelManagement(table, access.modelManagement()));
-        stages.add(new Routing(table, selector, health, admission.queue(), admission.limits()));
         return List.copyOf(stages);
     }
 }

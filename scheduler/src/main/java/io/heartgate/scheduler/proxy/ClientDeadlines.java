@@ -1,0 +1,108 @@
+package io.heartgate.scheduler.proxy;
+
+import io.netty.channel.ChannelHandlerContext;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The deadlines of one client connection: a request whose head is not complete within the header
+ * timeout of its first byte (slowloris), or whose body is not complete within the body timeout of
+ * its head (a trickled body), is reported to the connection, which answers 408; a connection idle
+ * between requests for the keep-alive timeout is closed, so clients that never hang up do not hold
+ * sockets forever, while a response in progress, however long, keeps it open. One check per
+ * connection every quarter of the shortest of those timeouts, not a timer per request: requests
+ * only move the activity marks and the codec's phase, and the check reschedules itself.
+ * Event-loop confined.
+ */
+final class ClientDeadlines {
+
+    private static final Logger log = LoggerFactory.getLogger(ClientDeadlines.class);
+
+    /** The connection the deadlines watch. */
+    interface Owner {
+        /** Says whether a request of the connection is being handled or waits its turn. */
+        boolean busy();
+
+        /** Says whether the connection is closing: no more checks. */
+        boolean closing();
+
+        /** A request's head ({@code head}) or body took {@code tookMs}, past its limit of {@code limitMs}. */
+        void timedOut(boolean head, long tookMs, long limitMs);
+
+        /** Returns the client's address, for the log. */
+        String remoteIp();
+    }
+
+    private final ClientTimeouts timeouts;
+    private final LongSupplier nowMs;
+    private final Owner owner;
+    private ChannelHandlerContext ctx;
+    /** The connection's codec, which knows what of a request is being read; null without one (tests). */
+    private ServerCodec codec;
+    /** When the connection last became free to read its next request: a pipelined one is timed from then. */
+    private long turnStartMs;
+    /** When the client last sent bytes or a response ended (the loop's coarse clock). */
+    private long lastActivityMs;
+
+    /** @param nowMs the loop's coarse clock, in ms */
+    ClientDeadlines(ClientTimeouts timeouts, LongSupplier nowMs, Owner owner) {
+        this.timeouts = timeouts;
+        this.nowMs = nowMs;
+        this.owner = owner;
+    }
+
+    /** The connection is up: the checks begin. */
+    void start(ChannelHandlerContext ctx) {
+        this.ctx = ctx;
+        this.codec = ctx.pipeline().get(ServerCodec.class);
+        lastActivityMs = nowMs.getAsLong();
+        ctx.executor().schedule(this::check, Math.min(timeouts.checkEveryMs(), timeouts.keepAliveMs()),
+                TimeUnit.MILLISECONDS);
+    }
+
+    /** The client sent bytes. */
+    void activity() {
+        lastActivityMs = nowMs.getAsLong();
+    }
+
+    /** A response ended: the connection is free for its next request, timed from now. */
+    void turnStarts() {
+        lastActivityMs = nowMs.getAsLong();
+        turnStartMs = lastActivityMs;
+    }
+
+    /**
+     * Reports a request whose head or body is overdue, or closes the connection if it has been idle
+     * between requests for the keep-alive timeout; then schedules the next check. A pipelined
+     * request being read while an earlier one is answered is timed once it is its turn.
+     */
+    private void check() {
+        if (!ctx.channel().isActive() || owner.closing()) {
+            return;
+        }
+        long now = nowMs.getAsLong();
+        boolean busy = owner.busy();
+        ServerCodec.Receiving receiving = codec == null ? ServerCodec.Receiving.NOTHING : codec.receiving();
+        if (!busy && receiving != ServerCodec.Receiving.NOTHING) {
+            boolean head = receiving == ServerCodec.Receiving.HEAD;
+            long tookMs = now - Math.max(codec.receivingSinceMs(), turnStartMs);
+            long limitMs = head ? timeouts.headerMs() : timeouts.bodyMs();
+            if (tookMs >= limitMs) {
+                owner.timedOut(head, tookMs, limitMs);
+                return;
+            }
+        }
+        long idleMs = now - lastActivityMs;
+        long keepAliveMs = timeouts.keepAliveMs();
+        if (!busy && receiving == ServerCodec.Receiving.NOTHING && idleMs >= keepAliveMs) {
+            log.debug("Client {} idle for {} ms between requests; closing its connection", owner.remoteIp(), idleMs);
+            ctx.close();
+            return;
+        }
+        long every = timeouts.checkEveryMs();
+        long next = busy ? every : Math.min(every, Math.max(1, keepAliveMs - idleMs));
+        ctx.executor().schedule(this::check, next, TimeUnit.MILLISECONDS);
+    }
+}
