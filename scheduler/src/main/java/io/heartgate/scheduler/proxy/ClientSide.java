@@ -4,6 +4,8 @@ import io.heartgate.scheduler.proxy.policy.HeaderPolicy;
 import io.heartgate.scheduler.proxy.stage.Answer;
 import io.heartgate.scheduler.request.ErrorType;
 import io.heartgate.scheduler.routing.AffinityPick;
+import io.heartgate.scheduler.table.Node;
+import io.heartgate.scheduler.usage.UsageAccounting;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.handler.codec.http.FullHttpRequest;
@@ -25,6 +27,10 @@ final class ClientSide {
     private final FullHttpRequest req;
     private final AnswerUsage usage;
     private final Recorder recorder;
+    private final Timeouts clock;
+    private final String caller;
+    private final String model;
+    private final long startNanos;
     private final Channel channel;
     private final boolean http10;
     private final boolean headRequest;
@@ -35,8 +41,13 @@ final class ClientSide {
     /** Headers every answer to this request carries (a limited key's rate-limit figures); usually none. */
     private Map<String, String> extra;
 
-    ClientSide(ClientConnection conn, Admitted call, Recorder recorder) {
+    /** @param clock the loop's clocks: latencies end on its monotonic one */
+    ClientSide(ClientConnection conn, Admitted call, Recorder recorder, Timeouts clock) {
         this.conn = conn;
+        this.clock = clock;
+        this.caller = call.facts().caller();
+        this.model = call.facts().model();
+        this.startNanos = call.startNanos();
         this.req = call.request();
         this.usage = conn.usage();
         this.recorder = recorder;
@@ -86,15 +97,15 @@ final class ClientSide {
     }
 
     /**
-     * Writes the last chunk and flushes, then counts and charges the tokens the node reported for
-     * {@code caller} and {@code modelLabel}; returns the write.
+     * Writes the last chunk and flushes, then counts and charges the tokens {@code node} reported;
+     * returns the write.
      */
-    ChannelFuture last(HttpContent content, String caller, String modelLabel) {
+    ChannelFuture last(HttpContent content, Node node) {
         usage.add(content.content());
         HttpContent shown = usage.shown(content, true);
         unflushed = false;
         ChannelFuture written = channel.writeAndFlush(shown);
-        usage.ended(recorder, caller, modelLabel);
+        usage.ended(recorder, caller, modelLabel(node));
         return written;
     }
 
@@ -106,13 +117,13 @@ final class ClientSide {
         }
     }
 
-    /** The answer was cut: what the node reported counts, else an estimate ({@link AnswerUsage#cut}). */
-    void cutShort(String caller, String modelLabel) {
-        usage.cut(recorder, req, caller, modelLabel);
+    /** The answer of {@code node} was cut: what it reported counts, else an estimate ({@link AnswerUsage#cut}). */
+    void cutShort(Node node) {
+        usage.cut(recorder, req, caller, modelLabel(node));
     }
 
     /** The client left after its node had the request, before the answer began ({@link AnswerUsage#goneBeforeHead}). */
-    void goneBeforeHead(String caller, boolean streams) {
+    void goneBeforeHead(boolean streams) {
         usage.goneBeforeHead(recorder, req, caller, streams);
     }
 
@@ -127,6 +138,11 @@ final class ClientSide {
             answer = answer.withHeader("Retry-After", Integer.toString(retryAfterSeconds));
         }
         return ProxyErrors.send(channel, answer.withHeaders(extra), closesAfter());
+    }
+
+    /** Returns the request's model as metrics label it on {@code node}, or {@code null} when no node answered. */
+    private String modelLabel(Node node) {
+        return node == null ? null : UsageAccounting.modelLabel(model, node);
     }
 
     /** Replaces the headers every answer to this request carries from now on (a key's rate-limit figures changed). */
@@ -149,8 +165,17 @@ final class ClientSide {
         return status;
     }
 
-    /** The exchange ended: a stream in progress is one fewer. */
-    void ended() {
+    /**
+     * The exchange ended with {@code status} (0 when abandoned): recorded per caller and, when
+     * {@code node} answered, per node with its latency and time to first byte ({@code headNanos});
+     * a stream in progress is one fewer.
+     */
+    void ended(int status, Node node, long headNanos) {
+        String modelLabel = modelLabel(node);
+        if (node != null) { // a response cut short (client gone) is recorded with status class "none"
+            recorder.relayed(node.id(), status, modelLabel, clock.nanoTime() - startNanos, headNanos - startNanos);
+        }
+        recorder.ended(caller, modelLabel, status);
         if (streaming) {
             streaming = false;
             recorder.counters().streamEnded();

@@ -9,7 +9,7 @@ import io.heartgate.scheduler.proxy.policy.RetryPolicy.Failure;
 import io.heartgate.scheduler.request.ErrorType;
 import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.routing.Route;
-import io.heartgate.scheduler.usage.UsageAccounting;
+import io.heartgate.scheduler.table.Node;
 import io.netty.channel.ChannelFuture;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpContent;
@@ -25,7 +25,7 @@ import java.util.Map;
  * answer says is told to two taps: {@link NodeEvidence} about the node, {@link Recorder} for
  * counters, metrics and usage.
  */
-final class Exchange implements Timeouts.Watched {
+final class Exchange {
 
     private final ClientConnection conn;
     private final Admitted call;
@@ -42,10 +42,9 @@ final class Exchange implements Timeouts.Watched {
     private final Attempts attempts;
     private Phase phase = Phase.ROUTING;
     private boolean resent;
-    private boolean pinned;
     private long headNanos;
-    private String answeredBy;
-    private Boolean streams;
+    /** The node whose answer the client gets, once its head came. */
+    private Node answered;
 
     Exchange(ClientConnection conn, Admitted call, UpstreamSide upstream, Timeouts timeouts, Dispatcher dispatcher,
              RetryPolicy retry, NodeEvidence evidence, Recorder recorder) {
@@ -53,15 +52,15 @@ final class Exchange implements Timeouts.Watched {
         this.call = call;
         this.req = call.request();
         this.facts = call.facts();
-        this.client = new ClientSide(conn, call, recorder);
+        this.client = new ClientSide(conn, call, recorder, timeouts);
         this.upstream = upstream;
         this.timeouts = timeouts;
         this.retry = retry;
         this.evidence = evidence;
         this.recorder = recorder;
-        this.watch = timeouts.watch(this);
-        this.placement = new Placement(this, facts, facts.caller() != null ? facts.caller() : conn.remoteIp(),
-                conn.channel().eventLoop(), dispatcher, evidence, recorder);
+        this.placement = new Placement(this, call, facts.caller() != null ? facts.caller() : conn.remoteIp(),
+                conn.channel().eventLoop(), dispatcher, retry, evidence, recorder);
+        this.watch = timeouts.watch(placement);
         this.attempts = placement.attempts();
         upstream.of(this);
     }
@@ -71,29 +70,19 @@ final class Exchange implements Timeouts.Watched {
         placement.first(call.pinned());
     }
 
-    /** An attempt goes to {@code route}: returns its node's address. */
-    Target aim(Route.To route) {
-        pinned |= route.pinned();
-        return upstream.target(route.node().url());
-    }
-
-    /** Says whether answering makes the node load the model: not a management call, nor Ollama's {@code /api/show}. */
-    boolean loadsModel() {
-        return facts.model() != null && !pinned && !call.endpoint().modelInName();
+    /** Returns the parsed address of a node URL. */
+    Target targetOf(String url) {
+        return upstream.target(url);
     }
 
     /** Sends the current attempt: on a pooled connection, else on a new one. */
     void send() {
-        open(true);
+        upstream.open(attempts.target(), true);
     }
 
-    private void open(boolean pooledOk) {
-        if (pooledOk && upstream.takePooled(attempts.target())) {
-            write();
-        } else {
-            phase = phase.to(Phase.CONNECTING); // first: the connect may complete at once
-            upstream.connect(attempts.target());
-        }
+    /** A new connection to the node is being opened (first: the connect may complete at once). */
+    void connecting() {
+        phase = phase.to(Phase.CONNECTING);
     }
 
     /** A new connection could not be opened. */
@@ -108,34 +97,26 @@ final class Exchange implements Timeouts.Watched {
         upstream.send(req, attempts.target());
     }
 
-    /** The node's response head, or a 1xx to skip; {@code false} when unreadable or unexpected (closed like a reset). */
+    /** The node's final response head; {@code false} when unreadable or unexpected (closed like a reset). */
     boolean head(HttpResponse response) {
         if (response.decoderResult().isFailure() || phase != Phase.AWAITING_HEAD) {
             return false;
         }
         int code = response.status().code();
-        if (code >= 100 && code < 200) {
-            phase = phase.to(Phase.INFORMATIONAL); // 100 or 103: the real head follows an empty last chunk
-            return true;
-        }
         headNanos = timeouts.nanoTime();
         evidence.head(attempts.node());
-        answeredBy = attempts.node().id();
+        answered = attempts.node();
         upstream.keepAlive(HttpUtil.isKeepAlive(response));
-        if ((code == 503 || code == 429) && !pinned && retry.decide(Failure.OVERLOAD_ANSWER, attempts.count(), false,
-                resent).action() == Action.RETRY_ELSEWHERE && placement.untriedLeft()) {
-            // Busy, not dead: try another node, never count it toward ejection; with no other node left, pass it on.
-            recorder.count(Counter.OVERLOAD_ANSWERS);
-            attempts.failed(answeredBy + ": answered " + code);
+        if (placement.busyElsewhere(code, resent)) {
             phase = phase.to(Phase.DISCARDING);
             watch.relaying(); // a body that stalls is given up at the idle timeout, not held with its slot
             return true;
         }
         phase = phase.to(Phase.RELAYING);
-        if (code < 300 && loadsModel()) {
+        if (code < 300 && placement.loadsModel()) {
             evidence.answeredWell(attempts.node(), facts);
         }
-        client.head(response, answeredBy, attempts.affinity());
+        client.head(response, answered.id(), attempts.affinity());
         watch.relaying();
         return true;
     }
@@ -151,7 +132,7 @@ final class Exchange implements Timeouts.Watched {
                 }
                 return;
             }
-            ChannelFuture written = client.last(content, facts.caller(), modelLabel());
+            ChannelFuture written = client.last(content, answered);
             placement.release();
             upstream.responseEnded();
             finish(client.status());
@@ -159,9 +140,7 @@ final class Exchange implements Timeouts.Watched {
             return;
         }
         content.release();
-        if (last && phase == Phase.INFORMATIONAL) {
-            phase = phase.to(Phase.AWAITING_HEAD);
-        } else if (phase == Phase.DISCARDING && last) {
+        if (phase == Phase.DISCARDING && last) {
             discardEnded(upstream::responseEnded);
         } else if (phase == Phase.DISCARDING) {
             watch.touch();
@@ -185,54 +164,27 @@ final class Exchange implements Timeouts.Watched {
         }
     }
 
-    @Override
-    public boolean waitingForHead() {
+    /** Says whether the node's response head is still to come. */
+    boolean beforeHead() {
         return phase.beforeHead();
     }
 
-    @Override
-    public void firstByteTimedOut() {
+    /** No response head arrived within the first-byte timeout. */
+    void firstByteTimedOut() {
         if (phase.beforeHead()) {
             upstream.close();
             failed(Failure.FIRST_BYTE_TIMEOUT, null);
         }
     }
 
-    @Override
-    public String awaitedNode() {
-        return phase.beforeHead() && attempts.node() != null ? attempts.node().id() : null;
-    }
-
-    @Override
-    public String model() {
-        return facts.model();
-    }
-
-    @Override
-    public boolean streams() {
-        if (streams == null) {
-            streams = TopLevelFields.streams(req.content(), req.uri());
-        }
-        return streams;
-    }
-
-    @Override
-    public boolean waitsForLoad() {
-        return attempts.loading() != null;
-    }
-
-    @Override
-    public boolean nodeLost(boolean onlyWithAlternative) {
-        if (!phase.beforeHead() || onlyWithAlternative && !placement.healthyUntriedLeft()) {
-            return false; // held out, but the only hope for this model (panic routing sent it there)
-        }
-        upstream.close(); // the node drops the work if it ever wakes up
+    /** The table stopped routing the node awaited: the request moves on; the node drops the work if it wakes. */
+    void nodeLost() {
+        upstream.close();
         failed(Failure.NODE_LOST, null);
-        return true;
     }
 
-    @Override
-    public void idleTimedOut() {
+    /** Nothing was relayed for longer than the idle timeout. */
+    void idleTimedOut() {
         if (phase == Phase.RELAYING) {
             failed(Failure.IDLE_TIMEOUT, null);
         } else if (phase == Phase.DISCARDING) {
@@ -245,7 +197,7 @@ final class Exchange implements Timeouts.Watched {
         watch.done();
         placement.release();
         connection.run();
-        retryElsewhere();
+        placement.retry();
     }
 
     /** The client hung up: stop the node's work at once. Never the node's failure. */
@@ -271,11 +223,11 @@ final class Exchange implements Timeouts.Watched {
         switch (d.action()) {
             case RESEND_SAME_NODE -> {
                 resent = true;
-                open(false);
+                upstream.open(attempts.target(), false);
             }
             case RETRY_ELSEWHERE -> {
                 placement.release();
-                retryElsewhere();
+                placement.retry();
             }
             case ANSWER -> {
                 placement.release();
@@ -283,9 +235,9 @@ final class Exchange implements Timeouts.Watched {
             }
             case CUT, ABANDON, PASS_THROUGH -> { // PASS_THROUGH is only ever decided for a head
                 if (phase == Phase.RELAYING) {
-                    client.cutShort(facts.caller(), modelLabel());
+                    client.cutShort(answered);
                 } else if (failure == Failure.CLIENT_GONE && phase.beforeHead()) {
-                    client.goneBeforeHead(facts.caller(), streams());
+                    client.goneBeforeHead(placement.streams());
                 }
                 finish(d.action() == Action.ABANDON ? 0 : client.status());
                 placement.release();
@@ -298,14 +250,9 @@ final class Exchange implements Timeouts.Watched {
         }
     }
 
-    private void retryElsewhere() {
-        if (pinned) {
-            fail(ErrorType.UPSTREAM_UNREACHABLE, "node " + attempts.node().id() + " failed: "
-                    + attempts.lastFailure() + " (a management call goes to its node only)");
-            return;
-        }
+    /** The request goes back to routing, for another node. */
+    void routing() {
         phase = phase.to(Phase.ROUTING);
-        placement.retry();
     }
 
     /** Says whether the exchange no longer waits for a node (its client hung up meanwhile). */
@@ -318,26 +265,21 @@ final class Exchange implements Timeouts.Watched {
         return timeouts.firstByteMs();
     }
 
-    /** Answers 503 {@code overloaded}; {@code limitHeaders}, when not {@code null}, are the key's figures after its token came back. */
-    void overloaded(String message, int retryAfterSeconds, Map<String, String> limitHeaders) {
+    /** Answers the client with the proxy's own error and ends the exchange. */
+    void fail(ErrorType type, String message) {
+        fail(type, message, -1, null);
+    }
+
+    /**
+     * Answers {@code type} with {@code Retry-After} when {@code retryAfterSeconds} is not negative;
+     * {@code limitHeaders}, when not {@code null}, are the key's rate-limit figures after its token came back.
+     */
+    void fail(ErrorType type, String message, int retryAfterSeconds, Map<String, String> limitHeaders) {
         if (limitHeaders != null) {
             client.extraHeaders(limitHeaders);
         }
-        answer(ErrorType.OVERLOADED, message, retryAfterSeconds);
-    }
-
-    /** Answers the client with the proxy's own error and ends the exchange. */
-    void fail(ErrorType type, String message) {
-        answer(type, message, -1);
-    }
-
-    private void answer(ErrorType type, String message, int retryAfterSeconds) {
         finish(type.status());
         conn.exchangeDone(this, client.error(type, message, retryAfterSeconds), client.closesAfter());
-    }
-
-    private String modelLabel() {
-        return answeredBy == null ? null : UsageAccounting.modelLabel(facts.model(), attempts.node());
     }
 
     private void finish(int metricStatus) {
@@ -345,12 +287,7 @@ final class Exchange implements Timeouts.Watched {
             return;
         }
         end();
-        if (answeredBy != null) { // a response cut short (client gone) is recorded with status class "none"
-            recorder.relayed(answeredBy, metricStatus, modelLabel(), timeouts.nanoTime() - call.startNanos(),
-                    headNanos - call.startNanos());
-        }
-        recorder.ended(facts.caller(), modelLabel(), metricStatus);
-        client.ended();
+        client.ended(metricStatus, answered, headNanos);
     }
 
     private void end() {

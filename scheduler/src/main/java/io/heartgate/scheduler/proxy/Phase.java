@@ -10,8 +10,6 @@ enum Phase {
     CONNECTING,
     /** Request sent; waiting for the response head. */
     AWAITING_HEAD,
-    /** Skipping a 1xx answer; the real head follows. */
-    INFORMATIONAL,
     /** Reading away a node's overload answer before trying another node. */
     DISCARDING,
     /** Response head sent to the client; relaying the body. */
@@ -24,8 +22,7 @@ enum Phase {
     static {
         ROUTING.next = EnumSet.of(CONNECTING, AWAITING_HEAD, DONE);
         CONNECTING.next = EnumSet.of(AWAITING_HEAD, ROUTING, DONE);
-        AWAITING_HEAD.next = EnumSet.of(INFORMATIONAL, DISCARDING, RELAYING, CONNECTING, ROUTING, DONE);
-        INFORMATIONAL.next = EnumSet.of(AWAITING_HEAD, CONNECTING, ROUTING, DONE);
+        AWAITING_HEAD.next = EnumSet.of(DISCARDING, RELAYING, CONNECTING, ROUTING, DONE);
         DISCARDING.next = EnumSet.of(ROUTING, DONE);
         RELAYING.next = EnumSet.of(DONE);
         DONE.next = EnumSet.noneOf(Phase.class);
@@ -45,6 +42,6 @@ enum Phase {
 
     /** Returns whether the node's response head is still to come. */
     boolean beforeHead() {
-        return this == AWAITING_HEAD || this == INFORMATIONAL;
+        return this == AWAITING_HEAD;
     }
 }

@@ -4,10 +4,14 @@ import io.heartgate.scheduler.admission.Dispatcher;
 import io.heartgate.scheduler.admission.FairQueue;
 import io.heartgate.scheduler.admission.GatewayQueue;
 import io.heartgate.scheduler.proxy.ProxyCounters.Counter;
+import io.heartgate.scheduler.proxy.policy.RetryPolicy;
+import io.heartgate.scheduler.proxy.policy.RetryPolicy.Action;
+import io.heartgate.scheduler.proxy.policy.RetryPolicy.Failure;
 import io.heartgate.scheduler.request.ErrorType;
 import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.routing.Lease;
 import io.heartgate.scheduler.routing.Route;
+import io.netty.handler.codec.http.FullHttpRequest;
 import java.util.Map;
 import java.util.concurrent.Executor;
 import org.slf4j.Logger;
@@ -17,28 +21,38 @@ import org.slf4j.LoggerFactory;
  * Where one {@link Exchange}'s attempts go: asks the {@link Dispatcher} for the first node and for
  * each retry alike (the gateway queue included), keeps the {@link Attempts} and the current
  * attempt's {@link Lease}, gives the lease back exactly once per attempt, and turns each refusal into
- * the answer's words. Event-loop confined.
+ * the answer's words. It is also what the loop's sweep watches ({@link Timeouts.Watched}): which node
+ * the request awaits, for what, and since when. Event-loop confined.
  */
-final class Placement implements Dispatcher.Outcome {
+final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
 
     private static final Logger log = LoggerFactory.getLogger(Placement.class);
 
     private final Exchange exchange;
+    private final FullHttpRequest req;
     private final RequestFacts facts;
+    private final boolean modelInName;
     private final String fairnessKey;
     private final Executor loop;
     private final Dispatcher dispatcher;
+    private final RetryPolicy retry;
     private final NodeEvidence evidence;
     private final Recorder recorder;
     private final Attempts attempts = new Attempts();
     /** The request's place in the gateway queue while every node is full, else {@code null}. */
     private FairQueue.Ticket<GatewayQueue.Waiter> queued;
+    private Boolean streams;
+    /** Whether the request is for its first node only (a model-management call): never retried elsewhere. */
+    private boolean pinned;
 
     /** @param fairnessKey whom the gateway queue is fair between: the caller's key name, or its address */
-    Placement(Exchange exchange, RequestFacts facts, String fairnessKey, Executor loop, Dispatcher dispatcher,
-              NodeEvidence evidence, Recorder recorder) {
+    Placement(Exchange exchange, Admitted call, String fairnessKey, Executor loop, Dispatcher dispatcher,
+              RetryPolicy retry, NodeEvidence evidence, Recorder recorder) {
         this.exchange = exchange;
-        this.facts = facts;
+        this.req = call.request();
+        this.facts = call.facts();
+        this.modelInName = call.endpoint().modelInName();
+        this.retry = retry;
         this.fairnessKey = fairnessKey;
         this.loop = loop;
         this.dispatcher = dispatcher;
@@ -57,8 +71,23 @@ final class Placement implements Dispatcher.Outcome {
 
     /** Finds a node the request has not tried yet, after the current attempt's slot was given back. */
     void retry() {
+        if (pinned) {
+            exchange.fail(ErrorType.UPSTREAM_UNREACHABLE, "node " + attempts.node().id() + " failed: "
+                    + attempts.lastFailure() + " (a management call goes to its node only)");
+            return;
+        }
         recorder.count(Counter.RETRIES);
+        exchange.routing();
         queued = dispatcher.dispatch(facts, attempts.tried(), fairnessKey, loop, this);
+    }
+
+    /**
+     * Says whether answering makes the node load the request's model, so that warm first may count it
+     * as evidence: not a model-management call, nor Ollama's {@code /api/show}, which reads a model
+     * from disk without loading it.
+     */
+    boolean loadsModel() {
+        return facts.model() != null && !pinned && !modelInName;
     }
 
     @Override
@@ -67,8 +96,9 @@ final class Placement implements Dispatcher.Outcome {
         if (route.panic()) {
             recorder.count(Counter.PANIC_ROUTES);
         }
-        Target target = exchange.aim(route);
-        attempts.begin(route, target, exchange.loadsModel() ? evidence.loadingFor(route.node(), facts) : null);
+        pinned |= route.pinned();
+        Target target = exchange.targetOf(route.node().url());
+        attempts.begin(route, target, loadsModel() ? evidence.loadingFor(route.node(), facts) : null);
         exchange.send();
     }
 
@@ -80,7 +110,7 @@ final class Placement implements Dispatcher.Outcome {
 
     @Override
     public void queueFull(int retryAfterSeconds) {
-        exchange.overloaded(attempts.count() == 0
+        exchange.fail(ErrorType.OVERLOADED, attempts.count() == 0
                 ? "every node serving " + Failures.what(facts) + " is at capacity and the gateway queue is full"
                 : "every other node serving the model is at capacity and the gateway queue is full (after "
                         + attempts.lastFailure() + ")", retryAfterSeconds, null);
@@ -89,7 +119,7 @@ final class Placement implements Dispatcher.Outcome {
     @Override
     public void overloaded(String message, int retryAfterSeconds, Map<String, String> limitHeaders) {
         queued = null;
-        exchange.overloaded(message, retryAfterSeconds, limitHeaders);
+        exchange.fail(ErrorType.OVERLOADED, message, retryAfterSeconds, limitHeaders);
     }
 
     @Override
@@ -117,14 +147,67 @@ final class Placement implements Dispatcher.Outcome {
         }
     }
 
-    /** Returns whether a node this request has not tried could take it now. */
-    boolean untriedLeft() {
-        return dispatcher.untriedLeft(facts, attempts.tried());
+    /**
+     * The current attempt's node answered {@code code}: returns whether that is an overload answer
+     * (503, 429) to pass over for another node that could take the request (busy, not dead: never
+     * counted toward its ejection), noting it; with no other node left, it is relayed.
+     */
+    boolean busyElsewhere(int code, boolean resent) {
+        if (!pinned && (code == 503 || code == 429) && retry.decide(Failure.OVERLOAD_ANSWER, attempts.count(), false, resent)
+                .action() == Action.RETRY_ELSEWHERE && dispatcher.untriedLeft(facts, attempts.tried())) {
+            recorder.count(Counter.OVERLOAD_ANSWERS);
+            attempts.failed(attempts.node().id() + ": answered " + code);
+            return true;
+        }
+        return false;
     }
 
-    /** Returns whether a node this request has not tried, and that is not held out, serves its model. */
-    boolean healthyUntriedLeft() {
-        return dispatcher.healthyUntriedLeft(facts, attempts.tried());
+    @Override
+    public boolean waitingForHead() {
+        return exchange.beforeHead();
+    }
+
+    @Override
+    public void firstByteTimedOut() {
+        exchange.firstByteTimedOut();
+    }
+
+    @Override
+    public void idleTimedOut() {
+        exchange.idleTimedOut();
+    }
+
+    @Override
+    public String awaitedNode() {
+        return exchange.beforeHead() && attempts.node() != null ? attempts.node().id() : null;
+    }
+
+    @Override
+    public String model() {
+        return facts.model();
+    }
+
+    @Override
+    public boolean streams() {
+        if (streams == null) {
+            streams = TopLevelFields.streams(req.content(), req.uri());
+        }
+        return streams;
+    }
+
+    @Override
+    public boolean waitsForLoad() {
+        return attempts.loading() != null;
+    }
+
+    @Override
+    public boolean nodeLost(boolean onlyWithAlternative) {
+        if (!exchange.beforeHead()
+                || onlyWithAlternative && !dispatcher.healthyUntriedLeft(facts, attempts.tried())) {
+            return false; // held out, but the only hope for this model (panic routing sent it there)
+        }
+        exchange.nodeLost();
+        return true;
     }
 
     /** Returns the words of the proxy's own answer {@code error} after the attempts made. */

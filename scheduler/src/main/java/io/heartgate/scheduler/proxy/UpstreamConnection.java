@@ -13,7 +13,9 @@ import io.netty.util.ReferenceCountUtil;
 /**
  * One keep-alive connection to a node, and the handle the pool and the exchanges hold of it: hands
  * what the node sends to the exchange it serves now, or drops the connection when the node speaks
- * while it is idle in the pool. Event-loop confined.
+ * while it is idle in the pool. An interim answer (1xx: 100 Continue, 103 Early Hints) is skipped
+ * here, with the empty end the codec gives it: the exchange sees the final head only.
+ * Event-loop confined.
  */
 final class UpstreamConnection extends ChannelInboundHandlerAdapter {
 
@@ -23,6 +25,8 @@ final class UpstreamConnection extends ChannelInboundHandlerAdapter {
     private Exchange exchange;
     private Throwable cause;
     private long idleSinceMs;
+    /** Whether an interim (1xx) answer is being skipped: its empty end follows. */
+    private boolean interim;
 
     UpstreamConnection(Target target) {
         this.target = target;
@@ -48,6 +52,7 @@ final class UpstreamConnection extends ChannelInboundHandlerAdapter {
     void attach(Exchange e) {
         exchange = e;
         cause = null;
+        interim = false;
     }
 
     /** Returns whether an exchange uses the connection now. */
@@ -95,6 +100,12 @@ final class UpstreamConnection extends ChannelInboundHandlerAdapter {
         if (e == null) {
             ReferenceCountUtil.release(msg);
             ctx.close(); // a node talking on an idle connection: its state is unknown, do not reuse it
+            return;
+        }
+        if (interim || msg instanceof HttpResponse r && r.status().code() >= 100 && r.status().code() < 200
+                && r.decoderResult().isSuccess()) {
+            interim = !(msg instanceof LastHttpContent); // a 1xx head, then its empty end
+            ReferenceCountUtil.release(msg);
             return;
         }
         if (msg instanceof HttpResponse head && !e.head(head)) {

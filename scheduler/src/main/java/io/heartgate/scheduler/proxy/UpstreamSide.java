@@ -33,8 +33,21 @@ final class UpstreamSide {
         return pool.target(url);
     }
 
+    /**
+     * Sends the exchange's request to {@code target}: on an idle pooled connection when
+     * {@code pooledOk} and there is one, else on a new one ({@link Exchange#connecting} first).
+     */
+    void open(Target target, boolean pooledOk) {
+        if (pooledOk && takePooled(target)) {
+            exchange.write();
+        } else {
+            exchange.connecting();
+            connect(target);
+        }
+    }
+
     /** Takes an idle pooled connection to {@code target} if there is one; returns whether it did. */
-    boolean takePooled(Target target) {
+    private boolean takePooled(Target target) {
         UpstreamConnection pooled = pool.acquire(target);
         reused = pooled != null;
         if (pooled != null) {
@@ -48,7 +61,7 @@ final class UpstreamSide {
      * ({@link Exchange#write}), once it failed it hears so ({@link Exchange#connectFailed}), at once
      * when the connect completes at once, unless the exchange let go of it ({@link #close}) meanwhile.
      */
-    void connect(Target target) {
+    private void connect(Target target) {
         reused = false;
         UpstreamConnection c = pool.connect(target);
         conn = c;

@@ -92,20 +92,22 @@ class SlowStartTest {
         RouteSelector selector = new RouteSelector(strategy.create(new Random(7), 0), ramp, draws::nextDouble, WarmFirst.OFF, java.time.Clock.systemUTC());
         int toNew = 0;
         for (int i = 0; i < 8000; i++) {
-            Route r = selector.select(table, RequestFacts.NONE, List.of(), EjectionView.NONE);
-            if (((Route.To) r).node().id().equals("new")) {
+            Route.To r = (Route.To) selector.select(table, RequestFacts.NONE, List.of(), EjectionView.NONE);
+            if (r.node().id().equals("new")) {
                 toNew++;
             }
+            r.lease().release(); // one request after another
         }
         assertThat(toNew / 8000.0).as(strategy.label()).isBetween(0.08, 0.17);
 
         at(120); // ramp over: the usual split
         int after = 0;
         for (int i = 0; i < 8000; i++) {
-            if (((Route.To) selector.select(table, RequestFacts.NONE, List.of(), EjectionView.NONE)).node().id()
-                    .equals("new")) {
+            Route.To r = (Route.To) selector.select(table, RequestFacts.NONE, List.of(), EjectionView.NONE);
+            if (r.node().id().equals("new")) {
                 after++;
             }
+            r.lease().release();
         }
         if (strategy != Strategy.LEAST_LOADED) { // equal weights: least-loaded keeps its own tie order
             assertThat(after / 8000.0).as(strategy.label() + " after the ramp").isBetween(0.40, 0.60);

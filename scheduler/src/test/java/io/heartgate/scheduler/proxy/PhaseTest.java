@@ -9,8 +9,8 @@ class PhaseTest {
 
     @Test
     void theRelaysPathsAreAllowed() {
-        assertThat(Phase.ROUTING.to(Phase.CONNECTING).to(Phase.AWAITING_HEAD).to(Phase.INFORMATIONAL)
-                .to(Phase.AWAITING_HEAD).to(Phase.RELAYING).to(Phase.DONE)).isEqualTo(Phase.DONE);
+        assertThat(Phase.ROUTING.to(Phase.CONNECTING).to(Phase.AWAITING_HEAD).to(Phase.RELAYING).to(Phase.DONE))
+                .isEqualTo(Phase.DONE);
         assertThat(Phase.ROUTING.to(Phase.AWAITING_HEAD).to(Phase.DISCARDING).to(Phase.ROUTING).to(Phase.DONE))
                 .isEqualTo(Phase.DONE);
         assertThat(Phase.AWAITING_HEAD.to(Phase.CONNECTING)).as("a stale pooled connection: sent again")
@@ -28,9 +28,9 @@ class PhaseTest {
     }
 
     @Test
-    void theHeadIsAwaitedWhileSentOrSkippingInformationalAnswers() {
+    void theHeadIsAwaitedOnlyOnceSent() {
         for (Phase p : Phase.values()) {
-            assertThat(p.beforeHead()).as(p.name()).isEqualTo(p == Phase.AWAITING_HEAD || p == Phase.INFORMATIONAL);
+            assertThat(p.beforeHead()).as(p.name()).isEqualTo(p == Phase.AWAITING_HEAD);
         }
     }
 }
