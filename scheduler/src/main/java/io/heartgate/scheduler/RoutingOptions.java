@@ -3,7 +3,6 @@ package io.heartgate.scheduler;
 import io.heartgate.protocol.InvalidSettingException;
 import io.heartgate.scheduler.affinity.AffinityKeys;
 import io.heartgate.scheduler.balancer.Strategy;
-import io.heartgate.scheduler.config.AffinityConfig;
 import io.heartgate.scheduler.config.ResilienceConfig;
 import io.heartgate.scheduler.routing.WarmFirst;
 import java.time.Duration;

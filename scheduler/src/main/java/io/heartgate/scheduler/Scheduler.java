@@ -10,7 +10,6 @@ import io.heartgate.scheduler.admin.AdminGuard;
 import io.heartgate.scheduler.admin.AdminServer;
 import io.heartgate.scheduler.balancer.Balancer;
 import io.heartgate.scheduler.balancer.Strategy;
-import io.heartgate.scheduler.config.SchedulerConfig;
 import io.heartgate.scheduler.discovery.DiscoveryConsumerConfig;
 import io.heartgate.scheduler.discovery.DiscoveryStats;
 import io.heartgate.scheduler.discovery.DiscoveryStatus;
@@ -29,6 +28,7 @@ import io.heartgate.scheduler.status.Draining;
 import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.status.Ramp;
 import io.heartgate.scheduler.table.NodeTable;
+import io.heartgate.scheduler.time.Ticker;
 import io.heartgate.scheduler.trust.ApiKeys;
 import io.heartgate.scheduler.trust.KafkaUsers;
 import io.heartgate.scheduler.trust.Reloader;
@@ -244,7 +244,7 @@ public final class Scheduler implements AutoCloseable {
             }
             ProxyServer proxyServer = ProxyServer.start(config.proxy(), table::snapshot,
                     routeSelector(config, clock, table, balancer),
-                    health, routing, counters, requestMetrics, System::nanoTime, draining,
+                    health, routing, counters, requestMetrics, Ticker.SYSTEM, draining,
                     new Stages.Access(apiKeys, upstreamKey, tls != null, config.proxy().allowModelManagement(),
                             config.proxy().forceUsage()), tls);
             proxyServer.bindTo(registry);

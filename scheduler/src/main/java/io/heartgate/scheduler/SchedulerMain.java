@@ -5,7 +5,6 @@ import io.heartgate.protocol.LogFormat;
 import io.heartgate.protocol.cli.Cli;
 import io.heartgate.protocol.cli.KafkaSettings;
 import io.heartgate.protocol.signing.HeartbeatKeys;
-import io.heartgate.scheduler.config.SchedulerConfig;
 import io.heartgate.scheduler.config.SecurityConfig;
 import io.heartgate.scheduler.demo.Demo;
 import io.heartgate.scheduler.proxy.ProxyConfig;

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import io.heartgate.scheduler.config.SchedulerConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -2,7 +2,6 @@ package io.heartgate.scheduler;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.heartgate.scheduler.config.SchedulerConfig;
 import io.heartgate.scheduler.trust.ApiKeys;
 import io.heartgate.testkit.CommandLineRun;
 import java.nio.file.Files;

@@ -4,6 +4,7 @@ import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.routing.FreeSlots;
 import io.heartgate.scheduler.routing.Route;
 import io.heartgate.scheduler.table.Node;
+import io.heartgate.scheduler.time.Ticker;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -13,7 +14,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
-import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -70,7 +70,7 @@ public final class GatewayQueue {
 
     private final int maxPerModel;
     private final long timeoutNanos;
-    private final LongSupplier nanoTicker;
+    private final Ticker ticker;
     private final Function<Waiter, Route> router;
     private final Reserve reserve;
     private final ReentrantLock lock = new ReentrantLock();
@@ -84,29 +84,29 @@ public final class GatewayQueue {
     /**
      * @param maxPerModel the most requests waiting per model; 0 refuses at once when all are full
      * @param timeout the longest a request waits
-     * @param nanoTicker the monotonic clock waits are measured on
+     * @param ticker the monotonic clock waits are measured on
      * @param router where a waiting request would go now: a route whose slot is claimed,
      *     {@link Route.Refused#FULL} while every candidate is full, or another refusal
      * @param registry where the queue's meters go
      */
-    public GatewayQueue(int maxPerModel, Duration timeout, LongSupplier nanoTicker, Function<Waiter, Route> router,
+    public GatewayQueue(int maxPerModel, Duration timeout, Ticker ticker, Function<Waiter, Route> router,
                         MeterRegistry registry) {
-        this(maxPerModel, timeout, nanoTicker, router, 0, w -> FreeSlots.UNBOUNDED, registry);
+        this(maxPerModel, timeout, ticker, router, 0, w -> FreeSlots.UNBOUNDED, registry);
     }
 
     /**
-     * As {@link #GatewayQueue(int, Duration, LongSupplier, Function, MeterRegistry)}, keeping the last
+     * As {@link #GatewayQueue(int, Duration, Ticker, Function, MeterRegistry)}, keeping the last
      * {@code reserveSlots} free slots of a model's nodes for callers that are not flooding it.
      *
      * @param reserveSlots free slots a flooding caller's request may not take; 0 for none
      * @param freeSlots the slots, free and in all, on the nodes a waiting request may go to now
      */
-    public GatewayQueue(int maxPerModel, Duration timeout, LongSupplier nanoTicker, Function<Waiter, Route> router,
+    public GatewayQueue(int maxPerModel, Duration timeout, Ticker ticker, Function<Waiter, Route> router,
                         int reserveSlots, Function<Waiter, FreeSlots> freeSlots, MeterRegistry registry) {
-        this.reserve = new Reserve(reserveSlots, freeSlots, nanoTicker);
+        this.reserve = new Reserve(reserveSlots, freeSlots, ticker);
         this.maxPerModel = maxPerModel;
         this.timeoutNanos = timeout.toNanos();
-        this.nanoTicker = nanoTicker;
+        this.ticker = ticker;
         this.router = router;
         this.exits = new QueueExits(registry, this, timeout);
     }
@@ -172,7 +172,7 @@ public final class GatewayQueue {
                     }
                 }
             }
-            FairQueue.Ticket<Waiter> t = q.full() ? null : q.partOf(w).offer(w, caller, priority, nanoTicker.getAsLong());
+            FairQueue.Ticket<Waiter> t = q.full() ? null : q.partOf(w).offer(w, caller, priority, ticker.nanos());
             if (t == null) {
                 tidy();
                 exits.rejected();
@@ -181,7 +181,7 @@ public final class GatewayQueue {
             if (out == null) {
                 waiting++;
             } else {
-                exits.pushedOut(out.item(), nanoTicker.getAsLong() - out.enqueuedNanos());
+                exits.pushedOut(out.item(), ticker.nanos() - out.enqueuedNanos());
             }
             tidy();
             serve();
@@ -199,7 +199,7 @@ public final class GatewayQueue {
             return null; // full, or a refusal it is answered as it leaves the queue
         }
         exits.served(w, to, 0);
-        return FairQueue.Ticket.passing(w, caller, priority, nanoTicker.getAsLong());
+        return FairQueue.Ticket.passing(w, caller, priority, ticker.nanos());
     }
 
     /** Where {@code w} would go now; a router that throws is answered as unreachable. */
@@ -224,7 +224,7 @@ public final class GatewayQueue {
             ModelQueue q = byModel.get(key(t.item().facts().model()));
             if (q != null && q.remove(t)) {
                 waiting--;
-                exits.gone(nanoTicker.getAsLong() - t.enqueuedNanos());
+                exits.gone(ticker.nanos() - t.enqueuedNanos());
                 tidy();
             }
         } finally {
@@ -264,7 +264,7 @@ public final class GatewayQueue {
         }
         lock.lock();
         try {
-            long now = nanoTicker.getAsLong();
+            long now = ticker.nanos();
             for (ModelQueue q : new ArrayList<>(byModel.values())) {
                 for (FairQueue<Waiter> part : List.of(q.fresh, q.retries)) {
                     part.expire(now, timeoutNanos, t -> {
@@ -355,7 +355,7 @@ public final class GatewayQueue {
         }
         best.take(next);
         waiting--;
-        long waited = nanoTicker.getAsLong() - next.enqueuedNanos();
+        long waited = ticker.nanos() - next.enqueuedNanos();
         if (r instanceof Route.To to) {
             exits.served(next.item(), to, waited);
         } else {

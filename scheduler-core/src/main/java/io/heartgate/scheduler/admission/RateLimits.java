@@ -1,10 +1,10 @@
 package io.heartgate.scheduler.admission;
 
+import io.heartgate.scheduler.time.Ticker;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
-import java.util.function.LongSupplier;
 
 /**
  * Enforces each API key's {@code rpm=} and {@code tpm=} on this scheduler replica with a
@@ -23,12 +23,12 @@ public final class RateLimits {
         public static final Verdict UNLIMITED = new Verdict(true, null, 0, Map.of());
     }
 
-    private final LongSupplier nanoTicker;
+    private final Ticker ticker;
     private final Map<String, State> byKey = new ConcurrentHashMap<>();
 
-    /** @param nanoTicker the monotonic clock buckets refill on */
-    public RateLimits(LongSupplier nanoTicker) {
-        this.nanoTicker = nanoTicker;
+    /** @param ticker the monotonic clock buckets refill on */
+    public RateLimits(Ticker ticker) {
+        this.ticker = ticker;
     }
 
     /** One key's buckets, for the limits it had when they were made. */
@@ -117,7 +117,7 @@ public final class RateLimits {
         if (!key.limited()) {
             return Verdict.UNLIMITED;
         }
-        long now = nanoTicker.getAsLong();
+        long now = ticker.nanos();
         return locked(key, now, s -> {
             String refused = null;
             long waitNanos = 0;
@@ -140,7 +140,7 @@ public final class RateLimits {
      * no request limit here.
      */
     public Map<String, String> giveBack(String keyName) {
-        long now = nanoTicker.getAsLong();
+        long now = ticker.nanos();
         while (true) {
             State s = byKey.get(keyName);
             if (s == null || s.requests() == null) {
@@ -157,7 +157,7 @@ public final class RateLimits {
 
     /** Returns the headers of a limited {@code key} as they stand, taking nothing: for an answer refused before the limits. */
     public Map<String, String> peek(Quota key) {
-        long now = nanoTicker.getAsLong();
+        long now = ticker.nanos();
         return locked(key, now, s -> headers(s, now));
     }
 
@@ -166,7 +166,7 @@ public final class RateLimits {
         if (key.tpm() <= 0 || tokens <= 0) {
             return;
         }
-        long now = nanoTicker.getAsLong();
+        long now = ticker.nanos();
         locked(key, now, s -> {
             if (s.tokens() != null) {
                 s.tokens().charge(tokens, now);

@@ -2,6 +2,7 @@ package io.heartgate.scheduler.admission;
 
 import io.heartgate.scheduler.admission.GatewayQueue.Waiter;
 import io.heartgate.scheduler.routing.FreeSlots;
+import io.heartgate.scheduler.time.Ticker;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -9,7 +10,6 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Function;
-import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,7 +40,7 @@ final class Reserve {
 
     private final int slots;
     private final Function<Waiter, FreeSlots> freeSlots;
-    private final LongSupplier nanoTicker;
+    private final Ticker ticker;
     private final long presenceNanos = PRESENCE.toNanos();
     /** Per model, per priority class: the callers not flooding it that came lately. */
     private final Map<String, TreeMap<Integer, Arrivals>> present = new HashMap<>();
@@ -48,15 +48,15 @@ final class Reserve {
     /**
      * @param slots free slots a flooding caller's request may not take; 0 for none
      * @param freeSlots the slots, free and in all, on the nodes a waiting request may go to now
-     * @param nanoTicker the monotonic clock presence is measured on
+     * @param ticker the monotonic clock presence is measured on
      */
-    Reserve(int slots, Function<Waiter, FreeSlots> freeSlots, LongSupplier nanoTicker) {
+    Reserve(int slots, Function<Waiter, FreeSlots> freeSlots, Ticker ticker) {
         if (slots < 0) {
             throw new IllegalArgumentException("reserveSlots must not be negative, was " + slots);
         }
         this.slots = slots;
         this.freeSlots = freeSlots;
-        this.nanoTicker = nanoTicker;
+        this.ticker = ticker;
     }
 
     /**
@@ -69,7 +69,7 @@ final class Reserve {
             return;
         }
         String model = GatewayQueue.key(w.facts().model());
-        long nowNanos = nanoTicker.getAsLong();
+        long nowNanos = ticker.nanos();
         if (present.size() >= MODELS_BEFORE_PRUNING && !present.containsKey(model)) {
             present.values().removeIf(byClass -> {
                 byClass.values().forEach(a -> a.forget(nowNanos, presenceNanos));
@@ -110,7 +110,7 @@ final class Reserve {
         if (byClass == null) {
             return false;
         }
-        long now = nanoTicker.getAsLong();
+        long now = ticker.nanos();
         for (Map.Entry<Integer, Arrivals> e : byClass.tailMap(priority, true).entrySet()) {
             int cls = e.getKey();
             Arrivals arrivals = e.getValue();

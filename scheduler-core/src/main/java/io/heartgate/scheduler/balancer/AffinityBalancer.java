@@ -2,6 +2,7 @@ package io.heartgate.scheduler.balancer;
 
 import io.heartgate.protocol.InvalidSettingException;
 import io.heartgate.scheduler.table.Node;
+import io.heartgate.scheduler.time.Ticker;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -46,7 +47,7 @@ public final class AffinityBalancer implements Balancer {
 
     private final double loadFactor;
     private final Balancer fallback;
-    private final java.util.function.LongSupplier ticker;
+    private final Ticker ticker;
     /** Candidate list (by identity) to its ring, direct-mapped: the lists of current snapshots. */
     private final AtomicReferenceArray<Bound> recent = new AtomicReferenceArray<>(CACHE_SLOTS);
     /** Rings by member fingerprint, so that a new snapshot with the same members reuses one. */
@@ -62,11 +63,11 @@ public final class AffinityBalancer implements Balancer {
      * @throws InvalidSettingException for {@code affinity-load-factor} unless 1 to 100
      */
     public AffinityBalancer(double loadFactor, Balancer fallback) {
-        this(loadFactor, fallback, System::nanoTime);
+        this(loadFactor, fallback, Ticker.SYSTEM);
     }
 
     /** As {@link #AffinityBalancer(double, Balancer)}, timing a large ring's cached total by {@code ticker} (tests). */
-    AffinityBalancer(double loadFactor, Balancer fallback, java.util.function.LongSupplier ticker) {
+    AffinityBalancer(double loadFactor, Balancer fallback, Ticker ticker) {
         if (!(loadFactor >= 1.0 && loadFactor <= 100.0)) {
             throw new InvalidSettingException("affinityLoadFactor", "must be 1 to 100 (1.25: a node takes at most "
                     + "25% more than the mean), was " + loadFactor);
@@ -77,6 +78,11 @@ public final class AffinityBalancer implements Balancer {
     }
 
     /** A request without a key: the fallback decides. */
+    @Override
+    public AffinityBalancer byKey() {
+        return this;
+    }
+
     @Override
     public Optional<Node> pick(List<Node> candidates) {
         return fallback.pick(candidates);
@@ -178,7 +184,7 @@ public final class AffinityBalancer implements Balancer {
 
     private Totals load(HashRing ring, boolean[] mask) {
         if (mask == null) {
-            return new Totals(ring.totalInFlight(ticker.getAsLong()), ring.weightSum());
+            return new Totals(ring.totalInFlight(ticker.nanos()), ring.weightSum());
         }
         long total = 0;
         long weights = 0;

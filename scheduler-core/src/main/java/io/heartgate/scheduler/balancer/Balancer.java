@@ -13,4 +13,12 @@ public interface Balancer {
 
     /** Returns one of {@code candidates}; empty exactly when {@code candidates} is empty. */
     Optional<Node> pick(List<Node> candidates);
+
+    /**
+     * Returns the balancer that places requests by their affinity key, when this strategy does;
+     * {@code null} for every strategy that ignores keys.
+     */
+    default AffinityBalancer byKey() {
+        return null;
+    }
 }

@@ -69,7 +69,7 @@ public final class RouteSelector {
     public RouteSelector(Balancer balancer, Ramp ramp, DoubleSupplier random, WarmFirst warmFirst, Clock clock,
                          AffinityKeys keys) {
         this.balancer = balancer;
-        this.affinity = balancer instanceof AffinityBalancer a ? a : null;
+        this.affinity = balancer.byKey();
         this.keys = keys;
         this.ramp = ramp;
         this.random = random;

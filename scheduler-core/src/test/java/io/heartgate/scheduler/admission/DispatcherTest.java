@@ -11,6 +11,7 @@ import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.table.InFlight;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TableSnapshot;
+import io.heartgate.scheduler.time.Ticker;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.time.Instant;
@@ -31,7 +32,7 @@ class DispatcherTest {
     private final TableSnapshot table = new TableSnapshot(1, List.of(node));
     private final RouteSelector selector = new RouteSelector(Strategy.ROUND_ROBIN.create(() -> 0L, 0));
     private long now;
-    private final RateLimits limits = new RateLimits(() -> now);
+    private final RateLimits limits = new RateLimits(Ticker.ofNanos(() -> now));
     private final Dispatcher dispatcher = dispatcher(10);
     private final List<Runnable> loop = new ArrayList<>();
 
@@ -39,7 +40,7 @@ class DispatcherTest {
     }
 
     private Dispatcher dispatcher(int maxQueue) {
-        GatewayQueue queue = new GatewayQueue(maxQueue, Duration.ofSeconds(5), () -> now,
+        GatewayQueue queue = new GatewayQueue(maxQueue, Duration.ofSeconds(5), Ticker.ofNanos(() -> now),
                 w -> selector.select(table, w.facts(), w.tried(), EjectionView.NONE), new SimpleMeterRegistry());
         return new Dispatcher(() -> table, selector, EjectionView.NONE, queue, limits);
     }

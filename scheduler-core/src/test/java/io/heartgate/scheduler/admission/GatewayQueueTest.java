@@ -10,6 +10,7 @@ import io.heartgate.scheduler.routing.Lease;
 import io.heartgate.scheduler.routing.Route;
 import io.heartgate.scheduler.table.InFlight;
 import io.heartgate.scheduler.table.Node;
+import io.heartgate.scheduler.time.Ticker;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.time.Instant;
@@ -29,7 +30,7 @@ class GatewayQueueTest {
     private final Map<String, Integer> free = new HashMap<>();
     private final List<String> outcomes = new ArrayList<>();
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    private final GatewayQueue queue = new GatewayQueue(3, Duration.ofSeconds(10), () -> now, this::route, registry);
+    private final GatewayQueue queue = new GatewayQueue(3, Duration.ofSeconds(10), Ticker.ofNanos(() -> now), this::route, registry);
 
     private Route route(GatewayQueue.Waiter w) {
         String model = w.facts().model();
@@ -176,7 +177,7 @@ class GatewayQueueTest {
 
     @Test
     void aHigherClassMeetingAFullQueueAndAFreeSlotTakesTheSlotAndPushesNoOneOut() {
-        GatewayQueue one = new GatewayQueue(1, Duration.ofSeconds(10), () -> now, this::route, registry);
+        GatewayQueue one = new GatewayQueue(1, Duration.ofSeconds(10), Ticker.ofNanos(() -> now), this::route, registry);
         free.put("m", 0);
         now = 1;
         one.enqueue(new Waiting("low", "m"), "a", 0);
@@ -198,7 +199,7 @@ class GatewayQueueTest {
 
     @Test
     void aCallersParallelCallsGoTogetherAheadOfAFloodThatHadItsBurst() {
-        GatewayQueue roomy = new GatewayQueue(100, Duration.ofSeconds(10), () -> now, this::route, registry);
+        GatewayQueue roomy = new GatewayQueue(100, Duration.ofSeconds(10), Ticker.ofNanos(() -> now), this::route, registry);
         free.put("m", 0);
         for (int i = 1; i <= 10; i++) {
             now = i;
@@ -247,7 +248,7 @@ class GatewayQueueTest {
     void retriesThatTriedTheSameNodesAsOneThatFoundNoRoomAreNotRoutedAgainInThePass() {
         free.put("m", 0);
         int[] routed = {0};
-        GatewayQueue counting = new GatewayQueue(10, Duration.ofSeconds(10), () -> now, w -> {
+        GatewayQueue counting = new GatewayQueue(10, Duration.ofSeconds(10), Ticker.ofNanos(() -> now), w -> {
             routed[0]++;
             return route(w);
         }, registry);
@@ -279,7 +280,7 @@ class GatewayQueueTest {
     @Test
     void aHigherClassGoesFirstAcrossModelsThatShareNodes() {
         int[] pool = {0}; // one node serving both models
-        GatewayQueue shared = new GatewayQueue(10, Duration.ofSeconds(10), () -> now, w -> {
+        GatewayQueue shared = new GatewayQueue(10, Duration.ofSeconds(10), Ticker.ofNanos(() -> now), w -> {
             if (pool[0] == 0) {
                 return Route.Refused.FULL;
             }
@@ -314,7 +315,7 @@ class GatewayQueueTest {
     void aWaiterWhoseLoopRefusesTheRouteGivesItsSlotBack() {
         Node node = Node.of(Heartbeat.builder("n9", "http://127.0.0.1:9").capacity(1).build(), Instant.EPOCH,
                 new InFlight());
-        GatewayQueue q = new GatewayQueue(3, Duration.ofSeconds(10), () -> now, w -> {
+        GatewayQueue q = new GatewayQueue(3, Duration.ofSeconds(10), Ticker.ofNanos(() -> now), w -> {
             Lease lease = Lease.take(node);
             return lease != null ? new Route.To(lease, false, false, null) : Route.Refused.FULL;
         }, registry);
@@ -554,7 +555,7 @@ class GatewayQueueTest {
 
     /** As {@link #reserving(int)}, holding at most {@code max} requests per model. */
     private GatewayQueue reserving(int max, int reserve) {
-        return new GatewayQueue(max, Duration.ofMinutes(5), () -> now, this::route, reserve, // outlasts a presence
+        return new GatewayQueue(max, Duration.ofMinutes(5), Ticker.ofNanos(() -> now), this::route, reserve, // outlasts a presence
                 w -> new FreeSlots(free.getOrDefault(w.facts().model(), 0), total.getOrDefault(w.facts().model(), 12)),
                 registry);
     }

@@ -72,7 +72,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Cli
         this.readsHeaders = facts.readsHeaders();
         this.recorder = recorder;
         this.timeouts = timeouts;
-        this.deadlines = new ClientDeadlines(clientTimeouts, timeouts::nowMs, this);
+        this.deadlines = new ClientDeadlines(clientTimeouts, timeouts.coarse(), this);
         this.draining = draining;
     }
 

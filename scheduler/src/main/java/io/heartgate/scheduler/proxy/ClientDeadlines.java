@@ -1,8 +1,8 @@
 package io.heartgate.scheduler.proxy;
 
+import io.heartgate.scheduler.time.Ticker;
 import io.netty.channel.ChannelHandlerContext;
 import java.util.concurrent.TimeUnit;
-import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,7 +36,7 @@ final class ClientDeadlines {
     }
 
     private final ClientTimeouts timeouts;
-    private final LongSupplier nowMs;
+    private final Ticker clock;
     private final Owner owner;
     private ChannelHandlerContext ctx;
     /** The connection's codec, which knows what of a request is being read; null without one (tests). */
@@ -46,10 +46,10 @@ final class ClientDeadlines {
     /** When the client last sent bytes or a response ended (the loop's coarse clock). */
     private long lastActivityMs;
 
-    /** @param nowMs the loop's coarse clock, in ms */
-    ClientDeadlines(ClientTimeouts timeouts, LongSupplier nowMs, Owner owner) {
+    /** @param clock the loop's coarse clock */
+    ClientDeadlines(ClientTimeouts timeouts, Ticker clock, Owner owner) {
         this.timeouts = timeouts;
-        this.nowMs = nowMs;
+        this.clock = clock;
         this.owner = owner;
     }
 
@@ -57,19 +57,19 @@ final class ClientDeadlines {
     void start(ChannelHandlerContext ctx) {
         this.ctx = ctx;
         this.codec = ctx.pipeline().get(ServerCodec.class);
-        lastActivityMs = nowMs.getAsLong();
+        lastActivityMs = clock.millis();
         ctx.executor().schedule(this::check, Math.min(timeouts.checkEveryMs(), timeouts.keepAliveMs()),
                 TimeUnit.MILLISECONDS);
     }
 
     /** The client sent bytes. */
     void activity() {
-        lastActivityMs = nowMs.getAsLong();
+        lastActivityMs = clock.millis();
     }
 
     /** A response ended: the connection is free for its next request, timed from now. */
     void turnStarts() {
-        lastActivityMs = nowMs.getAsLong();
+        lastActivityMs = clock.millis();
         turnStartMs = lastActivityMs;
     }
 
@@ -82,7 +82,7 @@ final class ClientDeadlines {
         if (!ctx.channel().isActive() || owner.closing()) {
             return;
         }
-        long now = nowMs.getAsLong();
+        long now = clock.millis();
         boolean busy = owner.busy();
         ServerCodec.Receiving receiving = codec == null ? ServerCodec.Receiving.NOTHING : codec.receiving();
         if (!busy && receiving != ServerCodec.Receiving.NOTHING) {

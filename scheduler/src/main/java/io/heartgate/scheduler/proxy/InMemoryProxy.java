@@ -13,6 +13,7 @@ import io.heartgate.scheduler.status.Ramp;
 import io.heartgate.scheduler.table.InFlight;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TableSnapshot;
+import io.heartgate.scheduler.time.Ticker;
 import io.heartgate.scheduler.trust.ApiKeys;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -29,7 +30,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.function.LongSupplier;
 
 /**
  * The whole request path on in-memory channels, for the cost meter (the benchmarks module's
@@ -83,7 +83,7 @@ public final class InMemoryProxy implements AutoCloseable {
 
     private InMemoryProxy(Scenario scenario, ProxyConfig config) {
         this.scenario = scenario;
-        LongSupplier nanoTicker = System::nanoTime;
+        Ticker ticker = Ticker.SYSTEM;
         Clock clock = Clock.systemUTC();
         boolean queued = scenario == Scenario.QUEUED;
         List<Node> list = new ArrayList<>();
@@ -105,18 +105,18 @@ public final class InMemoryProxy implements AutoCloseable {
         ProxyCounters counters = new ProxyCounters();
         Draining draining = new Draining();
         ProxyParts parts = new ProxyParts(config, new ProxyParts.Sources(() -> table, selector, health, health, counters,
-                metrics, nanoTicker), access, List.of());
+                metrics, ticker), access, List.of());
         loop = parts.loop(this::open, draining);
         HttpDecoderConfig decoderConfig = new HttpDecoderConfig().setMaxInitialLineLength(8192)
                 .setMaxHeaderSize(64 * 1024).setMaxChunkSize(64 * 1024);
         for (int i = 0; i < (queued ? 2 : 1); i++) {
             EmbeddedChannel ch = new EmbeddedChannel();
-            ch.pipeline().addLast(new ServerCodec(decoderConfig, loop.timeouts()::nowMs),
+            ch.pipeline().addLast(new ServerCodec(decoderConfig, loop.timeouts().coarse()),
                     new RequestAggregator(config.maxBodyBytes(), counters), parts.connection(loop, draining));
             ch.pipeline().fireChannelActive();
             clients.add(ch);
         }
-        this.nextSweepNanos = nanoTicker.getAsLong();
+        this.nextSweepNanos = ticker.nanos();
         this.request = requestBytes(scenario);
         this.answer = answerParts(scenario);
     }
@@ -141,7 +141,7 @@ public final class InMemoryProxy implements AutoCloseable {
      * @throws IllegalStateException when a request does not reach a node or an answer is not a 200
      */
     public long exchange() {
-        long now = System.nanoTime();
+        long now = Ticker.SYSTEM.nanos();
         if (now - nextSweepNanos >= 0) { // the loop's periodic work, as often as on a real loop
             nextSweepNanos = now + LoopSweep.EVERY_MS * 1_000_000;
             loop.sweep().run();

@@ -6,7 +6,7 @@ import io.heartgate.scheduler.proxy.policy.RetryPolicy.Failure;
 import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.routing.RouteSelector;
 import io.heartgate.scheduler.table.Node;
-import java.util.function.LongSupplier;
+import io.heartgate.scheduler.time.Ticker;
 
 /**
  * The tap through which what a node's answers say about it is told: to passive health (answered,
@@ -19,14 +19,14 @@ final class NodeEvidence {
     private final PassiveHealth health;
     private final RouteSelector selector;
     private final ProxyCounters counters;
-    private final LongSupplier nowMs;
+    private final Ticker clock;
 
-    /** @param nowMs the loop's coarse clock, in ms */
-    NodeEvidence(PassiveHealth health, RouteSelector selector, ProxyCounters counters, LongSupplier nowMs) {
+    /** @param clock the loop's coarse clock */
+    NodeEvidence(PassiveHealth health, RouteSelector selector, ProxyCounters counters, Ticker clock) {
         this.health = health;
         this.selector = selector;
         this.counters = counters;
-        this.nowMs = nowMs;
+        this.clock = clock;
     }
 
     /** Returns the model {@code node} has to load for a request of {@code facts}, as warm first tracks it, or {@code null}. */
@@ -36,13 +36,13 @@ final class NodeEvidence {
 
     /** {@code node} sent a response head: it is alive, and it answered just now. */
     void head(Node node) {
-        node.inFlight().answered(nowMs.getAsLong());
+        node.inFlight().answered(clock.millis());
         health.succeeded(node.id());
     }
 
     /** {@code node} sent a chunk just now: the stall rule's evidence. */
     void chunk(Node node) {
-        node.inFlight().answered(nowMs.getAsLong());
+        node.inFlight().answered(clock.millis());
     }
 
     /** {@code node} answered a request for {@code facts} with a success head: warm first's evidence. */

@@ -10,10 +10,10 @@ import io.heartgate.scheduler.proxy.stage.Stages;
 import io.heartgate.scheduler.routing.RouteSelector;
 import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.table.TableSnapshot;
+import io.heartgate.scheduler.time.Ticker;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BooleanSupplier;
-import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -30,7 +30,7 @@ final class ProxyParts {
 
     /** What the proxy is built over: the table, routing, passive health and where it counts. */
     record Sources(Supplier<TableSnapshot> table, RouteSelector selector, PassiveHealth health, EjectionView routing,
-                   ProxyCounters counters, RequestMetrics metrics, LongSupplier nanoTicker) {
+                   ProxyCounters counters, RequestMetrics metrics, Ticker ticker) {
     }
 
     private final ProxyConfig config;
@@ -49,11 +49,11 @@ final class ProxyParts {
         this.config = config;
         this.sources = sources;
         Supplier<TableSnapshot> table = sources.table();
-        this.queue = new GatewayQueue(config.maxQueue(), config.queueTimeout(), sources.nanoTicker(),
+        this.queue = new GatewayQueue(config.maxQueue(), config.queueTimeout(), sources.ticker(),
                 w -> sources.selector().select(table.get(), w.facts(), w.tried(), sources.routing()),
                 config.reserveSlots(), w -> RouteSelector.freeSlots(table.get(), w.facts(), sources.routing()),
                 sources.metrics().registry());
-        RateLimits limits = new RateLimits(sources.nanoTicker());
+        RateLimits limits = new RateLimits(sources.ticker());
         this.dispatcher = new Dispatcher(table, sources.selector(), sources.routing(), queue, limits);
         List<Stage> all = new ArrayList<>(extraStages);
         all.addAll(Stages.standard(table, access, limits));
@@ -66,11 +66,11 @@ final class ProxyParts {
 
     /** Builds one event loop's parts, opening node connections with {@code connector}. */
     Loop loop(UpstreamPool.Connector connector, BooleanSupplier draining) {
-        Timeouts timeouts = new Timeouts(sources.nanoTicker(), config.firstByteTimeout().toMillis(),
+        Timeouts timeouts = new Timeouts(sources.ticker(), config.firstByteTimeout().toMillis(),
                 config.idleTimeout().toMillis());
-        UpstreamPool pool = new UpstreamPool(connector, timeouts::nowMs, draining, targets);
+        UpstreamPool pool = new UpstreamPool(connector, timeouts.coarse(), draining, targets);
         NodeEvidence evidence = new NodeEvidence(sources.health(), sources.selector(), sources.counters(),
-                timeouts::nowMs);
+                timeouts.coarse());
         Exchanges exchanges = new Exchanges(pool, timeouts, dispatcher, retry, evidence, recorder);
         LoopSweep sweep = new LoopSweep(timeouts,
                 new StallRule(timeouts, sources.table(), sources.routing(), sources.health(),

@@ -6,6 +6,7 @@ import io.heartgate.scheduler.routing.RouteSelector;
 import io.heartgate.scheduler.status.Draining;
 import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.table.TableSnapshot;
+import io.heartgate.scheduler.time.Ticker;
 import io.heartgate.scheduler.trust.ServerTls;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -33,7 +34,6 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import javax.net.ssl.SSLException;
 import org.slf4j.Logger;
@@ -83,7 +83,7 @@ public final class ProxyServer implements AutoCloseable {
      * @param routing which nodes routing leaves out now: passive health's ejections and flap holds
      * @param counters where the proxy counts what it does
      * @param metrics where each relayed request is recorded
-     * @param nanoTicker the monotonic clock of timeouts and latencies
+     * @param ticker the monotonic clock of timeouts and latencies
      * @param draining the scheduler's shutdown flag; {@link #drain} and {@link #close} set it too
      * @param access the API keys callers need and the key nodes need
      * @param serverTls the certificate clients get, read per connection (so a renewed one applies to
@@ -93,7 +93,7 @@ public final class ProxyServer implements AutoCloseable {
     public static ProxyServer start(ProxyConfig config, Supplier<TableSnapshot> table, RouteSelector selector,
                                     PassiveHealth health, EjectionView routing, ProxyCounters counters,
                                     RequestMetrics metrics,
-                                    LongSupplier nanoTicker, Draining draining, Stages.Access access,
+                                    Ticker ticker, Draining draining, Stages.Access access,
                                     Supplier<ServerTls> serverTls) {
         SslContext tls;
         try {
@@ -102,7 +102,7 @@ public final class ProxyServer implements AutoCloseable {
         } catch (SSLException e) {
             throw new IllegalStateException("cannot set up TLS for https nodes: " + e.getMessage(), e);
         }
-        return start(config, table, selector, health, routing, counters, metrics, nanoTicker, draining, access, serverTls,
+        return start(config, table, selector, health, routing, counters, metrics, ticker, draining, access, serverTls,
                 tls);
     }
 
@@ -110,7 +110,7 @@ public final class ProxyServer implements AutoCloseable {
     static ProxyServer start(ProxyConfig config, Supplier<TableSnapshot> table, RouteSelector selector,
                              PassiveHealth health, EjectionView routing, ProxyCounters counters,
                              RequestMetrics metrics,
-                             LongSupplier nanoTicker, Draining draining, Stages.Access access,
+                             Ticker ticker, Draining draining, Stages.Access access,
                              Supplier<ServerTls> serverTls, SslContext tls) {
         Transport transport = config.transport().resolve();
         if (config.transport() != Transport.AUTO || transport == Transport.IO_URING) {
@@ -128,7 +128,7 @@ public final class ProxyServer implements AutoCloseable {
             ChannelGroup upstreams = new DefaultChannelGroup("heartgate-proxy-upstreams", GlobalEventExecutor.INSTANCE);
             AllowedAddresses allowed = new AllowedAddresses(resolver, config.allowUpstream());
             ProxyParts parts = new ProxyParts(config, new ProxyParts.Sources(table, selector, health, routing, counters,
-                    metrics, nanoTicker), access, List.of());
+                    metrics, ticker), access, List.of());
             Map<EventLoop, ProxyParts.Loop> loops = new IdentityHashMap<>();
             group.forEach(executor -> {
                 EventLoop loop = (EventLoop) executor;
@@ -167,7 +167,7 @@ public final class ProxyServer implements AutoCloseable {
                                 ch.pipeline().addLast(serverTls.get().proxy().newHandler(ch.alloc()));
                             }
                             ch.pipeline().addLast(
-                                    new ServerCodec(decoderConfig, loop.timeouts()::nowMs),
+                                    new ServerCodec(decoderConfig, loop.timeouts().coarse()),
                                     new RequestAggregator(config.maxBodyBytes(), counters),
                                     parts.connection(loop, draining));
                             clients.add(ch);

@@ -1,8 +1,8 @@
 package io.heartgate.scheduler.proxy;
 
 import io.heartgate.scheduler.proxy.policy.RequestFraming;
+import io.heartgate.scheduler.time.Ticker;
 import io.netty.buffer.ByteBuf;
-import io.netty.util.ByteProcessor;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.CombinedChannelDuplexHandler;
 import io.netty.handler.codec.DecoderResult;
@@ -18,9 +18,9 @@ import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.codec.http.HttpStatusClass;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.ByteProcessor;
 import java.util.ArrayDeque;
 import java.util.List;
-import java.util.function.LongSupplier;
 
 /**
  * The proxy port's HTTP/1.1 codec: Netty's request decoder and response encoder, as in Netty's
@@ -45,13 +45,13 @@ final class ServerCodec extends CombinedChannelDuplexHandler<HttpRequestDecoder,
     }
 
     private final ArrayDeque<HttpMethod> methods = new ArrayDeque<>();
-    private final LongSupplier nowMs;
+    private final Ticker clock;
     private Receiving receiving = Receiving.NOTHING;
     private long receivingSinceMs;
 
-    /** @param nowMs the event loop's coarse clock, in ms: when a head or a body began to arrive */
-    ServerCodec(HttpDecoderConfig config, LongSupplier nowMs) {
-        this.nowMs = nowMs;
+    /** @param clock the event loop's coarse clock: when a head or a body began to arrive */
+    ServerCodec(HttpDecoderConfig config, Ticker clock) {
+        this.clock = clock;
         init(new Decoder(config), new Encoder());
     }
 
@@ -67,7 +67,7 @@ final class ServerCodec extends CombinedChannelDuplexHandler<HttpRequestDecoder,
 
     private void receiving(Receiving phase) {
         receiving = phase;
-        receivingSinceMs = nowMs.getAsLong();
+        receivingSinceMs = clock.millis();
     }
 
     private final class Decoder extends HttpRequestDecoder {

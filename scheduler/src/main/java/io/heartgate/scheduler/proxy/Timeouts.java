@@ -1,13 +1,13 @@
 package io.heartgate.scheduler.proxy;
 
-import java.util.HashMap;
-import java.util.Map;
-import java.util.function.Predicate;
+import io.heartgate.scheduler.time.Ticker;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Consumer;
-import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 
 /**
  * Enforces the first-byte and idle timeouts of one event loop's exchanges with one periodic sweep
@@ -75,7 +75,7 @@ final class Timeouts {
         /** Starts the first-byte clock of a new attempt; an earlier attempt's clock no longer counts. */
         void awaitHead() {
             attempt++;
-            pending.addLast(new Pending(this, attempt, nanoTicker.getAsLong() / 1_000_000 + firstByteMs));
+            pending.addLast(new Pending(this, attempt, ticker.millis() + firstByteMs));
         }
 
         /** Starts watching the response for idleness, its clock from now (linked once, however often called). */
@@ -123,7 +123,8 @@ final class Timeouts {
     private record Pending(Watch watch, int attempt, long deadlineMs) {
     }
 
-    private final LongSupplier nanoTicker;
+    private final Ticker ticker;
+    private final Ticker coarse = Ticker.ofMillis(this::nowMs);
     private final long firstByteMs;
     private final long idleMs;
     private static final int MIN_COMPACT = 4096;
@@ -135,11 +136,11 @@ final class Timeouts {
     private long nowMs;
     private long nextIdleCheckMs;
 
-    Timeouts(LongSupplier nanoTicker, long firstByteMs, long idleMs) {
-        this.nanoTicker = nanoTicker;
+    Timeouts(Ticker ticker, long firstByteMs, long idleMs) {
+        this.ticker = ticker;
         this.firstByteMs = firstByteMs;
         this.idleMs = idleMs;
-        this.nowMs = nanoTicker.getAsLong() / 1_000_000;
+        this.nowMs = ticker.millis();
     }
 
     /** Returns a new handle for {@code owner}. */
@@ -149,12 +150,17 @@ final class Timeouts {
 
     /** Returns the monotonic clock's time now, in ns: what latencies are measured with. */
     long nanoTime() {
-        return nanoTicker.getAsLong();
+        return ticker.nanos();
     }
 
     /** Returns the first-byte timeout, in ms. */
     long firstByteMs() {
         return firstByteMs;
+    }
+
+    /** Returns the loop's coarse clock: the time of its last sweep; free to read per chunk. */
+    Ticker coarse() {
+        return coarse;
     }
 
     /** Returns the time of the last sweep, in ms; coarse, but free to read per chunk. */
@@ -221,7 +227,7 @@ final class Timeouts {
 
     /** Runs one sweep; called every 100 ms on the event loop. */
     void sweep() {
-        nowMs = nanoTicker.getAsLong() / 1_000_000;
+        nowMs = ticker.millis();
         if (pending.size() > compactAbove) {
             // An old request still waiting at the head keeps every later, answered entry behind it;
             // drop those now and then so the queue holds about what waits, not every request since.

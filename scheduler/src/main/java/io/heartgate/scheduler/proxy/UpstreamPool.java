@@ -1,11 +1,11 @@
 package io.heartgate.scheduler.proxy;
 
+import io.heartgate.scheduler.time.Ticker;
 import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
-import java.util.function.LongSupplier;
 
 /**
  * One event loop's idle keep-alive connections to each node, most recently used first, and the way
@@ -25,21 +25,21 @@ final class UpstreamPool {
     }
 
     private final Connector connector;
-    private final LongSupplier nowMs;
+    private final Ticker clock;
     private final BooleanSupplier draining;
     private final Targets targets;
     private final Map<Target, ArrayDeque<UpstreamConnection>> idle = new HashMap<>();
     private long nextPurgeMs;
 
     /**
-     * @param nowMs the loop's coarse clock, in ms
+     * @param clock the loop's coarse clock
      * @param draining whether the proxy is shutting down (no connection goes back to the pool then)
      * @param targets the node URLs parsed, shared by every loop
      */
-    UpstreamPool(Connector connector, LongSupplier nowMs, BooleanSupplier draining, Targets targets) {
+    UpstreamPool(Connector connector, Ticker clock, BooleanSupplier draining, Targets targets) {
         this.connector = connector;
         this.targets = targets;
-        this.nowMs = nowMs;
+        this.clock = clock;
         this.draining = draining;
     }
 
@@ -69,7 +69,7 @@ final class UpstreamPool {
             c.close();
             return;
         }
-        c.idleSince(nowMs.getAsLong());
+        c.idleSince(clock.millis());
         idle.computeIfAbsent(c.target(), t -> new ArrayDeque<>()).addLast(c);
     }
 
@@ -86,7 +86,7 @@ final class UpstreamPool {
 
     /** Closes connections idle for longer than {@link #IDLE_KEEP_MS}, or closed by their node; at most once a second. */
     void purge() {
-        long now = nowMs.getAsLong();
+        long now = clock.millis();
         if (now < nextPurgeMs) {
             return;
         }

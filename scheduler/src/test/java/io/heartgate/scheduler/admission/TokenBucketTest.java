@@ -2,6 +2,7 @@ package io.heartgate.scheduler.admission;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.heartgate.scheduler.time.Ticker;
 import io.heartgate.scheduler.trust.ApiKeys;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -53,7 +54,7 @@ class TokenBucketTest {
     @Test
     void overTheRequestLimitIs429WithRetryAfterAndTheOpenAiHeaders() {
         long[] now = {0};
-        RateLimits limits = new RateLimits(() -> now[0]);
+        RateLimits limits = new RateLimits(Ticker.ofNanos(() -> now[0]));
         ApiKeys.Key key = new ApiKeys.Key("team", Set.of(), 0, 2, 0);
         RateLimits.Verdict first = limits.admit(key);
         assertThat(first.allowed()).isTrue();
@@ -75,7 +76,7 @@ class TokenBucketTest {
     @Test
     void overTheTokenLimitRefusesUntilTheDebtIsPaid() {
         long[] now = {0};
-        RateLimits limits = new RateLimits(() -> now[0]);
+        RateLimits limits = new RateLimits(Ticker.ofNanos(() -> now[0]));
         ApiKeys.Key key = new ApiKeys.Key("team", Set.of(), 0, 0, 120);
         assertThat(limits.admit(key).allowed()).isTrue();
         limits.charge(key, 150);
@@ -92,7 +93,7 @@ class TokenBucketTest {
     @Test
     void anAbsurdCountLocksTheKeyOutForADayAtMostWithWaitsThatStillMakeSense() {
         long[] now = {0};
-        RateLimits limits = new RateLimits(() -> now[0]);
+        RateLimits limits = new RateLimits(Ticker.ofNanos(() -> now[0]));
         ApiKeys.Key key = new ApiKeys.Key("team", Set.of(), 0, 0, 120);
         limits.charge(key, 999_999_999_999_999_999L); // the most digits a usage figure is read with
         limits.charge(key, 999_999_999_999_999_999L);
@@ -107,7 +108,7 @@ class TokenBucketTest {
     @Test
     void aKeyWithoutLimitsCostsNothingAndARaisedLimitRefillsAtItsRate() {
         long[] now = {0};
-        RateLimits limits = new RateLimits(() -> now[0]);
+        RateLimits limits = new RateLimits(Ticker.ofNanos(() -> now[0]));
         assertThat(limits.admit(new ApiKeys.Key("free", Set.of()))).isSameAs(RateLimits.Verdict.UNLIMITED);
         ApiKeys.Key one = new ApiKeys.Key("team", Set.of(), 0, 1, 0);
         assertThat(limits.admit(one).allowed()).isTrue();
@@ -122,7 +123,7 @@ class TokenBucketTest {
 
     @Test
     void aLimitSetByAReloadIsNotStartedFullAgainByARequestHoldingTheLineWithoutIt() {
-        RateLimits limits = new RateLimits(() -> 0);
+        RateLimits limits = new RateLimits(Ticker.ofNanos(() -> 0));
         ApiKeys.Key without = new ApiKeys.Key("team", Set.of(), 0, 0, 100);
         ApiKeys.Key with = new ApiKeys.Key("team", Set.of(), 0, 5, 100);
         limits.admit(without);
@@ -136,7 +137,7 @@ class TokenBucketTest {
 
     @Test
     void aRequestThatLookedUpTheOldLineJustBeforeAReloadForgivesNothing() {
-        RateLimits limits = new RateLimits(() -> 0);
+        RateLimits limits = new RateLimits(Ticker.ofNanos(() -> 0));
         ApiKeys.Key before = new ApiKeys.Key("team", Set.of(), 0, 0, 100_000);
         ApiKeys.Key after = new ApiKeys.Key("team", Set.of(), 0, 0, 1000);
         limits.admit(before);
@@ -151,7 +152,7 @@ class TokenBucketTest {
     @Test
     void aLoweredLimitNeitherRefillsTheKeyNorForgivesItsDebt() {
         long[] now = {0};
-        RateLimits limits = new RateLimits(() -> now[0]);
+        RateLimits limits = new RateLimits(Ticker.ofNanos(() -> now[0]));
         ApiKeys.Key key = new ApiKeys.Key("team", Set.of(), 0, 10, 120);
         for (int i = 0; i < 5; i++) {
             assertThat(limits.admit(key).allowed()).isTrue();

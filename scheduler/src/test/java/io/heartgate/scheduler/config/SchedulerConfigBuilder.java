@@ -1,5 +1,7 @@
 package io.heartgate.scheduler.config;
 
+import io.heartgate.scheduler.AffinityConfig;
+import io.heartgate.scheduler.SchedulerConfig;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.routing.WarmFirst;
 import java.time.Duration;

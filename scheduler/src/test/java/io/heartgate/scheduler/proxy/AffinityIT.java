@@ -12,6 +12,7 @@ import io.heartgate.scheduler.proxy.stage.Stages;
 import io.heartgate.scheduler.routing.RouteSelector;
 import io.heartgate.scheduler.status.Draining;
 import io.heartgate.scheduler.table.NodeTable;
+import io.heartgate.scheduler.time.Ticker;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.net.URI;
@@ -72,7 +73,7 @@ class AffinityIT {
         ProxyConfig c = new ProxyConfigBuilder().build();
         PassiveHealth health = new PassiveHealth(Clock.systemUTC(), c.ejectAfter(), c.ejectFor(), Duration.ofMinutes(5));
         proxy = ProxyServer.start(c, table::snapshot, new RouteSelector(Strategy.affinity(1.25, Strategy.ROUND_ROBIN)),
-                health, health, new ProxyCounters(), new RequestMetrics(registry), System::nanoTime, new Draining(),
+                health, health, new ProxyCounters(), new RequestMetrics(registry), Ticker.SYSTEM, new Draining(),
                 Stages.Access.OPEN, null);
     }
 

@@ -12,6 +12,7 @@ import io.heartgate.scheduler.status.Draining;
 import io.heartgate.scheduler.table.InFlight;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TableSnapshot;
+import io.heartgate.scheduler.time.Ticker;
 import io.heartgate.testkit.MutableClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.buffer.Unpooled;
@@ -126,7 +127,7 @@ final class EmbeddedRelay {
                 .keepAliveTimeout(Duration.ofMillis(KEEP_ALIVE_MS)).headerTimeout(Duration.ofMillis(HEADER_MS))
                 .bodyTimeout(Duration.ofMillis(BODY_MS)).maxQueue(1000).queueTimeout(Duration.ofSeconds(60)).build();
         parts = new ProxyParts(config, new ProxyParts.Sources(() -> table, selector, health, health, counters,
-                new RequestMetrics(registry), nanos::get), access, extraStages);
+                new RequestMetrics(registry), Ticker.ofNanos(nanos::get)), access, extraStages);
         loop = parts.loop(this::open, draining);
         timeouts = loop.timeouts();
         pool = loop.pool();
@@ -141,7 +142,7 @@ final class EmbeddedRelay {
     EmbeddedChannel newRawClient(long maxBodyBytes) {
         EmbeddedChannel ch = new EmbeddedChannel();
         ch.freezeTime();
-        ch.pipeline().addLast(new ServerCodec(new io.netty.handler.codec.http.HttpDecoderConfig(), timeouts::nowMs),
+        ch.pipeline().addLast(new ServerCodec(new io.netty.handler.codec.http.HttpDecoderConfig(), timeouts.coarse()),
                 new RequestAggregator(maxBodyBytes, counters), parts.connection(loop, draining));
         ch.pipeline().fireChannelActive();
         clients.add(ch);

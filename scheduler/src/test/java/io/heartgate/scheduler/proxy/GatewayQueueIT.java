@@ -12,6 +12,7 @@ import io.heartgate.scheduler.proxy.stage.Stages;
 import io.heartgate.scheduler.routing.RouteSelector;
 import io.heartgate.scheduler.status.Draining;
 import io.heartgate.scheduler.table.NodeTable;
+import io.heartgate.scheduler.time.Ticker;
 import io.heartgate.scheduler.trust.ApiKeys;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
@@ -89,7 +90,7 @@ class GatewayQueueIT {
         ProxyConfig c = config.apply(new ProxyConfigBuilder()).build();
         PassiveHealth health = new PassiveHealth(Clock.systemUTC(), c.ejectAfter(), c.ejectFor(), Duration.ofMinutes(5));
         proxy = ProxyServer.start(c, table::snapshot, new RouteSelector(Strategy.LEAST_CONNECTIONS.create()), health,
-                health, new ProxyCounters(), new RequestMetrics(registry), System::nanoTime, new Draining(),
+                health, new ProxyCounters(), new RequestMetrics(registry), Ticker.SYSTEM, new Draining(),
                 access, null);
     }
 

@@ -14,6 +14,7 @@ import io.heartgate.scheduler.request.ErrorType;
 import io.heartgate.scheduler.routing.RouteSelector;
 import io.heartgate.scheduler.status.Draining;
 import io.heartgate.scheduler.table.NodeTable;
+import io.heartgate.scheduler.time.Ticker;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufAllocatorMetricProvider;
@@ -75,7 +76,7 @@ class HostileClientsIT {
         PassiveHealth health = new PassiveHealth(Clock.systemUTC(), c.ejectAfter(), c.ejectFor(), Duration.ofMinutes(5));
         counters = new ProxyCounters();
         proxy = ProxyServer.start(c, table::snapshot, new RouteSelector(Strategy.ROUND_ROBIN.create()), health, health,
-                counters, new RequestMetrics(new SimpleMeterRegistry()), System::nanoTime, new Draining(),
+                counters, new RequestMetrics(new SimpleMeterRegistry()), Ticker.SYSTEM, new Draining(),
                 Stages.Access.OPEN, null);
     }
 

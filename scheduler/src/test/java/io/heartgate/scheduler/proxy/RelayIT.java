@@ -14,6 +14,7 @@ import io.heartgate.scheduler.request.ErrorType;
 import io.heartgate.scheduler.routing.RouteSelector;
 import io.heartgate.scheduler.status.Draining;
 import io.heartgate.scheduler.table.NodeTable;
+import io.heartgate.scheduler.time.Ticker;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
@@ -133,9 +134,9 @@ class RelayIT {
         RouteSelector selector = new RouteSelector(Strategy.ROUND_ROBIN.create());
         RequestMetrics metrics = new RequestMetrics(new SimpleMeterRegistry());
         proxy = tls == null
-                ? ProxyServer.start(c, table::snapshot, selector, health, health, counters, metrics, System::nanoTime, new Draining(),
+                ? ProxyServer.start(c, table::snapshot, selector, health, health, counters, metrics, Ticker.SYSTEM, new Draining(),
                         Stages.Access.OPEN, null)
-                : ProxyServer.start(c, table::snapshot, selector, health, health, counters, metrics, System::nanoTime, new Draining(),
+                : ProxyServer.start(c, table::snapshot, selector, health, health, counters, metrics, Ticker.SYSTEM, new Draining(),
                         Stages.Access.OPEN, null, tls);
     }
 

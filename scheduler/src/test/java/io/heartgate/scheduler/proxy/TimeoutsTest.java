@@ -2,6 +2,7 @@ package io.heartgate.scheduler.proxy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.heartgate.scheduler.time.Ticker;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
@@ -11,7 +12,7 @@ import org.junit.jupiter.api.Test;
 class TimeoutsTest {
 
     private final AtomicLong nanos = new AtomicLong(5_000_000_000L);
-    private final Timeouts timeouts = new Timeouts(nanos::get, 1000, 400);
+    private final Timeouts timeouts = new Timeouts(Ticker.ofNanos(nanos::get), 1000, 400);
     private final List<String> events = new ArrayList<>();
 
     /** Owners that wait for a head until told otherwise. */
@@ -88,7 +89,7 @@ class TimeoutsTest {
 
     @Test
     void anOldRequestStillWaitingDoesNotKeepEveryAnsweredEntryBehindIt() {
-        Timeouts slow = new Timeouts(nanos::get, 600_000, 400); // a long first-byte timeout, as in production
+        Timeouts slow = new Timeouts(Ticker.ofNanos(nanos::get), 600_000, 400); // a long first-byte timeout, as in production
         java.util.Set<Integer> answered = new java.util.HashSet<>();
         java.util.function.IntFunction<Timeouts.Watch> watchOf = i -> slow.watch(new Timeouts.Watched() {
             public boolean waitingForHead() { return !answered.contains(i); }

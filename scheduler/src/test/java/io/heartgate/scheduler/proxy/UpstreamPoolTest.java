@@ -3,6 +3,7 @@ package io.heartgate.scheduler.proxy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.heartgate.scheduler.status.Draining;
+import io.heartgate.scheduler.time.Ticker;
 import io.netty.channel.embedded.EmbeddedChannel;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,7 +21,7 @@ class UpstreamPoolTest {
         EmbeddedChannel ch = new EmbeddedChannel(h);
         channels.add(ch);
         h.opened(ch, ch.newSucceededFuture());
-    }, nowMs::get, draining, new Targets());
+    }, Ticker.ofMillis(nowMs::get), draining, new Targets());
     private final Target a = Target.of("http://10.0.0.1:8000");
     private final Target b = Target.of("http://10.0.0.2:8000");
 

@@ -1,4 +1,4 @@
-package io.heartgate.scheduler.config;
+package io.heartgate.scheduler;
 
 import io.heartgate.protocol.InvalidSettingException;
 import io.heartgate.scheduler.affinity.AffinityKeys;

@@ -1,7 +1,9 @@
-package io.heartgate.scheduler.config;
+package io.heartgate.scheduler;
 
 import io.heartgate.protocol.InvalidSettingException;
 import io.heartgate.scheduler.balancer.Strategy;
+import io.heartgate.scheduler.config.ResilienceConfig;
+import io.heartgate.scheduler.config.SecurityConfig;
 import io.heartgate.scheduler.proxy.ProxyConfig;
 import io.heartgate.scheduler.routing.WarmFirst;
 import java.nio.file.Path;
