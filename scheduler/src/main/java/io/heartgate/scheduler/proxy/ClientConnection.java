@@ -168,7 +168,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Cli
     /** The stages passed the request on as {@code call}: an exchange takes it to a node. */
     void relay(Admitted call) {
         staging = null;
-        usage.relaying(call.usageUnasked());
+        usage.relaying(call.usageChunkHidden());
         current = exchanges.open(this, call);
         current.start();
     }

@@ -39,7 +39,6 @@ final class Exchange {
     private final NodeEvidence evidence;
     private final Recorder recorder;
     private final Placement placement;
-    private final Attempts attempts;
     private Phase phase = Phase.ROUTING;
     private boolean resent;
     private long headNanos;
@@ -61,7 +60,6 @@ final class Exchange {
         this.placement = new Placement(this, call, facts.caller() != null ? facts.caller() : conn.remoteIp(),
                 conn.channel().eventLoop(), dispatcher, retry, evidence, recorder);
         this.watch = timeouts.watch(placement);
-        this.attempts = placement.attempts();
         upstream.of(this);
     }
 
@@ -77,7 +75,7 @@ final class Exchange {
 
     /** Sends the current attempt: on a pooled connection, else on a new one. */
     void send() {
-        upstream.open(attempts.target(), true);
+        upstream.open(placement.target(), true);
     }
 
     /** A new connection to the node is being opened (first: the connect may complete at once). */
@@ -94,7 +92,7 @@ final class Exchange {
     void write() {
         phase = phase.to(Phase.AWAITING_HEAD);
         watch.awaitHead();
-        upstream.send(req, attempts.target());
+        upstream.send(req, placement.target());
     }
 
     /** The node's final response head; {@code false} when unreadable or unexpected (closed like a reset). */
@@ -104,8 +102,8 @@ final class Exchange {
         }
         int code = response.status().code();
         headNanos = timeouts.nanoTime();
-        evidence.head(attempts.node());
-        answered = attempts.node();
+        evidence.head(placement.node());
+        answered = placement.node();
         upstream.keepAlive(HttpUtil.isKeepAlive(response));
         if (placement.busyElsewhere(code, resent)) {
             phase = phase.to(Phase.DISCARDING);
@@ -114,9 +112,9 @@ final class Exchange {
         }
         phase = phase.to(Phase.RELAYING);
         if (code < 300 && placement.loadsModel()) {
-            evidence.answeredWell(attempts.node(), facts);
+            evidence.answeredWell(placement.node(), facts);
         }
-        client.head(response, answered.id(), attempts.affinity());
+        client.head(response, answered.id(), placement.affinity());
         watch.relaying();
         return true;
     }
@@ -125,7 +123,7 @@ final class Exchange {
     void content(HttpContent content, boolean last) {
         if (phase == Phase.RELAYING) {
             watch.touch();
-            evidence.chunk(attempts.node());
+            evidence.chunk(placement.node());
             if (!last) {
                 if (!client.chunk(content)) {
                     upstream.autoRead(false); // resumed by clientWritabilityChanged
@@ -203,7 +201,7 @@ final class Exchange {
     /** The client hung up: stop the node's work at once. Never the node's failure. */
     void clientGone() {
         placement.cancel();
-        if (attempts.count() == 0) {
+        if (placement.count() == 0) {
             end(); // never sent: nothing to count, as for a request the stages held
         } else if (phase != Phase.DONE) {
             failed(Failure.CLIENT_GONE, null);
@@ -218,12 +216,12 @@ final class Exchange {
     }
 
     private void failed(Failure failure, Throwable cause) {
-        Decision d = retry.decide(failure, attempts.count(), phase == Phase.RELAYING, resent);
-        attempts.failed(evidence.failed(failure, d, attempts.node(), cause, facts.caller()));
+        Decision d = retry.decide(failure, placement.count(), phase == Phase.RELAYING, resent);
+        placement.failed(evidence.failed(failure, d, placement.node(), cause, facts.caller()));
         switch (d.action()) {
             case RESEND_SAME_NODE -> {
                 resent = true;
-                upstream.open(attempts.target(), false);
+                upstream.open(placement.target(), false);
             }
             case RETRY_ELSEWHERE -> {
                 placement.release();

@@ -78,7 +78,7 @@ final class Failures {
     }
 
     /** Returns the message of the proxy's own answer {@code error} after {@code attempts}. */
-    static String message(ErrorType error, RequestFacts facts, Attempts attempts, long firstByteMs) {
+    static String message(ErrorType error, RequestFacts facts, Placement attempts, long firstByteMs) {
         return switch (error) {
             case NO_UPSTREAM -> "no routable inference node";
             case MODEL_NOT_FOUND -> "no routable node serves " + what(facts);

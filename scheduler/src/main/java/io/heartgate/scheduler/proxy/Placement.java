@@ -4,14 +4,18 @@ import io.heartgate.scheduler.admission.Dispatcher;
 import io.heartgate.scheduler.admission.FairQueue;
 import io.heartgate.scheduler.admission.GatewayQueue;
 import io.heartgate.scheduler.proxy.ProxyCounters.Counter;
-import io.heartgate.scheduler.proxy.policy.RetryPolicy;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy.Action;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy.Failure;
+import io.heartgate.scheduler.proxy.policy.RetryPolicy;
 import io.heartgate.scheduler.request.ErrorType;
 import io.heartgate.scheduler.request.RequestFacts;
+import io.heartgate.scheduler.routing.AffinityPick;
 import io.heartgate.scheduler.routing.Lease;
 import io.heartgate.scheduler.routing.Route;
+import io.heartgate.scheduler.table.Node;
 import io.netty.handler.codec.http.FullHttpRequest;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executor;
 import org.slf4j.Logger;
@@ -19,8 +23,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Where one {@link Exchange}'s attempts go: asks the {@link Dispatcher} for the first node and for
- * each retry alike (the gateway queue included), keeps the {@link Attempts} and the current
- * attempt's {@link Lease}, gives the lease back exactly once per attempt, and turns each refusal into
+ * each retry alike (the gateway queue included), keeps the nodes tried and the current attempt's
+ * {@link Lease}, gives the lease back exactly once per attempt, and turns each refusal into
  * the answer's words. It is also what the loop's sweep watches ({@link Timeouts.Watched}): which node
  * the request awaits, for what, and since when. Event-loop confined.
  */
@@ -38,7 +42,15 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
     private final RetryPolicy retry;
     private final NodeEvidence evidence;
     private final Recorder recorder;
-    private final Attempts attempts = new Attempts();
+    /** The current attempt's hold on its node, or {@code null} before the first. */
+    private Lease lease;
+    private Target target;
+    private AffinityPick affinity;
+    private String lastFailure;
+    /** Attempts made (a resend to the same node is not one), the first one's node, and every node once a retry is made. */
+    private int count;
+    private String firstTried;
+    private List<String> tried;
     /** The request's place in the gateway queue while every node is full, else {@code null}. */
     private FairQueue.Ticket<GatewayQueue.Waiter> queued;
     private Boolean streams;
@@ -65,20 +77,20 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
         if (pinned != null) {
             routed(pinned);
         } else {
-            queued = dispatcher.dispatch(facts, attempts.tried(), fairnessKey, loop, this);
+            queued = dispatcher.dispatch(facts, List.of(), fairnessKey, loop, this);
         }
     }
 
     /** Finds a node the request has not tried yet, after the current attempt's slot was given back. */
     void retry() {
         if (pinned) {
-            exchange.fail(ErrorType.UPSTREAM_UNREACHABLE, "node " + attempts.node().id() + " failed: "
-                    + attempts.lastFailure() + " (a management call goes to its node only)");
+            exchange.fail(ErrorType.UPSTREAM_UNREACHABLE, "node " + node().id() + " failed: "
+                    + lastFailure + " (a management call goes to its node only)");
             return;
         }
         recorder.count(Counter.RETRIES);
         exchange.routing();
-        queued = dispatcher.dispatch(facts, attempts.tried(), fairnessKey, loop, this);
+        queued = dispatcher.dispatch(facts, tried(), fairnessKey, loop, this);
     }
 
     /**
@@ -97,8 +109,20 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
             recorder.count(Counter.PANIC_ROUTES);
         }
         pinned |= route.pinned();
-        Target target = exchange.targetOf(route.node().url());
-        attempts.begin(route, target, loadsModel() ? evidence.loadingFor(route.node(), facts) : null);
+        lease = route.lease();
+        String id = lease.node().id();
+        if (count++ == 0) {
+            firstTried = id;
+        } else {
+            if (tried == null) {
+                tried = new ArrayList<>(3);
+                tried.add(firstTried);
+            }
+            tried.add(id);
+        }
+        affinity = route.affinity();
+        target = exchange.targetOf(route.node().url());
+        lease.loading(loadsModel() ? evidence.loadingFor(route.node(), facts) : null);
         exchange.send();
     }
 
@@ -110,10 +134,10 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
 
     @Override
     public void queueFull(int retryAfterSeconds) {
-        exchange.fail(ErrorType.OVERLOADED, attempts.count() == 0
+        exchange.fail(ErrorType.OVERLOADED, count == 0
                 ? "every node serving " + Failures.what(facts) + " is at capacity and the gateway queue is full"
                 : "every other node serving the model is at capacity and the gateway queue is full (after "
-                        + attempts.lastFailure() + ")", retryAfterSeconds, null);
+                        + lastFailure + ")", retryAfterSeconds, null);
     }
 
     @Override
@@ -137,7 +161,6 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
 
     /** Gives back the current attempt's slot, once; the queue's trouble must not stop the exchange's end. */
     void release() {
-        Lease lease = attempts.lease();
         if (lease != null) {
             try {
                 dispatcher.release(lease);
@@ -153,10 +176,10 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
      * counted toward its ejection), noting it; with no other node left, it is relayed.
      */
     boolean busyElsewhere(int code, boolean resent) {
-        if (!pinned && (code == 503 || code == 429) && retry.decide(Failure.OVERLOAD_ANSWER, attempts.count(), false, resent)
-                .action() == Action.RETRY_ELSEWHERE && dispatcher.untriedLeft(facts, attempts.tried())) {
+        if (!pinned && (code == 503 || code == 429) && retry.decide(Failure.OVERLOAD_ANSWER, count, false, resent)
+                .action() == Action.RETRY_ELSEWHERE && dispatcher.untriedLeft(facts, tried())) {
             recorder.count(Counter.OVERLOAD_ANSWERS);
-            attempts.failed(attempts.node().id() + ": answered " + code);
+            failed(node().id() + ": answered " + code);
             return true;
         }
         return false;
@@ -179,7 +202,7 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
 
     @Override
     public String awaitedNode() {
-        return exchange.beforeHead() && attempts.node() != null ? attempts.node().id() : null;
+        return exchange.beforeHead() && lease != null ? lease.node().id() : null;
     }
 
     @Override
@@ -197,13 +220,13 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
 
     @Override
     public boolean waitsForLoad() {
-        return attempts.loading() != null;
+        return loading() != null;
     }
 
     @Override
     public boolean nodeLost(boolean onlyWithAlternative) {
         if (!exchange.beforeHead()
-                || onlyWithAlternative && !dispatcher.healthyUntriedLeft(facts, attempts.tried())) {
+                || onlyWithAlternative && !dispatcher.healthyUntriedLeft(facts, tried())) {
             return false; // held out, but the only hope for this model (panic routing sent it there)
         }
         exchange.nodeLost();
@@ -212,10 +235,48 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
 
     /** Returns the words of the proxy's own answer {@code error} after the attempts made. */
     String message(ErrorType error) {
-        return Failures.message(error, facts, attempts, exchange.firstByteMs());
+        return Failures.message(error, facts, this, exchange.firstByteMs());
     }
 
-    Attempts attempts() {
-        return attempts;
+    /** Notes why the current attempt failed, for the message when every node failed; {@code null} is ignored. */
+    void failed(String why) {
+        if (why != null) {
+            lastFailure = why;
+        }
+    }
+
+    /** Returns why the last failed attempt failed, or {@code null}. */
+    String lastFailure() {
+        return lastFailure;
+    }
+
+    /** Returns the attempts made so far (a resend to the same node is not one). */
+    int count() {
+        return count;
+    }
+
+    /** Returns the ids of the nodes tried, in order: a list made only once a retry needs it. */
+    List<String> tried() {
+        return tried != null ? tried : count == 0 ? List.of() : List.of(firstTried);
+    }
+
+    /** Returns the current attempt's node, or {@code null} before the first. */
+    Node node() {
+        return lease == null ? null : lease.node();
+    }
+
+    /** Returns the model the current attempt's node was cold for when it was sent (warm first), or {@code null}. */
+    String loading() {
+        return lease == null ? null : lease.loading();
+    }
+
+    /** Returns how the affinity strategy placed the current attempt, or {@code null} under another strategy. */
+    AffinityPick affinity() {
+        return affinity;
+    }
+
+    /** Returns the current attempt's node, parsed. */
+    Target target() {
+        return target;
     }
 }

@@ -16,9 +16,10 @@ import java.util.Map;
 /**
  * One request going through the stages of its {@link ClientConnection}: runs them in order, and
  * hands the request to the relay after the last, or the answer of the stage that gave one back to
- * the connection. Event-loop confined.
+ * the connection. Once it has passed the request on it is frozen (a late stage's setter does
+ * nothing) and is what the exchange reads as the request's {@link Admitted} value. Event-loop confined.
  */
-final class StagedCall implements Call {
+final class StagedCall implements Call, Admitted {
 
     private final ClientConnection conn;
     private final List<Stage> stages;
@@ -79,12 +80,46 @@ final class StagedCall implements Call {
 
     @Override
     public void facts(RequestFacts updated) {
-        facts = updated;
+        if (!ended) {
+            facts = updated;
+        }
     }
 
     @Override
     public void route(Route.To first) {
-        route = first;
+        if (!ended) {
+            route = first;
+        }
+    }
+
+    @Override
+    public FullHttpRequest request() {
+        return request;
+    }
+
+    @Override
+    public Route.To pinned() {
+        return route;
+    }
+
+    @Override
+    public boolean keepAlive() {
+        return keepAlive;
+    }
+
+    @Override
+    public long startNanos() {
+        return startNanos;
+    }
+
+    @Override
+    public Map<String, String> responseHeaders() {
+        return responseHeaders;
+    }
+
+    @Override
+    public boolean usageChunkHidden() {
+        return usageUnasked;
     }
 
     @Override
@@ -102,7 +137,7 @@ final class StagedCall implements Call {
             return;
         }
         ended = true;
-        conn.relay(new Admitted(request, endpoint, facts, route, keepAlive, startNanos, responseHeaders, usageUnasked));
+        conn.relay(this); // frozen from here on: the exchange reads it as its Admitted
     }
 
     @Override
@@ -134,6 +169,9 @@ final class StagedCall implements Call {
 
     @Override
     public boolean body(byte[] replacement) {
+        if (ended) {
+            return false;
+        }
         ByteBuf content = request.content();
         if (replacement.length > content.maxCapacity()) {
             return false; // a buffer that cannot grow: the body goes as it came
@@ -145,12 +183,16 @@ final class StagedCall implements Call {
 
     @Override
     public void responseHeaders(Map<String, String> headers) {
-        responseHeaders = headers;
+        if (!ended) {
+            responseHeaders = headers;
+        }
     }
 
     @Override
     public void usageUnasked() {
-        usageUnasked = true;
+        if (!ended) {
+            usageUnasked = true;
+        }
     }
 
     /** The client went away while a stage still held the request. */
