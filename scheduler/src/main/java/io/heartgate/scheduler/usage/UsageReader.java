@@ -71,7 +71,7 @@ public final class UsageReader {
     }
 
     private static long numberAfter(byte[] b, int from, int to, byte[] key) {
-        for (int k = lastIndexOf(b, to, key); k >= from; k = lastIndexOf(b, k, key)) {
+        for (int k = lastIndexOf(b, from, to, key); k >= from; k = lastIndexOf(b, from, k, key)) {
             long n = numberAt(b, k + key.length, to);
             if (n >= 0) {
                 return n;
@@ -128,8 +128,16 @@ public final class UsageReader {
 
     /** Returns the last index below {@code before} where {@code key} starts, not escaped inside a string, or -1. */
     private static int lastIndexOf(byte[] b, int before, byte[] key) {
+        return lastIndexOf(b, 0, before, key);
+    }
+
+    /** As {@link #lastIndexOf(byte[], int, byte[])}, looking no lower than {@code from}. */
+    private static int lastIndexOf(byte[] b, int from, int before, byte[] key) {
         outer:
-        for (int i = before - key.length; i >= 0; i--) {
+        for (int i = before - key.length; i >= from; i--) {
+            if (b[i + 1] != key[1]) {
+                continue; // every key opens with a quote, as most of JSON does: its first letter decides faster
+            }
             for (int j = 0; j < key.length; j++) {
                 if (b[i + j] != key[j]) {
                     continue outer;

@@ -137,7 +137,8 @@ public final class HeaderPolicy {
      */
     private static void removeHopByHop(Headers h, String[] names) {
         String connection = h.get("connection");
-        if (connection != null) {
+        // "keep-alive" and "close", what nearly every client and node sends, name no header to drop.
+        if (connection != null && !connection.equalsIgnoreCase("keep-alive") && !connection.equalsIgnoreCase("close")) {
             for (String token : connection.split(",")) {
                 String name = token.trim();
                 if (!name.isEmpty() && !name.equalsIgnoreCase("content-length")
