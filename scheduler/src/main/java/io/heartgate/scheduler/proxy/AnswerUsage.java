@@ -39,8 +39,9 @@ final class AnswerUsage {
      */
     void head(FullHttpRequest req, int code, HttpResponse response) {
         // A whole JSON answer's usage more fields may follow; a stream's is its last event.
-        tail.start(code < 300 && req.method() == HttpMethod.POST, contentType(response, "application/json"));
-        sse = contentType(response, "text/event-stream");
+        String type = response.headers().get(HttpHeaderNames.CONTENT_TYPE);
+        tail.start(code < 300 && req.method() == HttpMethod.POST, is(type, "application/json"));
+        sse = is(type, "text/event-stream");
         unasked.start(usageUnasked && sse && code < 300 && !response.headers().contains(HttpHeaderNames.CONTENT_LENGTH)
                 && !response.headers().contains(HttpHeaderNames.CONTENT_ENCODING));
     }
@@ -83,8 +84,8 @@ final class AnswerUsage {
         }
     }
 
-    private static boolean contentType(HttpResponse response, String type) {
-        String t = response.headers().get(HttpHeaderNames.CONTENT_TYPE);
+    /** Says whether the content type {@code t} (or {@code null}) is {@code type}, parameters aside. */
+    private static boolean is(String t, String type) {
         return t != null && t.regionMatches(true, 0, type, 0, type.length());
     }
 }

@@ -21,11 +21,11 @@ import java.util.function.Function;
 
 /**
  * Reads a request's {@link RequestFacts} from its aggregated body in one pass of Jackson's
- * streaming parser (or, when only the model is wanted, of {@link TopLevelModel}, which gives the
- * same answer without allocating, and leaves to Jackson what it does not read): top-level fields only, everything nested skipped without building a tree, and
- * the pass stops as soon as every field wanted is found. Routing always wants the model; the other
- * fields are read only when a stage wants them ({@link io.heartgate.scheduler.proxy.stage.Stage#reads}),
- * so that a long prompt after the model is not scanned for nothing. The model is the top-level
+ * streaming parser, or of {@link TopLevelModel} when only the model is wanted (the same answer
+ * without allocating; what it does not read goes to Jackson): top-level fields only, nothing nested
+ * built, stopping once every field wanted is found. Routing always wants the model; the others are
+ * read only when a stage wants them ({@link io.heartgate.scheduler.proxy.stage.Stage#reads}), so
+ * that a long prompt after the model is not scanned for nothing. The model is the top-level
  * {@code model}, or Ollama's older {@code name} on {@code /api/show}, {@code /api/pull} and
  * {@code /api/delete}. A body that is not a JSON object gives {@link RequestFacts#NONE}: the node
  * will say what is wrong with it.
@@ -52,7 +52,6 @@ public final class RequestFactsReader {
     private static final int NAMES_KEPT = 4096;
     /** Model names as sent -> as routing knows them, so a name without a tag is not rebuilt per request. */
     private final ConcurrentHashMap<String, String> names = new ConcurrentHashMap<>();
-
     /** The longest model name {@link #names} keeps: a body-sized name is normalised, never kept. */
     private static final int NAME_KEPT_CHARS = 256;
 
