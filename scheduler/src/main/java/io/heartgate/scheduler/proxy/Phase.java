@@ -2,16 +2,15 @@ package io.heartgate.scheduler.proxy;
 
 import java.util.EnumSet;
 
-/** Where an {@link Exchange} stands; {@link #to} allows only the transitions listed here. */
+/**
+ * Where an {@link Exchange} stands; {@link #to} allows only the transitions listed here. While the
+ * request is with a node, where the conversation with it stands is {@link UpstreamSide.State}.
+ */
 enum Phase {
-    /** Choosing the node for the next attempt. */
+    /** Choosing the node for the next attempt (the gateway queue included). */
     ROUTING,
-    /** Opening a new connection to the node. */
-    CONNECTING,
-    /** Request sent; waiting for the response head. */
-    AWAITING_HEAD,
-    /** Reading away a node's overload answer before trying another node. */
-    DISCARDING,
+    /** Sent to, or being sent to, a node whose answer is not relayed yet. */
+    SENT,
     /** Response head sent to the client; relaying the body. */
     RELAYING,
     /** Answered, cut or abandoned; nothing more happens. */
@@ -20,10 +19,8 @@ enum Phase {
     private EnumSet<Phase> next;
 
     static {
-        ROUTING.next = EnumSet.of(CONNECTING, AWAITING_HEAD, DONE);
-        CONNECTING.next = EnumSet.of(AWAITING_HEAD, ROUTING, DONE);
-        AWAITING_HEAD.next = EnumSet.of(DISCARDING, RELAYING, CONNECTING, ROUTING, DONE);
-        DISCARDING.next = EnumSet.of(ROUTING, DONE);
+        ROUTING.next = EnumSet.of(SENT, DONE);
+        SENT.next = EnumSet.of(RELAYING, ROUTING, DONE);
         RELAYING.next = EnumSet.of(DONE);
         DONE.next = EnumSet.noneOf(Phase.class);
     }
@@ -38,10 +35,5 @@ enum Phase {
             throw new IllegalStateException("exchange cannot go from " + this + " to " + target);
         }
         return target;
-    }
-
-    /** Returns whether the node's response head is still to come. */
-    boolean beforeHead() {
-        return this == AWAITING_HEAD;
     }
 }

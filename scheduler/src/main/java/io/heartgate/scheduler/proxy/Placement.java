@@ -44,7 +44,6 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
     private final Recorder recorder;
     /** The current attempt's hold on its node, or {@code null} before the first. */
     private Lease lease;
-    private Target target;
     private AffinityPick affinity;
     private String lastFailure;
     /** Attempts made (a resend to the same node is not one), the first one's node, and every node once a retry is made. */
@@ -121,7 +120,6 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
             tried.add(id);
         }
         affinity = route.affinity();
-        target = exchange.targetOf(route.node().url());
         lease.loading(loadsModel() ? evidence.loadingFor(route.node(), facts) : null);
         exchange.send();
     }
@@ -192,12 +190,12 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
 
     @Override
     public void firstByteTimedOut() {
-        exchange.firstByteTimedOut();
+        exchange.upstream().firstByteTimedOut();
     }
 
     @Override
     public void idleTimedOut() {
-        exchange.idleTimedOut();
+        exchange.upstream().idleTimedOut();
     }
 
     @Override
@@ -229,7 +227,7 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
                 || onlyWithAlternative && !dispatcher.healthyUntriedLeft(facts, tried())) {
             return false; // held out, but the only hope for this model (panic routing sent it there)
         }
-        exchange.nodeLost();
+        exchange.upstream().nodeLost();
         return true;
     }
 
@@ -275,8 +273,4 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
         return affinity;
     }
 
-    /** Returns the current attempt's node, parsed. */
-    Target target() {
-        return target;
-    }
 }

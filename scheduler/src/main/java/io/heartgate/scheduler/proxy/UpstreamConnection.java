@@ -22,7 +22,7 @@ final class UpstreamConnection extends ChannelInboundHandlerAdapter {
     private final Target target;
     private Channel channel;
     private ChannelFuture ready;
-    private Exchange exchange;
+    private UpstreamSide side;
     private Throwable cause;
     private long idleSinceMs;
     /** Whether an interim (1xx) answer is being skipped: its empty end follows. */
@@ -48,21 +48,21 @@ final class UpstreamConnection extends ChannelInboundHandlerAdapter {
         return ready;
     }
 
-    /** Binds the connection to the exchange about to send on it. */
-    void attach(Exchange e) {
-        exchange = e;
+    /** Binds the connection to the exchange's node side about to send on it. */
+    void attach(UpstreamSide e) {
+        side = e;
         cause = null;
         interim = false;
     }
 
     /** Returns whether an exchange uses the connection now. */
     boolean attached() {
-        return exchange != null;
+        return side != null;
     }
 
     /** Unbinds the connection; what arrives afterwards is not that exchange's business. */
     void detach() {
-        exchange = null;
+        side = null;
     }
 
     /** Sends {@code request}; a failed write reaches {@link #exceptionCaught}, which closes. */
@@ -96,7 +96,7 @@ final class UpstreamConnection extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        Exchange e = exchange;
+        UpstreamSide e = side;
         if (e == null) {
             ReferenceCountUtil.release(msg);
             ctx.close(); // a node talking on an idle connection: its state is unknown, do not reuse it
@@ -122,18 +122,18 @@ final class UpstreamConnection extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
-        Exchange e = exchange;
+        UpstreamSide e = side;
         if (e != null) {
-            e.upstreamReadComplete();
+            e.readComplete();
         }
     }
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
-        Exchange e = exchange;
-        exchange = null;
+        UpstreamSide e = side;
+        side = null;
         if (e != null) {
-            e.upstreamClosed(cause);
+            e.closed(cause);
         }
     }
 
