@@ -1,5 +1,7 @@
 package io.heartgate.scheduler.routing;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.heartgate.protocol.Heartbeat;
 import io.heartgate.protocol.LoadedModel;
 import io.heartgate.scheduler.affinity.KeyHash;
@@ -17,7 +19,6 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import static org.assertj.core.api.Assertions.assertThat;
 
 /** The affinity strategy through the route selector: claims, retries, and how each route says it was placed. */
 class AffinityRoutingTest {

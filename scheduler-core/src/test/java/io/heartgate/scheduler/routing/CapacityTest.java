@@ -1,5 +1,7 @@
 package io.heartgate.scheduler.routing;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.heartgate.protocol.Heartbeat;
 import io.heartgate.protocol.Load;
 import io.heartgate.scheduler.balancer.Strategy;
@@ -11,7 +13,6 @@ import io.heartgate.scheduler.table.TableSnapshot;
 import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import static org.assertj.core.api.Assertions.assertThat;
 
 /** Capacity on plain snapshots: a slot is claimed per route, never more than the node has. */
 class CapacityTest {

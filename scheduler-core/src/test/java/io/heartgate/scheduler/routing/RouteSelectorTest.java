@@ -1,5 +1,7 @@
 package io.heartgate.scheduler.routing;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.heartgate.protocol.Heartbeat;
 import io.heartgate.protocol.NodeState;
 import io.heartgate.scheduler.balancer.Strategy;
@@ -17,7 +19,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
-import static org.assertj.core.api.Assertions.assertThat;
 
 /** Route selection on plain values: a snapshot, the request's facts, the nodes tried, the ejected set. */
 class RouteSelectorTest {

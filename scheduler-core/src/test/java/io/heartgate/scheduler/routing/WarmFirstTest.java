@@ -1,5 +1,8 @@
 package io.heartgate.scheduler.routing;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.heartgate.protocol.Gpu;
 import io.heartgate.protocol.Heartbeat;
 import io.heartgate.protocol.InvalidSettingException;
@@ -20,8 +23,6 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Warm-first on plain snapshots: which candidates are left for the strategy, and what it then picks. */
 class WarmFirstTest {

@@ -1,10 +1,10 @@
 package io.heartgate.scheduler.proxy;
 
 import io.heartgate.scheduler.admission.Dispatcher;
-import io.heartgate.scheduler.proxy.policy.RetryPolicy;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy.Action;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy.Decision;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy.Failure;
+import io.heartgate.scheduler.proxy.policy.RetryPolicy;
 import io.heartgate.scheduler.request.ErrorType;
 import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.table.Node;

@@ -1,7 +1,7 @@
 package io.heartgate.scheduler.proxy.stage;
 
-import io.heartgate.scheduler.request.Endpoint;
 import io.heartgate.scheduler.proxy.policy.Headers;
+import io.heartgate.scheduler.request.Endpoint;
 import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.routing.Route;
 
