@@ -2,6 +2,7 @@ package io.heartgate.bench;
 
 import io.heartgate.scheduler.affinity.KeyHash;
 import io.heartgate.scheduler.balancer.AffinityBalancer;
+import io.heartgate.scheduler.balancer.HashRing;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.table.Node;
 import java.util.List;
@@ -40,6 +41,7 @@ public class AffinityPickBenchmark {
     public String load;
 
     private AffinityBalancer balancer;
+    private HashRing ring;
     private List<Node> candidates;
     private final long[] keys = new long[4096];
     private int next;
@@ -55,12 +57,12 @@ public class AffinityPickBenchmark {
             keys[i] = KeyHash.of("conversation-" + i);
         }
         balancer = (AffinityBalancer) Strategy.affinity(1.25, Strategy.LEAST_LOADED);
-        balancer.pick(candidates, candidates, keys[0]); // the ring, built once per membership
+        ring = balancer.ring(candidates); // once per snapshot and model, as routing does
     }
 
     @Benchmark
     public Node pick() {
         next = (next + 1) & (keys.length - 1);
-        return balancer.pick(candidates, candidates, keys[next]).node();
+        return balancer.pick(ring, candidates, candidates, keys[next]).node();
     }
 }

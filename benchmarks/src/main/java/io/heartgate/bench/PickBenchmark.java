@@ -1,6 +1,7 @@
 package io.heartgate.bench;
 
 import io.heartgate.scheduler.balancer.Balancer;
+import io.heartgate.scheduler.balancer.Picker;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.table.Node;
 import java.util.List;
@@ -34,6 +35,7 @@ public class PickBenchmark {
     public int nodes;
 
     private Balancer balancer;
+    private Picker picker;
     private List<Node> candidates;
 
     @Setup
@@ -42,10 +44,18 @@ public class PickBenchmark {
         candidates = BenchFleet.candidates(nodes, random);
         BenchFleet.busy(candidates, random);
         balancer = Strategy.parse(strategy).create();
+        picker = balancer.over(candidates); // once per snapshot and model, as routing does
     }
 
+    /** A pick over a model's whole list: the snapshot's picker. */
     @Benchmark
     public Node pick() {
+        return picker.pick();
+    }
+
+    /** A pick among a list made for one request (nodes not tried, not ejected, warm): no state for it. */
+    @Benchmark
+    public Node pickAmongRequestList() {
         return balancer.pick(candidates).orElseThrow();
     }
 }

@@ -6,7 +6,6 @@ import io.heartgate.scheduler.time.Ticker;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * Consistent hashing with bounded loads (Mirrokni, Thorup and Zadimoghaddam, 2018), for cache
@@ -40,7 +39,6 @@ public final class AffinityBalancer implements Balancer {
 
     /** Points visited before a pick falls back to scanning members in order (nearly every node full). */
     private static final int MAX_WALK = 1024;
-    private static final int CACHE_SLOTS = 64;
     private static final int MAX_RINGS = 256;
     /** The most ring points held in all (8 bytes each). */
     private static final long MAX_POINTS_HELD = 1L << 23;
@@ -48,14 +46,9 @@ public final class AffinityBalancer implements Balancer {
     private final double loadFactor;
     private final Balancer fallback;
     private final Ticker ticker;
-    /** Candidate list (by identity) to its ring, direct-mapped: the lists of current snapshots. */
-    private final AtomicReferenceArray<Bound> recent = new AtomicReferenceArray<>(CACHE_SLOTS);
     /** Rings by member fingerprint, so that a new snapshot with the same members reuses one. */
     private final ConcurrentHashMap<Long, HashRing> rings = new ConcurrentHashMap<>();
     private final java.util.concurrent.atomic.AtomicLong pointsHeld = new java.util.concurrent.atomic.AtomicLong();
-
-    private record Bound(List<Node> list, HashRing ring) {
-    }
 
     /**
      * Creates the balancer with load factor {@code c} and the balancer for requests without a key.
@@ -88,6 +81,11 @@ public final class AffinityBalancer implements Balancer {
         return fallback.pick(candidates);
     }
 
+    @Override
+    public Picker over(List<Node> candidates) {
+        return fallback.over(candidates);
+    }
+
     /**
      * Picks for {@code key} among {@code allowed}, which is {@code base} or a subset of it in the same
      * order (the nodes not tried yet, not ejected, warm): the ring is {@code base}'s, so a key keeps
@@ -100,10 +98,17 @@ public final class AffinityBalancer implements Balancer {
      * {@code base}.
      */
     public Choice pick(List<Node> base, List<Node> allowed, long key) {
+        return pick(ring(base), base, allowed, key);
+    }
+
+    /**
+     * As {@link #pick(List, List, long)} on {@code ring}, the ring of {@code base} ({@link #ring}), which
+     * a caller keeps with the snapshot {@code base} belongs to instead of having it looked up per pick.
+     */
+    public Choice pick(HashRing ring, List<Node> base, List<Node> allowed, long key) {
         if (allowed.isEmpty()) {
             return null;
         }
-        HashRing ring = ring(base);
         boolean[] mask = allowed == base ? null : mask(ring, allowed);
         int start = ring.start(key);
         int ownerIndex = ring.memberAt(start, 0);
@@ -209,22 +214,13 @@ public final class AffinityBalancer implements Balancer {
     }
 
     /**
-     * Returns the ring of {@code base}: cached for the list (two ways, so that two models' lists
-     * seldom evict each other), else for its members, else built, once: event loops that meet a new
-     * membership together wait for the one building it. Rings of memberships gone are dropped when
-     * more than {@value #MAX_RINGS} rings or {@value #MAX_POINTS_HELD} points are held.
+     * Returns the ring of {@code base}: the one of its members if they have one, else built, once:
+     * event loops that meet a new membership together wait for the one building it, and a new
+     * snapshot with the same members reuses it. Rings of memberships gone are dropped when more than
+     * {@value #MAX_RINGS} rings or {@value #MAX_POINTS_HELD} points are held. Reads every member:
+     * callers keep the ring with their snapshot rather than ask per pick.
      */
-    HashRing ring(List<Node> base) {
-        int slot = System.identityHashCode(base) & (CACHE_SLOTS - 1);
-        int other = slot ^ 1;
-        Bound b = recent.get(slot);
-        if (b != null && b.list() == base) {
-            return b.ring();
-        }
-        Bound c = recent.get(other);
-        if (c != null && c.list() == base) {
-            return c.ring();
-        }
+    public HashRing ring(List<Node> base) {
         long fp = HashRing.fingerprint(base);
         HashRing ring = rings.get(fp);
         if (ring == null || !ring.sameMembers(base)) {
@@ -241,7 +237,6 @@ public final class AffinityBalancer implements Balancer {
                 return built;
             });
         }
-        recent.set(b != null && c == null ? other : slot, new Bound(base, ring)); // an empty way first
         return ring;
     }
 

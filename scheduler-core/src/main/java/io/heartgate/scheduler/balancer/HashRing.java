@@ -17,7 +17,7 @@ import java.util.Map;
  * in-flight total, and shared by every snapshot with the same members; the nodes themselves are
  * read from the list it is used with, in the same order.
  */
-final class HashRing {
+public final class HashRing {
 
     /** Points per unit of relative weight: a node's share of keys is then within about 6% (one standard deviation) of its due. */
     static final int POINTS_PER_WEIGHT = 256;

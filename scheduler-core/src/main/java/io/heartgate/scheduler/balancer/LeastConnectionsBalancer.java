@@ -12,33 +12,15 @@ import java.util.concurrent.atomic.AtomicLong;
  * at a rotating offset and only a strictly better node replaces the current best, so ties go round
  * in turn rather than always to the first node.
  *
- * <p>For each candidate list (cached by identity) the weights and the locations of the in-flight
- * counts are copied into flat arrays once, so a scan over thousands of nodes reads contiguous
- * memory instead of chasing a pointer per node. Counts are read with opaque (not volatile) loads:
- * a pick is a heuristic and needs no ordering with other memory.
+ * <p>A snapshot's {@link #over picker} copies the list's weights and the locations of its in-flight
+ * counts into flat arrays once, so a scan over thousands of nodes reads contiguous memory instead
+ * of chasing a pointer per node; a list made for one request ({@link #pick}) is scanned node by node.
+ * Counts are read with opaque (not volatile) loads: a pick is a heuristic and needs no ordering with
+ * other memory.
  */
 final class LeastConnectionsBalancer implements Balancer {
 
-    private static final int CACHED_LISTS = 8;
-
     private final AtomicLong rotation;
-    private volatile Cached[] cache = new Cached[0];
-
-    private record Layout(int[] weights, AtomicIntegerArray[] chunks, int[] indexes) {
-        static Layout of(List<Node> nodes) {
-            int n = nodes.size();
-            int[] weights = new int[n];
-            AtomicIntegerArray[] chunks = new AtomicIntegerArray[n];
-            int[] indexes = new int[n];
-            for (int i = 0; i < n; i++) {
-                Node node = nodes.get(i);
-                weights[i] = node.weight();
-                chunks[i] = node.inFlight().chunk();
-                indexes[i] = node.inFlight().index();
-            }
-            return new Layout(weights, chunks, indexes);
-        }
-    }
 
     LeastConnectionsBalancer(long start) {
         this.rotation = new AtomicLong(start);
@@ -47,55 +29,80 @@ final class LeastConnectionsBalancer implements Balancer {
     @Override
     public Optional<Node> pick(List<Node> candidates) {
         int n = candidates.size();
-        if (n == 0) {
-            return Optional.empty();
+        if (n <= 1) {
+            return n == 0 ? Optional.empty() : Optional.of(candidates.get(0));
         }
-        if (n == 1) {
-            return Optional.of(candidates.get(0));
-        }
-        Layout layout = layout(candidates);
-        int[] weights = layout.weights;
-        AtomicIntegerArray[] chunks = layout.chunks;
-        int[] indexes = layout.indexes;
         int start = (int) Math.floorMod(rotation.getAndIncrement(), (long) n);
         int best = start;
-        long bestInFlight = chunks[start].getOpaque(indexes[start]);
-        long bestWeight = weights[start];
-        for (int i = start + 1; i < n; i++) {
-            long inFlight = chunks[i].getOpaque(indexes[i]);
-            if (inFlight * bestWeight < bestInFlight * weights[i]) {
+        long bestInFlight = candidates.get(start).inFlight().get();
+        long bestWeight = candidates.get(start).weight();
+        for (int k = 1; k < n; k++) {
+            int i = (start + k) % n;
+            Node c = candidates.get(i);
+            long inFlight = c.inFlight().get();
+            if (inFlight * bestWeight < bestInFlight * c.weight()) {
                 best = i;
                 bestInFlight = inFlight;
-                bestWeight = weights[i];
-            }
-        }
-        for (int i = 0; i < start; i++) {
-            long inFlight = chunks[i].getOpaque(indexes[i]);
-            if (inFlight * bestWeight < bestInFlight * weights[i]) {
-                best = i;
-                bestInFlight = inFlight;
-                bestWeight = weights[i];
+                bestWeight = c.weight();
             }
         }
         return Optional.of(candidates.get(best));
     }
 
-    private Layout layout(List<Node> candidates) {
-        Cached[] cache = this.cache;
-        for (Cached c : cache) {
-            if (c.list == candidates) {
-                return c.layout;
-            }
+    @Override
+    public Picker over(List<Node> candidates) {
+        if (candidates.size() == 1) {
+            Node only = candidates.get(0);
+            return () -> only;
         }
-        // Copy-on-write, lock-free for readers; two threads racing on a new list both build it, harmless.
-        Layout layout = Layout.of(candidates);
-        Cached[] grown = new Cached[Math.min(cache.length + 1, CACHED_LISTS)];
-        grown[0] = new Cached(candidates, layout);
-        System.arraycopy(cache, 0, grown, 1, grown.length - 1);
-        this.cache = grown;
-        return layout;
+        return new Layout(candidates);
     }
 
-    private record Cached(List<Node> list, Layout layout) {
+    /** One snapshot list's weights and in-flight counts, laid out flat. */
+    private final class Layout implements Picker {
+        private final List<Node> nodes;
+        private final int[] weights;
+        private final AtomicIntegerArray[] chunks;
+        private final int[] indexes;
+
+        Layout(List<Node> nodes) {
+            int n = nodes.size();
+            this.nodes = nodes;
+            this.weights = new int[n];
+            this.chunks = new AtomicIntegerArray[n];
+            this.indexes = new int[n];
+            for (int i = 0; i < n; i++) {
+                Node node = nodes.get(i);
+                weights[i] = node.weight();
+                chunks[i] = node.inFlight().chunk();
+                indexes[i] = node.inFlight().index();
+            }
+        }
+
+        @Override
+        public Node pick() {
+            int n = weights.length;
+            int start = (int) Math.floorMod(rotation.getAndIncrement(), (long) n);
+            int best = start;
+            long bestInFlight = chunks[start].getOpaque(indexes[start]);
+            long bestWeight = weights[start];
+            for (int i = start + 1; i < n; i++) {
+                long inFlight = chunks[i].getOpaque(indexes[i]);
+                if (inFlight * bestWeight < bestInFlight * weights[i]) {
+                    best = i;
+                    bestInFlight = inFlight;
+                    bestWeight = weights[i];
+                }
+            }
+            for (int i = 0; i < start; i++) {
+                long inFlight = chunks[i].getOpaque(indexes[i]);
+                if (inFlight * bestWeight < bestInFlight * weights[i]) {
+                    best = i;
+                    bestInFlight = inFlight;
+                    bestWeight = weights[i];
+                }
+            }
+            return nodes.get(best);
+        }
     }
 }

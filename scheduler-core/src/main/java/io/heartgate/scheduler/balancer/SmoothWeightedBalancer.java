@@ -1,11 +1,9 @@
 package io.heartgate.scheduler.balancer;
 
 import io.heartgate.scheduler.table.Node;
-import java.util.HashMap;
-import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Smooth weighted round robin, exactly as nginx does it: each pick adds every candidate's weight to
@@ -13,100 +11,83 @@ import java.util.Optional;
  * weight from the winner. Weights a=5, b=1, c=1 give {@code a a b a c a a} per seven picks; weights
  * a=1, b=2, c=5 give {@code c b c a c c b c} per eight.
  *
- * <p>A pick is a loop over two flat arrays (weights and current weights) cached per candidate list,
- * by identity: the table hands out the same list objects until it publishes a change. Current
- * weights are keyed by node id, so they survive table changes: when a new list shows up, the cached
- * states are written back to the by-id map (the most recently used last, so it wins) and the new
- * state is loaded from it, once per list. A node's current weight is shared by every model's list it
- * is in. One lock guards it all.
+ * <p>That sequence repeats every total-weight picks, so a snapshot's {@link #over picker} works it
+ * out once and then only steps one shared counter through it: no lock, nothing looked up. The
+ * counter is the balancer's, so a new snapshot with the same nodes and weights goes on where the
+ * last one stopped, and one with others goes on at the same point of its own sequence. A list made
+ * for one request ({@link #pick}), and a snapshot's list whose sequence would be long to hold or to
+ * work out (past {@value #SEQUENCE_UP_TO} picks, or {@value #WORK_UP_TO} steps), get the same
+ * proportions without the smoothing: the counter's place in the total weight, laid out node by node.
  */
 final class SmoothWeightedBalancer implements Balancer {
 
-    private final Map<String, Long> currentById = new HashMap<>();
-    private final Map<List<Node>, State> states = new IdentityHashMap<>();
-    private long picks;
+    /** The longest sequence a picker holds (4 bytes a step). */
+    static final int SEQUENCE_UP_TO = 1 << 16;
+    /** The most steps (sequence length times nodes) spent working a sequence out, once per snapshot and model. */
+    static final long WORK_UP_TO = 1L << 22;
 
-    private static final class State {
-        final List<Node> nodes;
-        final int[] weights;
-        final long[] current;
-        final int total;
-        long lastUsed;
-
-        State(List<Node> nodes, Map<String, Long> currentById) {
-            this.nodes = nodes;
-            this.weights = new int[nodes.size()];
-            this.current = new long[nodes.size()];
-            int sum = 0;
-            for (int i = 0; i < weights.length; i++) {
-                Node n = nodes.get(i);
-                weights[i] = n.weight();
-                current[i] = currentById.getOrDefault(n.id(), 0L);
-                sum += weights[i];
-            }
-            this.total = sum;
-        }
-
-        void writeBack(Map<String, Long> currentById) {
-            for (int i = 0; i < current.length; i++) {
-                currentById.put(nodes.get(i).id(), current[i]);
-            }
-        }
-    }
+    private final AtomicLong counter = new AtomicLong();
 
     @Override
     public Optional<Node> pick(List<Node> candidates) {
         int n = candidates.size();
-        if (n == 0) {
-            return Optional.empty();
+        if (n <= 1) {
+            return n == 0 ? Optional.empty() : Optional.of(candidates.get(0));
         }
-        if (n == 1) {
-            return Optional.of(candidates.get(0));
+        long total = 0;
+        for (int i = 0; i < n; i++) {
+            total += candidates.get(i).weight();
         }
-        synchronized (this) {
-            State s = states.get(candidates);
-            if (s == null) {
-                s = newState(candidates);
+        return Optional.of(candidates.get(byShare(candidates, Math.floorMod(counter.getAndIncrement(), total))));
+    }
+
+    /** Returns the index of the node whose share of the total weight holds {@code at}. */
+    private static int byShare(List<Node> nodes, long at) {
+        long sum = 0;
+        for (int i = 0; i < nodes.size(); i++) {
+            sum += nodes.get(i).weight();
+            if (at < sum) {
+                return i;
             }
-            s.lastUsed = ++picks;
-            int[] weights = s.weights;
-            long[] current = s.current;
+        }
+        return nodes.size() - 1;
+    }
+
+    @Override
+    public Picker over(List<Node> candidates) {
+        long total = 0;
+        for (Node n : candidates) {
+            total += n.weight();
+        }
+        if (candidates.size() == 1) {
+            Node only = candidates.get(0);
+            return () -> only;
+        }
+        if (total > SEQUENCE_UP_TO || total * candidates.size() > WORK_UP_TO) {
+            return () -> pick(candidates).orElseThrow();
+        }
+        int[] sequence = sequence(candidates, (int) total);
+        return () -> candidates.get(sequence[(int) Math.floorMod(counter.getAndIncrement(), (long) sequence.length)]);
+    }
+
+    /** Returns nginx's smooth order of {@code nodes} over one cycle of {@code total} picks. */
+    static int[] sequence(List<Node> nodes, int total) {
+        int n = nodes.size();
+        long[] current = new long[n];
+        int[] order = new int[total];
+        for (int step = 0; step < total; step++) {
             int best = 0;
             long bestWeight = Long.MIN_VALUE;
-            for (int i = 0; i < weights.length; i++) {
-                long c = current[i] + weights[i];
-                current[i] = c;
-                if (c > bestWeight) {
-                    bestWeight = c;
+            for (int i = 0; i < n; i++) {
+                current[i] += nodes.get(i).weight();
+                if (current[i] > bestWeight) {
+                    bestWeight = current[i];
                     best = i;
                 }
             }
-            current[best] -= s.total;
-            return Optional.of(candidates.get(best));
+            current[best] -= total;
+            order[step] = best;
         }
-    }
-
-    private State newState(List<Node> candidates) {
-        // Oldest first, so the most recently used state of a node wins. A new list usually means a
-        // new table snapshot, which makes every cached list obsolete: start the cache afresh.
-        states.values().stream()
-                .sorted(java.util.Comparator.comparingLong(st -> st.lastUsed))
-                .forEach(st -> st.writeBack(currentById));
-        states.clear();
-        if (currentById.size() > 4 * candidates.size() + 1024) {
-            // Forget nodes that left long ago; those in this list keep their state.
-            Map<String, Long> keep = new HashMap<>();
-            for (Node node : candidates) {
-                Long c = currentById.get(node.id());
-                if (c != null) {
-                    keep.put(node.id(), c);
-                }
-            }
-            currentById.clear();
-            currentById.putAll(keep);
-        }
-        State s = new State(candidates, currentById);
-        states.put(candidates, s);
-        return s;
+        return order;
     }
 }

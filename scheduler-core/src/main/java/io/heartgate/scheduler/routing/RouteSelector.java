@@ -3,6 +3,8 @@ package io.heartgate.scheduler.routing;
 import io.heartgate.scheduler.affinity.AffinityKeys;
 import io.heartgate.scheduler.balancer.AffinityBalancer;
 import io.heartgate.scheduler.balancer.Balancer;
+import io.heartgate.scheduler.balancer.HashRing;
+import io.heartgate.scheduler.balancer.Picker;
 import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.status.Ramp;
@@ -32,7 +34,8 @@ import java.util.function.DoubleSupplier;
  * while they are; each route says how it was placed ({@link AffinityPick}). Pure apart
  * from the balancer's own rotation state, the random draws and warm first's last list per model;
  * allocates nothing in the common case of a first attempt with no node ejected and none ramping,
- * warm first's narrowed list being reused while it holds the same nodes.
+ * warm first's narrowed list being reused while it holds the same nodes. What it works out of a
+ * snapshot (each model's picker and ring) is kept with that snapshot only.
  */
 public final class RouteSelector {
 
@@ -44,9 +47,26 @@ public final class RouteSelector {
     private final DoubleSupplier random;
     private final WarmFirst warmFirst;
     private final Clock clock;
-    /** The last list warm first narrowed to, per model. */
-    private final ConcurrentHashMap<String, List<Node>> narrowed = new ConcurrentHashMap<>();
-    private static final int MAX_NARROWED = 4096;
+    /** The most models whose picker, ring and narrowed list one snapshot keeps. */
+    private static final int MODELS_KEPT = 1024;
+    /** What routing keeps for the snapshot it last routed on. */
+    private volatile Published published = new Published(TableSnapshot.EMPTY);
+
+    /**
+     * What routing keeps for one table snapshot, made on first use and dropped with it: each model's
+     * picker over its candidates and, under affinity, their ring; warm first's last narrowed list
+     * per model, so that an unchanged narrowing allocates nothing.
+     */
+    private static final class Published {
+        final TableSnapshot snapshot;
+        final ConcurrentHashMap<String, Picker> pickers = new ConcurrentHashMap<>();
+        final ConcurrentHashMap<String, HashRing> rings = new ConcurrentHashMap<>();
+        final ConcurrentHashMap<String, List<Node>> narrowed = new ConcurrentHashMap<>();
+
+        Published(TableSnapshot snapshot) {
+            this.snapshot = snapshot;
+        }
+    }
 
     /** Creates a selector picking with {@code balancer}, without slow start or warm-first. */
     public RouteSelector(Balancer balancer) {
@@ -206,7 +226,6 @@ public final class RouteSelector {
             if (lease != null) {
                 return new Route.To(lease, panic, false, none);
             }
-            // A new list, never the one picked from: a balancer may keep what it learnt of a list by its identity.
             roomy = withRoom(roomy, n);
         }
         return Route.Refused.FULL;
@@ -222,19 +241,27 @@ public final class RouteSelector {
      */
     private Route claimByKey(List<Node> nodes, RequestFacts facts, TableSnapshot snapshot, boolean panic) {
         List<Node> base = snapshot.candidates(facts.model());
+        Published p = published(snapshot);
+        HashRing ring = p.rings.get(key(facts.model()));
+        if (ring == null) {
+            ring = affinity.ring(base);
+            if (p.rings.size() < MODELS_KEPT) {
+                p.rings.put(key(facts.model()), ring);
+            }
+        }
         List<Node> allowed = narrow(nodes, facts, snapshot);
-        Route r = walk(base, allowed, facts, panic);
+        Route r = walk(base, allowed, facts, panic, ring);
         if (r != Route.Refused.FULL || allowed == nodes) {
             return r;
         }
         List<Node> roomy = withRoom(nodes, null);
         // Among the cold nodes with room, warm first still prefers those with memory free for the model.
-        return roomy.isEmpty() ? r : walk(base, warmFirst.prefer(roomy, facts.model()), facts, panic);
+        return roomy.isEmpty() ? r : walk(base, warmFirst.prefer(roomy, facts.model()), facts, panic, ring);
     }
 
-    private Route walk(List<Node> base, List<Node> allowed, RequestFacts facts, boolean panic) {
+    private Route walk(List<Node> base, List<Node> allowed, RequestFacts facts, boolean panic, HashRing ring) {
         for (int race = 0; race < 4; race++) {
-            AffinityBalancer.Choice choice = affinity.pick(base, allowed, facts.affinity());
+            AffinityBalancer.Choice choice = affinity.pick(ring, base, allowed, facts.affinity());
             if (choice == null) {
                 break;
             }
@@ -273,14 +300,42 @@ public final class RouteSelector {
     }
 
     /**
-     * Picks among {@code candidates} as warm first narrows them. When every node serving the model
-     * holds it by its heartbeat (servers that never unload it, or an Ollama fleet that loaded it
-     * everywhere), nothing can narrow and nothing is scanned. A narrowed list is reused while it has
-     * the same nodes, so that balancers keeping state per candidate list (weighted,
-     * least-connections) see one list, not a new one per request.
+     * Picks among {@code candidates} as warm first narrows them. The model's whole list of the
+     * snapshot goes to the snapshot's picker for it, made once; a list made for this request (the
+     * nodes not tried, not ejected, with room, warm) goes to the balancer's pick, which keeps no
+     * state for it. When every node serving the model holds it by its heartbeat, nothing can narrow
+     * and nothing is scanned.
      */
     private Node pick(List<Node> candidates, RequestFacts facts, TableSnapshot snapshot) {
-        return balancer.pick(narrow(candidates, facts, snapshot)).orElseThrow();
+        List<Node> list = narrow(candidates, facts, snapshot);
+        String model = facts.model();
+        if (list != snapshot.candidates(model)) {
+            return balancer.pick(list).orElseThrow();
+        }
+        Published p = published(snapshot);
+        Picker picker = p.pickers.get(key(model));
+        if (picker == null) {
+            if (p.pickers.size() >= MODELS_KEPT) {
+                return balancer.pick(list).orElseThrow(); // clients naming ever new models keep nothing
+            }
+            picker = balancer.over(list);
+            p.pickers.put(key(model), picker);
+        }
+        return picker.pick();
+    }
+
+    /** Returns what routing keeps for {@code snapshot}, starting afresh when it is a new one. */
+    private Published published(TableSnapshot snapshot) {
+        Published p = published;
+        if (p.snapshot != snapshot) {
+            p = new Published(snapshot);
+            published = p; // two loops on two snapshots at once only build one twice
+        }
+        return p;
+    }
+
+    private static String key(String model) {
+        return model == null ? "" : model;
     }
 
     /** Returns {@code candidates} as warm first narrows them (the same list when it does not). */
@@ -289,13 +344,11 @@ public final class RouteSelector {
         if (!warmFirst.enabled() || model == null || snapshot.heldEverywhere(model)) {
             return candidates;
         }
-        List<Node> previous = narrowed.get(model);
+        Published p = published(snapshot);
+        List<Node> previous = p.narrowed.get(model);
         List<Node> kept = warmFirst.prefer(candidates, model, previous);
-        if (kept != candidates && kept != previous) {
-            if (narrowed.size() >= MAX_NARROWED) {
-                narrowed.clear();
-            }
-            narrowed.put(model, kept);
+        if (kept != candidates && kept != previous && p.narrowed.size() < MODELS_KEPT) {
+            p.narrowed.put(model, kept);
         }
         return kept;
     }

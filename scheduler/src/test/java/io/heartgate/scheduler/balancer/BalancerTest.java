@@ -38,7 +38,14 @@ class BalancerTest {
         return s.create(new Random(42), 0);
     }
 
+    /** Picks {@code n} times with a snapshot's picker over {@code nodes}, as routing does for a model's whole list. */
     private static String picks(Balancer b, List<Node> nodes, int n) {
+        Picker p = b.over(nodes);
+        return IntStream.range(0, n).mapToObj(i -> p.pick().id()).collect(Collectors.joining(" "));
+    }
+
+    /** Picks {@code n} times among {@code nodes} as a list made for one request. */
+    private static String adHoc(Balancer b, List<Node> nodes, int n) {
         return IntStream.range(0, n).mapToObj(i -> b.pick(nodes).orElseThrow().id()).collect(Collectors.joining(" "));
     }
 
@@ -84,7 +91,7 @@ class BalancerTest {
                 try {
                     for (int i = 0; i < 20_000; i++) {
                         List<Node> nodes = tables.get(i % tables.size());
-                        Node picked = b.pick(nodes).orElseThrow();
+                        Node picked = i % 2 == 0 ? b.pick(nodes).orElseThrow() : b.over(nodes).pick();
                         if (!nodes.contains(picked)) {
                             throw new AssertionError(picked.id() + " is not a candidate");
                         }
@@ -142,6 +149,27 @@ class BalancerTest {
     }
 
     @Test
+    void weightedAmongAListMadeForOneRequestKeepsTheProportionsWithoutState() {
+        List<Node> nodes = List.of(node("a", 1), node("b", 2), node("c", 3));
+        Balancer b = seeded(Strategy.WEIGHTED);
+        String seq = adHoc(b, nodes, 600).replace(" ", "");
+        assertThat(seq.chars().filter(c -> c == 'a').count()).isEqualTo(100);
+        assertThat(seq.chars().filter(c -> c == 'b').count()).isEqualTo(200);
+        assertThat(seq.chars().filter(c -> c == 'c').count()).isEqualTo(300);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Strategy.class)
+    void aPickerAndAPickAmongTheSameListChooseFromTheSameNodes(Strategy s) {
+        List<Node> nodes = List.of(node("a", 1), node("b", 3), node("c", 2));
+        Balancer b = seeded(s);
+        Picker p = b.over(nodes);
+        for (int i = 0; i < 200; i++) {
+            assertThat(nodes).contains(p.pick(), b.pick(nodes).orElseThrow());
+        }
+    }
+
+    @Test
     void weightedKeepsStateByNodeIdAcrossTableChanges() {
         Balancer b = seeded(Strategy.WEIGHTED);
         List<Node> first = List.of(node("a", 5), node("b", 1), node("c", 1));
@@ -158,8 +186,9 @@ class BalancerTest {
         StringBuilder seq = new StringBuilder();
         for (int round = 0; round < 15; round++) {
             List<Node> snapshot = List.of(node("a", 1), node("b", 2), node("c", 3)); // a new list each "publish"
+            Picker p = b.over(snapshot); // each snapshot's own picker
             for (int i = 0; i < 4; i++) { // not a whole cycle of 6: state carries over between lists
-                seq.append(b.pick(snapshot).orElseThrow().id());
+                seq.append(p.pick().id());
             }
         }
         Map<Character, Long> counts = seq.chars().mapToObj(c -> (char) c)
