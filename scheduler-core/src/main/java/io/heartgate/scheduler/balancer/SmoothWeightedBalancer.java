@@ -64,7 +64,17 @@ final class SmoothWeightedBalancer implements Balancer {
             return () -> only;
         }
         if (total > SEQUENCE_UP_TO || total * candidates.size() > WORK_UP_TO) {
-            return () -> pick(candidates).orElseThrow();
+            long[] upTo = new long[candidates.size()]; // each node's share ends here, laid out in order
+            long sum = 0;
+            for (int i = 0; i < upTo.length; i++) {
+                sum += candidates.get(i).weight();
+                upTo[i] = sum;
+            }
+            long all = sum;
+            return () -> {
+                int i = java.util.Arrays.binarySearch(upTo, Math.floorMod(counter.getAndIncrement(), all));
+                return candidates.get(i >= 0 ? i + 1 : -i - 1);
+            };
         }
         int[] sequence = sequence(candidates, (int) total);
         return () -> candidates.get(sequence[(int) Math.floorMod(counter.getAndIncrement(), (long) sequence.length)]);

@@ -57,11 +57,16 @@ public final class RouteSelector {
      * picker over its candidates and, under affinity, their ring; warm first's last narrowed list
      * per model, so that an unchanged narrowing allocates nothing.
      */
+    /** A picker over warm first's narrowed list of a model, for as long as the narrowing holds. */
+    private record Narrowed(List<Node> list, Picker picker) {
+    }
+
     private static final class Published {
         final TableSnapshot snapshot;
         final ConcurrentHashMap<String, Picker> pickers = new ConcurrentHashMap<>();
         final ConcurrentHashMap<String, HashRing> rings = new ConcurrentHashMap<>();
         final ConcurrentHashMap<String, List<Node>> narrowed = new ConcurrentHashMap<>();
+        final ConcurrentHashMap<String, Narrowed> narrowedPickers = new ConcurrentHashMap<>();
 
         Published(TableSnapshot snapshot) {
             this.snapshot = snapshot;
@@ -310,6 +315,16 @@ public final class RouteSelector {
         List<Node> list = narrow(candidates, facts, snapshot);
         String model = facts.model();
         if (list != snapshot.candidates(model)) {
+            Published p = published(snapshot);
+            Narrowed n = model == null || list != p.narrowed.get(model) ? null : p.narrowedPickers.get(model);
+            if (n != null && n.list() == list) {
+                return n.picker().pick(); // warm first narrowed the model's list as last time
+            }
+            if (model != null && list == p.narrowed.get(model)) {
+                n = new Narrowed(list, balancer.over(list));
+                p.narrowedPickers.put(model, n);
+                return n.picker().pick();
+            }
             return balancer.pick(list).orElseThrow();
         }
         Published p = published(snapshot);
