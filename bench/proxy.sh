@@ -2,7 +2,8 @@
 # Proxy benchmark, one command: three inference-sim nodes behind (a) the scheduler and (b) nginx as
 # the closest equivalent (round robin, keep-alive upstreams, proxy_buffering off), plus (c) one sim
 # directly as the limit. Small non-streaming requests at 32 and 256 connections (wrk), and 100
-# concurrent streams (time to first token, inter-token gap). Prints a Markdown report.
+# concurrent streams, OpenAI SSE and Ollama NDJSON (time to first token, inter-token gap). Prints a
+# Markdown report.
 #
 #   bench/proxy.sh                 # after: mvn -B -DskipTests package
 #   REPEATS=3 DURATION=15 WARMUP=120 EARLY_AT=60 STREAMS=100 STREAM_REPEATS=9 STREAM_WARMUP=20 bench/proxy.sh
@@ -163,6 +164,21 @@ for _ in $(seq 1 "$STREAM_REPEATS"); do
 import json,sys; r=json.load(sys.stdin)
 print(f\"| $name | {r['ttft_ms_p50']} | {r['ttft_ms_p99']} | {r['gap_ms_p50']} | {r['gap_ms_p99']} | {r['errors']} |\")
 open('$ROWS','a').write(f\"streams\\t$name\\t{r['ttft_ms_p50']}\\t{r['gap_ms_p50']}\\t{r['errors']}\\n\")"
+  done
+done
+
+echo
+echo "${STREAMS} concurrent streaming Ollama /api/chat answers (NDJSON, the same sims), ${STREAM_REPEATS} runs, ms:"
+echo
+echo "| target | TTFT p50 | TTFT p99 | inter-token p50 | inter-token p99 | errors |"
+echo "| --- | --- | --- | --- | --- | --- |"
+for _ in $(seq 1 "$STREAM_REPEATS"); do
+  for t in "direct (3 sims):19011,19012,19013" "nginx (3 sims):19091" "scheduler (3 sims):19080"; do
+    name=${t%%:*}; port=${t##*:}
+    python3 bench/streams.py 127.0.0.1 "$port" bench-stream "$STREAMS" ndjson | python3 -c "
+import json,sys; r=json.load(sys.stdin)
+print(f\"| $name | {r['ttft_ms_p50']} | {r['ttft_ms_p99']} | {r['gap_ms_p50']} | {r['gap_ms_p99']} | {r['errors']} |\")
+open('$ROWS','a').write(f\"ndjson\\t$name\\t{r['ttft_ms_p50']}\\t{r['gap_ms_p50']}\\t{r['errors']}\\n\")"
   done
 done
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Opens N concurrent streaming chat completions and reports time to first token and inter-token gaps.
 
-usage: streams.py HOST PORT[,PORT...] MODEL STREAMS
+usage: streams.py HOST PORT[,PORT...] MODEL STREAMS [sse|ndjson]
+sse (the default): OpenAI's /v1/chat/completions, an SSE stream ending in [DONE]; ndjson: Ollama's
+/api/chat, one JSON object per line ending in "done":true.
 With several ports, stream i goes to port i mod n (the direct baseline spread over the nodes).
 Prints one JSON object: ttft_ms_p50/p99, gap_ms_p50/p99, streams, tokens, errors.
 Standard library only (asyncio, raw HTTP/1.1), so the client adds as little as possible.
@@ -42,10 +44,21 @@ async def sse_lines(reader):
             yield line
 
 
-async def one(host, port, model, results):
+def is_token(line, ndjson):
+    if ndjson:
+        return line.startswith(b"{") and b'"content":"' in line and b'"content":""' not in line
+    return line.startswith(b"data: {") and b'"content":"' in line and b'"content":""' not in line
+
+
+def is_end(line, ndjson):
+    return b'"done":true' in line if ndjson else line.startswith(b"data: [DONE]")
+
+
+async def one(host, port, model, results, ndjson):
     body = json.dumps({"model": model, "stream": True,
                        "messages": [{"role": "user", "content": "Say hello"}]}).encode()
-    req = (f"POST /v1/chat/completions HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+    path = "/api/chat" if ndjson else "/v1/chat/completions"
+    req = (f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
     try:
         reader, writer = await asyncio.open_connection(host, port)
@@ -54,9 +67,9 @@ async def one(host, port, model, results):
         await writer.drain()
         stamps = []
         async for line in sse_lines(reader):
-            if line.startswith(b"data: {") and b'"content":"' in line and b'"content":""' not in line:
+            if is_token(line, ndjson):
                 stamps.append(time.perf_counter())
-            elif line.startswith(b"data: [DONE]"):
+            if is_end(line, ndjson):
                 break
         writer.close()
         if not stamps:
@@ -80,10 +93,13 @@ async def main():
     try:
         host, model, n = sys.argv[1], sys.argv[3], int(sys.argv[4])
         ports = [int(p) for p in sys.argv[2].split(",")]
+        mode = sys.argv[5] if len(sys.argv) > 5 else "sse"
+        if mode not in ("sse", "ndjson"):
+            raise ValueError(mode)
     except (IndexError, ValueError):
-        sys.exit("usage: streams.py HOST PORT[,PORT...] MODEL STREAMS")
+        sys.exit("usage: streams.py HOST PORT[,PORT...] MODEL STREAMS [sse|ndjson]")
     results = {"ttft": [], "gaps": [], "tokens": 0, "errors": 0}
-    await asyncio.gather(*(one(host, ports[i % len(ports)], model, results) for i in range(n)))
+    await asyncio.gather(*(one(host, ports[i % len(ports)], model, results, mode == "ndjson") for i in range(n)))
     print(json.dumps({"streams": n, "tokens": results["tokens"], "errors": results["errors"],
                       "ttft_ms_p50": pct(results["ttft"], 50), "ttft_ms_p99": pct(results["ttft"], 99),
                       "gap_ms_p50": pct(results["gaps"], 50), "gap_ms_p99": pct(results["gaps"], 99)}))

@@ -87,16 +87,18 @@ def main():
             print(f"| requests/s {early[0][3]} s after start, 32 connections (x after the warm-up) | {share:.2f}x "
                   f"({float(early[0][1]):,.0f} against {statistics.median(later):,.0f}) | - | >= 0.85x "
                   f"| {'yes' if share >= 0.85 else 'no'} |")
-    streams = list(runs([r for r in rows if r[0] == "streams"]))
-    if streams:
+    for kind, label in (("streams", "SSE"), ("ndjson", "NDJSON")):
+        streams = list(runs([r for r in rows if r[0] == kind]))
+        if not streams:
+            continue
         ttft = [float(r[SCHEDULER][2]) - float(r[DIRECT][2]) for r in streams]
         nginx_ttft = [float(r[NGINX][2]) - float(r[DIRECT][2]) for r in streams]
-        print(f"| TTFT p50 added over direct | {span(ttft, lambda v: f'{v:+.2f} ms')} "
+        print(f"| {label} TTFT p50 added over direct | {span(ttft, lambda v: f'{v:+.2f} ms')} "
               f"| {span(nginx_ttft, lambda v: f'{v:+.2f} ms')} | <= nginx's | "
               f"{'yes' if statistics.median(ttft) <= statistics.median(nginx_ttft) else 'no'} |")
         gap = [float(r[SCHEDULER][3]) - float(r[DIRECT][3]) for r in streams]
         nginx_gap = [float(r[NGINX][3]) - float(r[DIRECT][3]) for r in streams]
-        print(f"| inter-token p50 added over direct | {span(gap, lambda v: f'{v:+.2f} ms')} "
+        print(f"| {label} inter-token p50 added over direct | {span(gap, lambda v: f'{v:+.2f} ms')} "
               f"| {span(nginx_gap, lambda v: f'{v:+.2f} ms')} | (none) | - |")
 
 
