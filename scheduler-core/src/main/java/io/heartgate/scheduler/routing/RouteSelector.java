@@ -4,7 +4,6 @@ import io.heartgate.scheduler.affinity.AffinityKeys;
 import io.heartgate.scheduler.balancer.AffinityBalancer;
 import io.heartgate.scheduler.balancer.Balancer;
 import io.heartgate.scheduler.balancer.HashRing;
-import io.heartgate.scheduler.balancer.Picker;
 import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.status.Ramp;
@@ -13,7 +12,6 @@ import io.heartgate.scheduler.table.TableSnapshot;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.DoubleSupplier;
 
 /**
@@ -47,31 +45,8 @@ public final class RouteSelector {
     private final DoubleSupplier random;
     private final WarmFirst warmFirst;
     private final Clock clock;
-    /** The most models whose picker, ring and narrowed list one snapshot keeps. */
-    private static final int MODELS_KEPT = 1024;
-    /** What routing keeps for the snapshot it last routed on. */
-    private volatile Published published = new Published(TableSnapshot.EMPTY);
-
-    /**
-     * What routing keeps for one table snapshot, made on first use and dropped with it: each model's
-     * picker over its candidates and, under affinity, their ring; warm first's last narrowed list
-     * per model, so that an unchanged narrowing allocates nothing.
-     */
-    /** A picker over warm first's narrowed list of a model, for as long as the narrowing holds. */
-    private record Narrowed(List<Node> list, Picker picker) {
-    }
-
-    private static final class Published {
-        final TableSnapshot snapshot;
-        final ConcurrentHashMap<String, Picker> pickers = new ConcurrentHashMap<>();
-        final ConcurrentHashMap<String, HashRing> rings = new ConcurrentHashMap<>();
-        final ConcurrentHashMap<String, List<Node>> narrowed = new ConcurrentHashMap<>();
-        final ConcurrentHashMap<String, Narrowed> narrowedPickers = new ConcurrentHashMap<>();
-
-        Published(TableSnapshot snapshot) {
-            this.snapshot = snapshot;
-        }
-    }
+    /** What is worked out of each snapshot (pickers, rings, warm first's narrowed lists), kept with it. */
+    private final SnapshotPickers pickers;
 
     /** Creates a selector picking with {@code balancer}, without slow start or warm-first. */
     public RouteSelector(Balancer balancer) {
@@ -94,6 +69,7 @@ public final class RouteSelector {
     public RouteSelector(Balancer balancer, Ramp ramp, DoubleSupplier random, WarmFirst warmFirst, Clock clock,
                          AffinityKeys keys) {
         this.balancer = balancer;
+        this.pickers = new SnapshotPickers(balancer);
         this.affinity = balancer.byKey();
         this.keys = keys;
         this.ramp = ramp;
@@ -246,14 +222,7 @@ public final class RouteSelector {
      */
     private Route claimByKey(List<Node> nodes, RequestFacts facts, TableSnapshot snapshot, boolean panic) {
         List<Node> base = snapshot.candidates(facts.model());
-        Published p = published(snapshot);
-        HashRing ring = p.rings.get(key(facts.model()));
-        if (ring == null) {
-            ring = affinity.ring(base);
-            if (p.rings.size() < MODELS_KEPT) {
-                p.rings.put(key(facts.model()), ring);
-            }
-        }
+        HashRing ring = pickers.ring(snapshot, facts.model(), base, affinity);
         List<Node> allowed = narrow(nodes, facts, snapshot);
         Route r = walk(base, allowed, facts, panic, ring);
         if (r != Route.Refused.FULL || allowed == nodes) {
@@ -314,43 +283,8 @@ public final class RouteSelector {
     private Node pick(List<Node> candidates, RequestFacts facts, TableSnapshot snapshot) {
         List<Node> list = narrow(candidates, facts, snapshot);
         String model = facts.model();
-        if (list != snapshot.candidates(model)) {
-            Published p = published(snapshot);
-            Narrowed n = model == null || list != p.narrowed.get(model) ? null : p.narrowedPickers.get(model);
-            if (n != null && n.list() == list) {
-                return n.picker().pick(); // warm first narrowed the model's list as last time
-            }
-            if (model != null && list == p.narrowed.get(model)) {
-                n = new Narrowed(list, balancer.over(list));
-                p.narrowedPickers.put(model, n);
-                return n.picker().pick();
-            }
-            return balancer.pick(list).orElseThrow();
-        }
-        Published p = published(snapshot);
-        Picker picker = p.pickers.get(key(model));
-        if (picker == null) {
-            if (p.pickers.size() >= MODELS_KEPT) {
-                return balancer.pick(list).orElseThrow(); // clients naming ever new models keep nothing
-            }
-            picker = balancer.over(list);
-            p.pickers.put(key(model), picker);
-        }
-        return picker.pick();
-    }
-
-    /** Returns what routing keeps for {@code snapshot}, starting afresh when it is a new one. */
-    private Published published(TableSnapshot snapshot) {
-        Published p = published;
-        if (p.snapshot != snapshot) {
-            p = new Published(snapshot);
-            published = p; // two loops on two snapshots at once only build one twice
-        }
-        return p;
-    }
-
-    private static String key(String model) {
-        return model == null ? "" : model;
+        return list == snapshot.candidates(model) ? pickers.pickWhole(snapshot, model, list)
+                : pickers.pickAmong(snapshot, model, list);
     }
 
     /** Returns {@code candidates} as warm first narrows them (the same list when it does not). */
@@ -359,11 +293,10 @@ public final class RouteSelector {
         if (!warmFirst.enabled() || model == null || snapshot.heldEverywhere(model)) {
             return candidates;
         }
-        Published p = published(snapshot);
-        List<Node> previous = p.narrowed.get(model);
+        List<Node> previous = pickers.narrowed(snapshot, model);
         List<Node> kept = warmFirst.prefer(candidates, model, previous);
-        if (kept != candidates && kept != previous && p.narrowed.size() < MODELS_KEPT) {
-            p.narrowed.put(model, kept);
+        if (kept != candidates && kept != previous) {
+            pickers.narrowedTo(snapshot, model, kept);
         }
         return kept;
     }
