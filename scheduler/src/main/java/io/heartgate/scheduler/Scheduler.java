@@ -217,7 +217,7 @@ public final class Scheduler implements AutoCloseable {
             table.addListener(flaps);
             table.addListener(health);
             EjectionView routing = EjectionView.either(health, flaps);
-            RequestMetrics requestMetrics = new RequestMetrics(registry);
+            RequestMetrics requestMetrics = new RequestMetrics(registry, Ticker.SYSTEM);
             ProxyCounters counters = new ProxyCounters();
             counters.bindTo(registry);
             HeartbeatConsumer d = discovery;

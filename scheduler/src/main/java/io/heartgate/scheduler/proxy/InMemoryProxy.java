@@ -101,7 +101,7 @@ public final class InMemoryProxy implements AutoCloseable {
         ApiKeys keys = ApiKeys.parse("bench-caller " + ApiKeys.hash(KEY) + " rpm=1000000000 tpm=1000000000\n");
         Stages.Access access = scenario == Scenario.KEYS ? new Stages.Access(() -> keys, null, false)
                 : Stages.Access.OPEN;
-        RequestMetrics metrics = new RequestMetrics(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+        RequestMetrics metrics = new RequestMetrics(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), ticker);
         ProxyCounters counters = new ProxyCounters();
         Draining draining = new Draining();
         ProxyParts parts = new ProxyParts(config, new ProxyParts.Sources(() -> table, selector, health, health, counters,

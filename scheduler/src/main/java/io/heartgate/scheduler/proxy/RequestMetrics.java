@@ -1,5 +1,6 @@
 package io.heartgate.scheduler.proxy;
 
+import io.heartgate.scheduler.time.Ticker;
 import io.heartgate.scheduler.usage.TrafficView;
 import io.heartgate.scheduler.usage.UsageAccounting;
 import io.micrometer.core.instrument.Counter;
@@ -24,7 +25,7 @@ public final class RequestMetrics implements TrafficView {
     private static final String[] STATUS_CLASSES = {"none", "1xx", "2xx", "3xx", "4xx", "5xx", "6xx", "7xx", "8xx", "9xx"};
 
     private final MeterRegistry registry;
-    private final Timer firstByteAll;
+    private final FirstByteMedian firstByteAll;
     private final UsageAccounting usage;
     private final AffinityMeters affinity;
     // node -> meters; looked up per request by strings whose hashes are cached, so recording a
@@ -41,17 +42,15 @@ public final class RequestMetrics implements TrafficView {
         final LongAdder errors = new LongAdder();
     }
 
-    /** Creates the recorder over {@code registry}. */
-    public RequestMetrics(MeterRegistry registry) {
+    /**
+     * Creates the recorder over {@code registry}; {@code ticker} moves the dashboard's half-minute
+     * window of times to first byte.
+     */
+    public RequestMetrics(MeterRegistry registry, Ticker ticker) {
         this.registry = registry;
         this.usage = new UsageAccounting(registry);
         this.affinity = new AffinityMeters(registry);
-        this.firstByteAll = Timer.builder("heartgate_proxy_first_byte_all")
-                .description("Time to first byte over all nodes, for the dashboard's chart")
-                .publishPercentiles(0.5, 0.99)
-                .distributionStatisticExpiry(Duration.ofSeconds(30))
-                .distributionStatisticBufferLength(3)
-                .register(registry);
+        this.firstByteAll = new FirstByteMedian(ticker);
     }
 
     /**
@@ -119,7 +118,7 @@ public final class RequestMetrics implements TrafficView {
                         .register(registry));
             }
             firstByte.record(firstByteNanos, TimeUnit.NANOSECONDS);
-            firstByteAll.record(firstByteNanos, TimeUnit.NANOSECONDS);
+            firstByteAll.record(firstByteNanos);
         }
         meters.requests.increment();
         if (status >= 500 || status == 0) {
@@ -166,8 +165,7 @@ public final class RequestMetrics implements TrafficView {
 
     @Override
     public double firstByteMedianMs() {
-        var values = firstByteAll.takeSnapshot().percentileValues();
-        return values.length == 0 ? Double.NaN : values[0].value(TimeUnit.MILLISECONDS);
+        return firstByteAll.medianMs();
     }
 
     @Override

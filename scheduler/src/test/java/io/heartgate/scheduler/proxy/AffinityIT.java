@@ -73,7 +73,7 @@ class AffinityIT {
         ProxyConfig c = new ProxyConfigBuilder().build();
         PassiveHealth health = new PassiveHealth(Clock.systemUTC(), c.ejectAfter(), c.ejectFor(), Duration.ofMinutes(5));
         proxy = ProxyServer.start(c, table::snapshot, new RouteSelector(Strategy.affinity(1.25, Strategy.ROUND_ROBIN)),
-                health, health, new ProxyCounters(), new RequestMetrics(registry), Ticker.SYSTEM, new Draining(),
+                health, health, new ProxyCounters(), new RequestMetrics(registry, Ticker.SYSTEM), Ticker.SYSTEM, new Draining(),
                 Stages.Access.OPEN, null);
     }
 

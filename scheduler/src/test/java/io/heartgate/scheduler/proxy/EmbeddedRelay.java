@@ -127,7 +127,7 @@ final class EmbeddedRelay {
                 .keepAliveTimeout(Duration.ofMillis(KEEP_ALIVE_MS)).headerTimeout(Duration.ofMillis(HEADER_MS))
                 .bodyTimeout(Duration.ofMillis(BODY_MS)).maxQueue(1000).queueTimeout(Duration.ofSeconds(60)).build();
         parts = new ProxyParts(config, new ProxyParts.Sources(() -> table, selector, health, health, counters,
-                new RequestMetrics(registry), Ticker.ofNanos(nanos::get)), access, extraStages);
+                new RequestMetrics(registry, Ticker.ofNanos(nanos::get)), Ticker.ofNanos(nanos::get)), access, extraStages);
         loop = parts.loop(this::open, draining);
         timeouts = loop.timeouts();
         pool = loop.pool();

@@ -90,7 +90,7 @@ class GatewayQueueIT {
         ProxyConfig c = config.apply(new ProxyConfigBuilder()).build();
         PassiveHealth health = new PassiveHealth(Clock.systemUTC(), c.ejectAfter(), c.ejectFor(), Duration.ofMinutes(5));
         proxy = ProxyServer.start(c, table::snapshot, new RouteSelector(Strategy.LEAST_CONNECTIONS.create()), health,
-                health, new ProxyCounters(), new RequestMetrics(registry), Ticker.SYSTEM, new Draining(),
+                health, new ProxyCounters(), new RequestMetrics(registry, Ticker.SYSTEM), Ticker.SYSTEM, new Draining(),
                 access, null);
     }
 

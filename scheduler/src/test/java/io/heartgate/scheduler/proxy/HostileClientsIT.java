@@ -76,7 +76,7 @@ class HostileClientsIT {
         PassiveHealth health = new PassiveHealth(Clock.systemUTC(), c.ejectAfter(), c.ejectFor(), Duration.ofMinutes(5));
         counters = new ProxyCounters();
         proxy = ProxyServer.start(c, table::snapshot, new RouteSelector(Strategy.ROUND_ROBIN.create()), health, health,
-                counters, new RequestMetrics(new SimpleMeterRegistry()), Ticker.SYSTEM, new Draining(),
+                counters, new RequestMetrics(new SimpleMeterRegistry(), Ticker.SYSTEM), Ticker.SYSTEM, new Draining(),
                 Stages.Access.OPEN, null);
     }
 

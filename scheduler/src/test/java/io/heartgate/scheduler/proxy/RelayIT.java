@@ -132,7 +132,7 @@ class RelayIT {
         health = new PassiveHealth(Clock.systemUTC(), c.ejectAfter(), c.ejectFor(), Duration.ofMinutes(5));
         counters = new ProxyCounters();
         RouteSelector selector = new RouteSelector(Strategy.ROUND_ROBIN.create());
-        RequestMetrics metrics = new RequestMetrics(new SimpleMeterRegistry());
+        RequestMetrics metrics = new RequestMetrics(new SimpleMeterRegistry(), Ticker.SYSTEM);
         proxy = tls == null
                 ? ProxyServer.start(c, table::snapshot, selector, health, health, counters, metrics, Ticker.SYSTEM, new Draining(),
                         Stages.Access.OPEN, null)
