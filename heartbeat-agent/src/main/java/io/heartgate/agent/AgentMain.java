@@ -34,84 +34,106 @@ public final class AgentMain implements Callable<Integer> {
 
 
     @Option(names = "--kafka", defaultValue = "${env:KAFKA_BOOTSTRAP_SERVERS}", paramLabel = "HOST:PORT[,...]",
-            description = "Kafka to publish to [env KAFKA_BOOTSTRAP_SERVERS] (required)")
+            description = "Kafka to publish to [env KAFKA_BOOTSTRAP_SERVERS] (default: required (not with "
+                    + "`--once`))")
     String kafka;
 
     @Option(names = "--kafka-config", defaultValue = "${env:KAFKA_CONFIG_FILE}", paramLabel = "FILE",
-            description = "Kafka client properties (security.protocol, ssl.*, sasl.*), passed to the producer as "
-                    + "they are; KAFKA_* variables override single ones (KAFKA_SASL_MECHANISM sets sasl.mechanism) "
-                    + "[env KAFKA_CONFIG_FILE] (default: none)")
+            description = {"Kafka client properties (TLS, SASL, tuning) for the producer; see [Kafka client "
+                    + "properties](#kafka-client-properties) [env KAFKA_CONFIG_FILE] (default: none)",
+                "Accepted: a Java properties file"})
     Path kafkaConfig;
 
     @Option(names = "--heartbeat-keys", defaultValue = "${env:HEARTBEAT_KEYS_FILE}", paramLabel = "FILE",
-            description = "sign every heartbeat with the first key of this file: lines of KEY_ID SECRET [NODE_ID_GLOB] "
-                    + "[env HEARTBEAT_KEYS_FILE] (default: unsigned)")
+            description = {"sign every record, tombstones included, with the first key of the file [env "
+                    + "HEARTBEAT_KEYS_FILE] (default: none: unsigned)",
+                "Accepted: [heartbeat keys file](#heartbeat-keys-file)"})
     Path heartbeatKeys;
 
-    @Option(names = "--topic", defaultValue = "${env:HEARTBEAT_TOPIC:-gpu-heartbeats}",
-            description = "heartbeat topic [env HEARTBEAT_TOPIC] (default: gpu-heartbeats)")
+    @Option(names = "--topic", paramLabel = "NAME", defaultValue = "${env:HEARTBEAT_TOPIC:-gpu-heartbeats}",
+            description = {"heartbeat topic [env HEARTBEAT_TOPIC] (default: gpu-heartbeats)",
+                "Accepted: 1 to 249 of `A-Za-z0-9._-`"})
     String topic;
 
-    @Option(names = "--node-id", defaultValue = "${env:NODE_ID}",
-            description = "unique id of this inference server [env NODE_ID] (default: host name)")
+    @Option(names = "--node-id", paramLabel = "ID", defaultValue = "${env:NODE_ID}",
+            description = {"unique per inference server [env NODE_ID] (default: the host name up to its "
+                    + "first dot)",
+                "Accepted: 1 to 128 of `A-Za-z0-9._:-`"})
     String nodeId;
 
-    @Option(names = "--url", defaultValue = "${env:NODE_URL}",
-            description = "the server's base URL as the scheduler must reach it [env NODE_URL] (required)")
+    @Option(names = "--url", paramLabel = "URL", defaultValue = "${env:NODE_URL}",
+            description = {"the server's base URL as the scheduler must reach it [env NODE_URL] (default: "
+                    + "required)",
+                "Accepted: absolute `http`/`https` with a host, at most 2048 characters"})
     String url;
 
-    @Option(names = "--probe-url", defaultValue = "${env:NODE_PROBE_URL}",
-            description = "where the agent reaches the server [env NODE_PROBE_URL] (default: --url)")
+    @Option(names = "--probe-url", paramLabel = "URL", defaultValue = "${env:NODE_PROBE_URL}",
+            description = {"where the agent itself reaches the server [env NODE_PROBE_URL] (default: "
+                    + "`--url`)",
+                "Accepted: as `--url`"})
     String probeUrl;
 
-    @Option(names = "--backend", defaultValue = "${env:NODE_BACKEND:-auto}",
-            description = "auto, ollama, openai, vllm, tgi, llamacpp [env NODE_BACKEND] (default: auto)")
+    @Option(names = "--backend", paramLabel = "B", defaultValue = "${env:NODE_BACKEND:-auto}",
+            description = {"how health, models and load are read [env NODE_BACKEND] (default: auto)",
+                "Accepted: `auto`, `ollama`, `openai`, `vllm`, `tgi`, `llamacpp`"})
     String backend;
 
-    @Option(names = "--weight", defaultValue = "${env:NODE_WEIGHT:-1}",
-            description = "relative capacity, 1 to 1000 [env NODE_WEIGHT] (default: 1)")
+    @Option(names = "--weight", paramLabel = "N", defaultValue = "${env:NODE_WEIGHT:-1}",
+            description = {"relative capacity [env NODE_WEIGHT] (default: 1)",
+                "Accepted: 1 to 1000"})
     int weight;
 
-    @Option(names = "--capacity", defaultValue = "${env:NODE_CAPACITY:-0}",
-            description = "requests the server generates at once (vLLM --max-num-seqs, OLLAMA_NUM_PARALLEL); "
-                    + "0 = what the server reports (TGI max_batch_size or max_concurrent_requests, llama.cpp slots), "
-                    + "else unknown [env NODE_CAPACITY] (default: 0)")
+    @Option(names = "--capacity", paramLabel = "N", defaultValue = "${env:NODE_CAPACITY:-0}",
+            description = {"requests the server generates at once, sent as the heartbeat's `capacity`; wins "
+                    + "over TGI's `max_batch_size` or `max_concurrent_requests` and llama.cpp's slot count "
+                    + "(`/slots`, else `/props` `total_slots`); the only source for vLLM (`--max-num-seqs`) and "
+                    + "Ollama (`OLLAMA_NUM_PARALLEL`) [env NODE_CAPACITY] (default: `0` (what the server says))",
+                "Accepted: 0 to 100000"})
     int capacity;
 
-    @Option(names = "--models", defaultValue = "${env:NODE_MODELS}", split = ",",
-            description = "advertise these models instead of the probed ones [env NODE_MODELS]")
+    @Option(names = "--models", paramLabel = "a,b", defaultValue = "${env:NODE_MODELS}", split = ",",
+            description = {"advertise these instead of the probed models [env NODE_MODELS] (default: probed)",
+                "Accepted: 1 to 1024 names of 1 to 256 characters"})
     List<String> models;
 
-    @Option(names = "--interval", defaultValue = "${env:HEARTBEAT_INTERVAL:-1s}",
-            description = "heartbeat interval, 100ms to 60s [env HEARTBEAT_INTERVAL] (default: 1s)")
+    @Option(names = "--interval", paramLabel = "D", defaultValue = "${env:HEARTBEAT_INTERVAL:-1s}",
+            description = {"heartbeat interval [env HEARTBEAT_INTERVAL] (default: 1s)",
+                "Accepted: `100ms` to `60s`"})
     Duration interval;
 
-    @Option(names = "--probe-timeout", defaultValue = "${env:AGENT_PROBE_TIMEOUT:-2s}",
-            description = "timeout of each probe request, capped at the interval [env AGENT_PROBE_TIMEOUT] (default: 2s)")
+    @Option(names = "--probe-timeout", paramLabel = "D", defaultValue = "${env:AGENT_PROBE_TIMEOUT:-2s}",
+            description = {"timeout of each probe request; the one in force is at most `--interval` [env "
+                    + "AGENT_PROBE_TIMEOUT] (default: 2s)",
+                "Accepted: `10ms` to `60s`"})
     Duration probeTimeout;
 
-    @Option(names = "--gpu-interval", defaultValue = "${env:AGENT_GPU_INTERVAL:-5s}",
-            description = "how often nvidia-smi runs [env AGENT_GPU_INTERVAL] (default: 5s)")
+    @Option(names = "--gpu-interval", paramLabel = "D", defaultValue = "${env:AGENT_GPU_INTERVAL:-5s}",
+            description = {"how often `nvidia-smi` runs [env AGENT_GPU_INTERVAL] (default: 5s)",
+                "Accepted: `100ms` to `10m`"})
     Duration gpuInterval;
 
-    @Option(names = "--nvidia-smi", defaultValue = "${env:AGENT_NVIDIA_SMI:-nvidia-smi}",
-            description = "nvidia-smi executable [env AGENT_NVIDIA_SMI] (default: nvidia-smi)")
+    @Option(names = "--nvidia-smi", paramLabel = "PATH", defaultValue = "${env:AGENT_NVIDIA_SMI:-nvidia-smi}",
+            description = "the nvidia-smi executable [env AGENT_NVIDIA_SMI] (default: nvidia-smi)")
     String nvidiaSmi;
 
     @Option(names = "--drain", defaultValue = "${env:AGENT_DRAIN:-false}",
-            description = "start in DRAINING state (also: send SIGUSR2) [env AGENT_DRAIN]")
+            description = "start in `DRAINING` state (SIGUSR2 does the same at run time) [env AGENT_DRAIN] "
+                    + "(default: off)")
     boolean drain;
 
-    @Option(names = "--metrics-port", defaultValue = "${env:AGENT_METRICS_PORT:--1}",
-            description = "serve the agent's own Prometheus metrics on this port; -1 = off, 0 = any free port "
-                    + "[env AGENT_METRICS_PORT] (default: off)")
+    @Option(names = "--metrics-port", paramLabel = "N", defaultValue = "${env:AGENT_METRICS_PORT:--1}",
+            description = {"serve the agent's own `/metrics` on `0.0.0.0:N`; 0 = any free port [env "
+                    + "AGENT_METRICS_PORT] (default: `-1` (off))",
+                "Accepted: -1, or 0 to 65535"})
     int metricsPort;
 
-    @Option(names = "--once", description = "probe once, print the heartbeat it would send as JSON, and exit")
+    @Option(names = "--once", description = "probe once, print the heartbeat it would send as indented JSON on stdout, exit; "
+                    + "no Kafka needed (default: off)")
     boolean once;
 
-    @Option(names = "--log-format", defaultValue = "${env:AGENT_LOG_FORMAT:-text}",
-            description = "text or json (one JSON object per line) [env AGENT_LOG_FORMAT] (default: text)")
+    @Option(names = "--log-format", paramLabel = "F", defaultValue = "${env:AGENT_LOG_FORMAT:-text}",
+            description = {"`json`: one JSON object per line [env AGENT_LOG_FORMAT] (default: text)",
+                "Accepted: `text`, `json`"})
     String logFormat;
 
     /** Parses the command line and runs until SIGTERM or SIGINT. */

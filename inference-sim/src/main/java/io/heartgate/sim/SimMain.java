@@ -26,82 +26,101 @@ public final class SimMain implements Callable<Integer> {
 
     private static final Logger log = LoggerFactory.getLogger(SimMain.class);
 
-    @Option(names = "--name", required = true, description = "node name; every generated text names it")
+    @Option(names = "--name", paramLabel = "NAME", required = true, description = {"node name; the first token of every answer is `[NAME]` (default: required)",
+                "Accepted: not blank"})
     String name;
 
-    @Option(names = "--port", defaultValue = "11434", description = "port, 0 = any free port (default: ${DEFAULT-VALUE})")
+    @Option(names = "--port", paramLabel = "N", defaultValue = "11434", description = {"port; 0 = any free port (default: `11434`)",
+                "Accepted: 0 to 65535"})
     int port;
 
-    @Option(names = "--bind", defaultValue = "127.0.0.1", description = "address to listen on (default: ${DEFAULT-VALUE})")
+    @Option(names = "--bind", paramLabel = "ADDR", defaultValue = "127.0.0.1", description = "address to listen on (default: `127.0.0.1`)")
     String bind;
 
-    @Option(names = "--models", split = ",", defaultValue = "llama3:8b",
-            description = "comma-separated models served (default: ${DEFAULT-VALUE})")
+    @Option(names = "--models", paramLabel = "a,b", split = ",", defaultValue = "llama3:8b",
+            description = {"models served; the first is used for OpenAI requests that name none (default: "
+                    + "`llama3:8b`)",
+                "Accepted: at least one, none blank"})
     List<String> models;
 
-    @Option(names = "--tokens", defaultValue = "32", description = "tokens per answer (default: ${DEFAULT-VALUE})")
+    @Option(names = "--tokens", paramLabel = "N", defaultValue = "32", description = {"tokens per answer, fewer when the request asks (`max_tokens`, "
+                    + "`max_completion_tokens`, Ollama `options.num_predict`) (default: `32`)",
+                "Accepted: 1 to 100000"})
     int tokens;
 
-    @Option(names = "--token-delay", defaultValue = "20ms",
-            description = "time per token (default: ${DEFAULT-VALUE})")
+    @Option(names = "--token-delay", paramLabel = "D", defaultValue = "20ms",
+            description = {"time per token (default: `20ms`)",
+                "Accepted: 0 or more"})
     Duration tokenDelay;
 
-    @Option(names = "--first-token-delay", defaultValue = "100ms",
-            description = "time before the first token (default: ${DEFAULT-VALUE})")
+    @Option(names = "--first-token-delay", paramLabel = "D", defaultValue = "100ms",
+            description = {"time before the first token (default: `100ms`)",
+                "Accepted: 0 or more"})
     Duration firstTokenDelay;
 
-    @Option(names = "--max-concurrency", defaultValue = "4",
-            description = "requests generated at once; more wait in a queue (default: ${DEFAULT-VALUE})")
+    @Option(names = "--max-concurrency", paramLabel = "N", defaultValue = "4",
+            description = {"requests generated at once; the rest wait in a FIFO queue (default: `4`)",
+                "Accepted: at least 1"})
     int maxConcurrency;
 
-    @Option(names = "--max-queue", defaultValue = "256",
-            description = "requests that may wait; beyond: 503 server busy (default: ${DEFAULT-VALUE})")
+    @Option(names = "--max-queue", paramLabel = "N", defaultValue = "256",
+            description = {"requests that may wait; beyond: 503 `server busy` (default: `256`)",
+                "Accepted: 0 or more"})
     int maxQueue;
 
-    @Option(names = "--embedding-dim", defaultValue = "16", description = "embedding length (default: ${DEFAULT-VALUE})")
+    @Option(names = "--embedding-dim", paramLabel = "N", defaultValue = "16", description = {"length of embedding vectors (default: `16`)",
+                "Accepted: 1 to 8192"})
     int embeddingDim;
 
-    @Option(names = "--max-loaded-models", defaultValue = "0",
-            description = "models held in memory at once, as OLLAMA_MAX_LOADED_MODELS; the least recently used "
-                    + "idle one is evicted to load another; 0 = no limit (default: ${DEFAULT-VALUE})")
+    @Option(names = "--max-loaded-models", paramLabel = "N", defaultValue = "0",
+            description = {"models in memory at once, as `OLLAMA_MAX_LOADED_MODELS`; to load another the "
+                    + "least recently used idle one is evicted (default: `0` (no limit))",
+                "Accepted: 0 to 1000"})
     int maxLoadedModels;
 
-    @Option(names = "--load-time", defaultValue = "0s",
-            description = "time to load a model not in memory; with a load time or a model limit the node "
-                    + "starts with none loaded (default: ${DEFAULT-VALUE})")
+    @Option(names = "--load-time", paramLabel = "D", defaultValue = "0s",
+            description = {"time to load a model not in memory; with this or `--max-loaded-models` set the "
+                    + "node starts with no model loaded (default: `0s`)",
+                "Accepted: 0 to 1h"})
     Duration loadTime;
 
-    @Option(names = "--kv-cache-blocks", defaultValue = "0",
-            description = "blocks of prompt prefix the node keeps cached (LRU, chained hashes as vLLM does); 0 = no "
-                    + "cache (default: ${DEFAULT-VALUE})")
+    @Option(names = "--kv-cache-blocks", paramLabel = "N", defaultValue = "0",
+            description = {"prompt-prefix blocks kept (least recently used evicted); a block matches only "
+                    + "when every block before it does (chained hashes, as vLLM) (default: `0`)",
+                "Accepted: 0 (no cache) to 10000000"})
     int kvCacheBlocks;
 
-    @Option(names = "--kv-block-chars", defaultValue = "64",
-            description = "characters per cached block, as a stand-in for tokens (default: ${DEFAULT-VALUE})")
+    @Option(names = "--kv-block-chars", paramLabel = "N", defaultValue = "64",
+            description = {"characters per block, standing in for tokens (default: `64`)",
+                "Accepted: 1 to 65536"})
     int kvBlockChars;
 
-    @Option(names = "--prefill-per-token", defaultValue = "0ms",
-            description = "time each prompt token (4 characters) not found in the cache adds before the first token "
-                    + "(default: ${DEFAULT-VALUE})")
+    @Option(names = "--prefill-per-token", paramLabel = "D", defaultValue = "0ms",
+            description = {"time each prompt token (4 characters) not found cached adds before the first "
+                    + "token (default: `0ms`)",
+                "Accepted: 0 to 1s"})
     Duration prefillPerToken;
 
-    @Option(names = "--api-key",
-            description = "inference calls (POST) need Authorization: Bearer KEY, as with vLLM --api-key; "
-                    + "listings and health stay open for agents (default: none)")
+    @Option(names = "--api-key", paramLabel = "KEY",
+            description = "POST requests need `Authorization: Bearer KEY`, else 401 "
+                    + "`{\"error\":\"Unauthorized\"}` as vLLM's `--api-key` answers; GET requests (listings, health) "
+                    + "stay open so that agents without the key can probe (default: none)")
     String apiKey;
 
-    @Option(names = "--fail-health", description = "fault: health checks answer 503")
+    @Option(names = "--fail-health", description = "fault: `/health` and `/api/version` answer 503 (default: off)")
     boolean failHealth;
 
-    @Option(names = "--error-status", defaultValue = "0",
-            description = "fault: answer inference requests with this status (429, 500, 502, 503)")
+    @Option(names = "--error-status", paramLabel = "N", defaultValue = "0",
+            description = {"fault: inference requests answer this status at once (default: `0` (off))",
+                "Accepted: 0, 429, 500, 502, 503"})
     int errorStatus;
 
-    @Option(names = "--hang", description = "fault: never send a first byte")
+    @Option(names = "--hang", description = "fault: inference requests never get a first byte (default: off)")
     boolean hang;
 
-    @Option(names = "--drop-after", defaultValue = "-1",
-            description = "fault: cut the connection after K tokens (-1 = off)")
+    @Option(names = "--drop-after", paramLabel = "K", defaultValue = "-1",
+            description = {"fault: cut the connection after K tokens (default: `-1` (off))",
+                "Accepted: -1 or more"})
     int dropAfter;
 
     @Spec

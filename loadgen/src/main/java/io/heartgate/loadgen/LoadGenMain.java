@@ -37,84 +37,104 @@ public final class LoadGenMain implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--url", required = true, description = "base URL of the proxy or node, e.g. http://127.0.0.1:8080")
+    @Option(names = "--url", paramLabel = "URL", required = true, description = {"base URL of the proxy or node (default: required)",
+                "Accepted: http(s) URL"})
     String url;
 
-    @Option(names = "--api", defaultValue = "ollama", description = "ollama (/api/chat, NDJSON) or openai "
-            + "(/v1/chat/completions, SSE) (default: ${DEFAULT-VALUE})")
+    @Option(names = "--api", paramLabel = "A", defaultValue = "ollama", description = {"streaming `POST /api/chat` (NDJSON) or `POST /v1/chat/completions` (SSE) "
+                    + "(default: `ollama`)",
+                "Accepted: `ollama`, `openai`"})
     Api api;
 
-    @Option(names = "--rate", required = true, description = "requests per second, > 0")
+    @Option(names = "--rate", paramLabel = "R", required = true, description = {"requests per second (conversations arrive at R / turns) (default: required)",
+                "Accepted: > 0"})
     double rate;
 
-    @Option(names = "--duration", required = true, description = "window in which requests start, e.g. 60s")
+    @Option(names = "--duration", paramLabel = "D", required = true, description = {"the window in which conversations start (default: required)",
+                "Accepted: positive"})
     Duration duration;
 
-    @Option(names = "--arrivals", defaultValue = "poisson",
-            description = "poisson (exponential gaps) or uniform (exactly 1/rate apart) (default: ${DEFAULT-VALUE})")
+    @Option(names = "--arrivals", paramLabel = "K", defaultValue = "poisson",
+            description = {"exponential gaps, or exactly 1/rate apart (default: `poisson`)",
+                "Accepted: `poisson`, `uniform`"})
     Arrivals arrivals;
 
-    @Option(names = "--seed", defaultValue = "1", description = "seed of gaps, models and prompts (default: ${DEFAULT-VALUE})")
+    @Option(names = "--seed", paramLabel = "N", defaultValue = "1", description = "seed of the gaps, the models drawn and the prompt words (default: `1`)")
     long seed;
 
-    @Option(names = "--timeout", defaultValue = "60s",
-            description = "per request, from its scheduled start; also the wait after --duration (default: ${DEFAULT-VALUE})")
+    @Option(names = "--timeout", paramLabel = "D", defaultValue = "60s",
+            description = {"per request, from its scheduled start; also how long the run waits after "
+                    + "`--duration` (default: `60s`)",
+                "Accepted: positive"})
     Duration timeout;
 
-    @Option(names = "--max-in-flight", defaultValue = "10000",
-            description = "requests under way at once; arrivals beyond are dropped (default: ${DEFAULT-VALUE})")
+    @Option(names = "--max-in-flight", paramLabel = "N", defaultValue = "10000",
+            description = {"requests under way at once; arrivals beyond it are dropped and counted (default: "
+                    + "`10000`)",
+                "Accepted: at least 1"})
     int maxInFlight;
 
-    @Option(names = "--mix", defaultValue = "llama3:8b",
-            description = "models and weights, e.g. llama3:8b=70,mistral:7b=30 (default: ${DEFAULT-VALUE})")
+    @Option(names = "--mix", paramLabel = "LIST", defaultValue = "llama3:8b",
+            description = {"the models, drawn per conversation (default: `llama3:8b`)",
+                "Accepted: `name=weight,...`, weights > 0"})
     String mix;
 
-    @Option(names = "--turns", defaultValue = "1",
-            description = "requests per conversation, each carrying the history (default: ${DEFAULT-VALUE})")
+    @Option(names = "--turns", paramLabel = "N", defaultValue = "1",
+            description = {"requests per conversation, each carrying the history (default: `1`)",
+                "Accepted: at least 1"})
     int turns;
 
-    @Option(names = "--think-time", defaultValue = "0ms",
-            description = "pause between an answer and the next turn (default: ${DEFAULT-VALUE})")
+    @Option(names = "--think-time", paramLabel = "D", defaultValue = "0ms",
+            description = {"pause between an answer and the next turn (default: `0ms`)",
+                "Accepted: 0 or more"})
     Duration thinkTime;
 
-    @Option(names = "--keys", split = ",", description = "API keys sent as Authorization: Bearer, round robin per conversation")
+    @Option(names = "--keys", paramLabel = "LIST", split = ",", description = "API keys, one per conversation in turn, as `Authorization: Bearer` (default: "
+                    + "none)")
     List<String> keys = new ArrayList<>();
 
-    @Option(names = "--keys-file", description = "file of API keys, one a line, # comments")
+    @Option(names = "--keys-file", paramLabel = "F", description = "API keys, one per conversation in turn, as `Authorization: Bearer` (default: "
+                    + "none)")
     Path keysFile;
 
-    @Option(names = "--max-tokens", defaultValue = "32", description = "answer length asked for (default: ${DEFAULT-VALUE})")
+    @Option(names = "--max-tokens", paramLabel = "N", defaultValue = "32", description = {"answer length asked for (default: `32`)",
+                "Accepted: at least 1"})
     int maxTokens;
 
-    @Option(names = "--min-tokens", description = "shortest answer asked for: each request asks for a length drawn "
-            + "evenly from --min-tokens to --max-tokens, as real answers vary (default: --max-tokens, one length)")
+    @Option(names = "--min-tokens", paramLabel = "N", description = {"shortest answer asked for; each request draws its length evenly between the two "
+                    + "(default: `--max-tokens`)",
+                "Accepted: 1 to `--max-tokens`"})
     Integer minTokens;
 
-    @Option(names = "--prompt-words", defaultValue = "20", description = "words per user message (default: ${DEFAULT-VALUE})")
+    @Option(names = "--prompt-words", paramLabel = "N", defaultValue = "20", description = {"words per user message (default: `20`)",
+                "Accepted: at least 1"})
     int promptWords;
 
-    @Option(names = "--system-prompts", defaultValue = "0", description = "distinct system prompts the conversations "
-            + "open with, conversation i taking prompt i mod N; 0 = none (default: ${DEFAULT-VALUE})")
+    @Option(names = "--system-prompts", paramLabel = "N", defaultValue = "0", description = {"distinct system prompts the conversations open with (conversation i takes prompt "
+                    + "i mod N); 0: none (default: `0`)",
+                "Accepted: 0 to 100000"})
     int systemPrompts;
 
-    @Option(names = "--system-words", defaultValue = "300", description = "words per system prompt (default: ${DEFAULT-VALUE})")
+    @Option(names = "--system-words", paramLabel = "N", defaultValue = "300", description = {"words per system prompt (default: `300`)",
+                "Accepted: 0 to 1000000"})
     int systemWords;
 
-    @Option(names = "--session-header", description = "a header naming the conversation (such as X-Session-Id), "
-            + "sent by --session-share of them")
+    @Option(names = "--session-header", paramLabel = "NAME", description = "a header naming the conversation (such as `X-Session-Id`), sent with every turn "
+                    + "by `--session-share` of the conversations (default: none)")
     String sessionHeader;
 
-    @Option(names = "--session-share", defaultValue = "1", description = "fraction of conversations that send "
-            + "--session-header, 0 to 1 (default: ${DEFAULT-VALUE})")
+    @Option(names = "--session-share", paramLabel = "F", defaultValue = "1", description = {"the fraction of conversations that send `--session-header`, spread evenly by "
+                    + "index (default: `1`)",
+                "Accepted: 0 to 1"})
     double sessionShare;
 
-    @Option(names = "--label", description = "name of the result row (default: the API)")
+    @Option(names = "--label", paramLabel = "TEXT", description = "the result row's name (default: the API)")
     String label;
 
-    @Option(names = "--out", description = "write the results as JSON to this file")
+    @Option(names = "--out", paramLabel = "FILE", description = "write the results as JSON (default: none)")
     Path out;
 
-    @Option(names = "--header", description = "print the column names before the row")
+    @Option(names = "--header", description = "print the column names before the row (default: off)")
     boolean header;
 
     /** Parses the command line, runs the load and exits with its status. */

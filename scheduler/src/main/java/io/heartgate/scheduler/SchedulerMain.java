@@ -17,6 +17,9 @@ import io.heartgate.scheduler.trust.SecretFile;
 import io.heartgate.scheduler.trust.ServerTls;
 import io.heartgate.scheduler.trust.UpstreamAllowList;
 import io.heartgate.scheduler.trust.UpstreamKey;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -44,118 +47,157 @@ public final class SchedulerMain implements Callable<Integer> {
 
 
     @Option(names = "--kafka", defaultValue = "${env:KAFKA_BOOTSTRAP_SERVERS}", paramLabel = "HOST:PORT[,...]",
-            description = "Kafka to read heartbeats from [env KAFKA_BOOTSTRAP_SERVERS] (default: start an embedded broker)")
+            description = {"Kafka to read heartbeats from; none: start the embedded broker [env "
+                    + "KAFKA_BOOTSTRAP_SERVERS] (default: none)",
+                "Accepted: blank = none"})
     String kafka;
 
     @Option(names = "--kafka-config", defaultValue = "${env:KAFKA_CONFIG_FILE}", paramLabel = "FILE",
-            description = "Kafka client properties (security.protocol, ssl.*, sasl.*), passed to the clients as they "
-                    + "are; KAFKA_* variables override single ones (KAFKA_SASL_MECHANISM sets sasl.mechanism) "
-                    + "[env KAFKA_CONFIG_FILE] (default: none)")
+            description = {"Kafka client properties (TLS, SASL, tuning) for the scheduler's consumer and "
+                    + "admin client; see [Kafka client properties](#kafka-client-properties) [env "
+                    + "KAFKA_CONFIG_FILE] (default: none)",
+                "Accepted: a Java properties file"})
     Path kafkaConfig;
 
     @Option(names = "--heartbeat-keys", defaultValue = "${env:HEARTBEAT_KEYS_FILE}", paramLabel = "FILE",
-            description = "accept only heartbeats signed with one of these keys: lines of KEY_ID SECRET [NODE_ID_GLOB] "
-                    + "[env HEARTBEAT_KEYS_FILE] (default: unsigned heartbeats accepted)")
+            description = {"accept only records signed by one of these keys for their node id [env "
+                    + "HEARTBEAT_KEYS_FILE] (default: none: unsigned heartbeats accepted)",
+                "Accepted: [heartbeat keys file](#heartbeat-keys-file)"})
     Path heartbeatKeys;
 
-    @Option(names = "--embedded-kafka-port", defaultValue = "${env:EMBEDDED_KAFKA_PORT:-9092}",
-            description = "port of the embedded broker, 0 = any free port [env EMBEDDED_KAFKA_PORT] (default: 9092)")
+    @Option(names = "--embedded-kafka-port", paramLabel = "N", defaultValue = "${env:EMBEDDED_KAFKA_PORT:-9092}",
+            description = {"port of the embedded broker; 0 = any free port [env EMBEDDED_KAFKA_PORT] "
+                    + "(default: 9092)",
+                "Accepted: 0 to 65535"})
     int embeddedKafkaPort;
 
     @Option(names = "--embedded-kafka-users", defaultValue = "${env:EMBEDDED_KAFKA_USERS_FILE}", paramLabel = "FILE",
-            description = "the embedded broker speaks SASL_SSL only, with these SCRAM users (lines of NAME PASSWORD; "
-                    + "the first is the scheduler's) and a self-signed certificate kept in --data-dir "
-                    + "[env EMBEDDED_KAFKA_USERS_FILE] (default: plaintext)")
+            description = {"the embedded broker speaks `SASL_SSL` only, with these SCRAM users; ignored with "
+                    + "`--kafka` [env EMBEDDED_KAFKA_USERS_FILE] (default: none: the embedded broker is plaintext)",
+                "Accepted: [users file](#embedded-broker-users-file)"})
     Path embeddedKafkaUsers;
 
-    @Option(names = "--embedded-kafka-host", defaultValue = "${env:EMBEDDED_KAFKA_HOST:-127.0.0.1}",
-            description = "address the embedded broker advertises; set it to this host's address for remote agents "
-                    + "[env EMBEDDED_KAFKA_HOST] (default: 127.0.0.1)")
+    @Option(names = "--embedded-kafka-host", paramLabel = "H", defaultValue = "${env:EMBEDDED_KAFKA_HOST:-127.0.0.1}",
+            description = "address the embedded broker advertises; other than `127.0.0.1`/`localhost`, it "
+                    + "listens on all interfaces [env EMBEDDED_KAFKA_HOST] (default: 127.0.0.1)")
     String embeddedKafkaHost;
 
-    @Option(names = "--data-dir", defaultValue = "${env:SCHEDULER_DATA_DIR}",
-            description = "where the embedded broker keeps its log [env SCHEDULER_DATA_DIR] (default: a temp dir)")
+    @Option(names = "--data-dir", paramLabel = "DIR", defaultValue = "${env:SCHEDULER_DATA_DIR}",
+            description = "where the embedded broker keeps its log (kept across restarts) [env "
+                    + "SCHEDULER_DATA_DIR] (default: a temp dir, removed on exit)")
     Path dataDir;
 
-    @Option(names = "--topic", defaultValue = "${env:HEARTBEAT_TOPIC:-gpu-heartbeats}",
-            description = "heartbeat topic, created if missing [env HEARTBEAT_TOPIC] (default: gpu-heartbeats)")
+    @Option(names = "--topic", paramLabel = "NAME", defaultValue = "${env:HEARTBEAT_TOPIC:-gpu-heartbeats}",
+            description = {"heartbeat topic, created if missing [env HEARTBEAT_TOPIC] (default: "
+                    + "gpu-heartbeats)",
+                "Accepted: 1 to 249 of `A-Za-z0-9._-`"})
     String topic;
 
-    @Option(names = "--topic-partitions", defaultValue = "${env:HEARTBEAT_TOPIC_PARTITIONS:-3}",
-            description = "partitions when the topic is created [env HEARTBEAT_TOPIC_PARTITIONS] (default: 3)")
+    @Option(names = "--topic-partitions", paramLabel = "N", defaultValue = "${env:HEARTBEAT_TOPIC_PARTITIONS:-3}",
+            description = {"partitions when the scheduler creates the topic [env HEARTBEAT_TOPIC_PARTITIONS] "
+                    + "(default: 3)",
+                "Accepted: 1 to 1000"})
     int topicPartitions;
 
-    @Option(names = "--bind", defaultValue = "${env:SCHEDULER_BIND:-0.0.0.0}",
-            description = "address for both HTTP ports [env SCHEDULER_BIND] (default: 0.0.0.0)")
+    @Option(names = "--bind", paramLabel = "ADDR", defaultValue = "${env:SCHEDULER_BIND:-0.0.0.0}",
+            description = {"address of both HTTP ports [env SCHEDULER_BIND] (default: 0.0.0.0)",
+                "Accepted: not blank"})
     String bind;
 
-    @Option(names = "--port", defaultValue = "${env:SCHEDULER_PORT:-8080}",
-            description = "proxy port, 0 = any free port [env SCHEDULER_PORT] (default: 8080)")
+    @Option(names = "--port", paramLabel = "N", defaultValue = "${env:SCHEDULER_PORT:-8080}",
+            description = {"proxy port; 0 = any free port [env SCHEDULER_PORT] (default: 8080)",
+                "Accepted: 0 to 65535"})
     int port;
 
-    @Option(names = "--max-body", defaultValue = "${env:SCHEDULER_MAX_BODY:-16MiB}", converter = SizeConverter.class,
-            description = "largest request body; larger gets 413 [env SCHEDULER_MAX_BODY] (default: 16MiB)")
+    @Option(names = "--max-body", paramLabel = "SIZE", defaultValue = "${env:SCHEDULER_MAX_BODY:-16MiB}", converter = SizeConverter.class,
+            description = {"largest request body; larger: 413 [env SCHEDULER_MAX_BODY] (default: 16MiB)",
+                "Accepted: at least `1KiB`"})
     long maxBody;
 
-    @Option(names = "--connect-timeout", defaultValue = "${env:SCHEDULER_CONNECT_TIMEOUT:-2s}",
-            description = "time to connect to a node [env SCHEDULER_CONNECT_TIMEOUT] (default: 2s)")
+    @Option(names = "--connect-timeout", paramLabel = "D", defaultValue = "${env:SCHEDULER_CONNECT_TIMEOUT:-2s}",
+            description = {"time to connect to a node [env SCHEDULER_CONNECT_TIMEOUT] (default: 2s)",
+                "Accepted: positive"})
     Duration connectTimeout;
 
-    @Option(names = "--first-byte-timeout", defaultValue = "${env:SCHEDULER_FIRST_BYTE_TIMEOUT:-5m}",
-            description = "time for a node to start answering; long for LLM queues; then 504 "
-                    + "[env SCHEDULER_FIRST_BYTE_TIMEOUT] (default: 5m)")
+    @Option(names = "--first-byte-timeout", paramLabel = "D", defaultValue = "${env:SCHEDULER_FIRST_BYTE_TIMEOUT:-5m}",
+            description = {"time from sending a request to the node's response head; then 504, no retry [env "
+                    + "SCHEDULER_FIRST_BYTE_TIMEOUT] (default: 5m)",
+                "Accepted: positive"})
     Duration firstByteTimeout;
 
-    @Option(names = "--stall-timeout", defaultValue = "${env:SCHEDULER_STALL_TIMEOUT:-30s}",
-            description = "a node that answers nothing for this long while a request waits on it and another node "
-                    + "serving that model answers is ejected as stalled and its waiting requests move; 0 = off "
-                    + "[env SCHEDULER_STALL_TIMEOUT] (default: 30s)")
+    @Option(names = "--stall-timeout", paramLabel = "D", defaultValue = "${env:SCHEDULER_STALL_TIMEOUT:-30s}",
+            description = {"a node that sent nothing (no head, no chunk) for `D` while a streaming request "
+                    + "waited on it that long for its first token, and while another node serving that request's "
+                    + "model answered in that time or had nothing in flight, is ejected as stalled (`--eject-for`, "
+                    + "doubling; a non-streaming request is no evidence: its answer comes whole; of a repeated "
+                    + "top-level `stream`, the last counts, as the servers read it) and its waiting requests are "
+                    + "rescued; checked once a second [env SCHEDULER_STALL_TIMEOUT] (default: 30s)",
+                "Accepted: `0` (off), or `1s` to `24h`"})
     Duration stallTimeout;
 
-    @Option(names = "--idle-timeout", defaultValue = "${env:SCHEDULER_IDLE_TIMEOUT:-2m}",
-            description = "longest pause between two chunks of a response [env SCHEDULER_IDLE_TIMEOUT] (default: 2m)")
+    @Option(names = "--idle-timeout", paramLabel = "D", defaultValue = "${env:SCHEDULER_IDLE_TIMEOUT:-2m}",
+            description = {"longest pause between two chunks of a response [env SCHEDULER_IDLE_TIMEOUT] "
+                    + "(default: 2m)",
+                "Accepted: positive"})
     Duration idleTimeout;
 
-    @Option(names = "--keepalive-timeout", defaultValue = "${env:SCHEDULER_KEEPALIVE_TIMEOUT:-75s}",
-            description = "how long a client connection may sit idle between requests before it is closed "
-                    + "[env SCHEDULER_KEEPALIVE_TIMEOUT] (default: 75s)")
+    @Option(names = "--keepalive-timeout", paramLabel = "D", defaultValue = "${env:SCHEDULER_KEEPALIVE_TIMEOUT:-75s}",
+            description = {"how long a client connection may sit idle between requests; a response in "
+                    + "progress never counts as idle [env SCHEDULER_KEEPALIVE_TIMEOUT] (default: 75s)",
+                "Accepted: positive"})
     Duration keepAliveTimeout;
 
-    @Option(names = "--header-timeout", defaultValue = "${env:SCHEDULER_HEADER_TIMEOUT:-10s}",
-            description = "how long a client may take to send a request's head, from its first byte; then 408 "
-                    + "and the connection closes [env SCHEDULER_HEADER_TIMEOUT] (default: 10s)")
+    @Option(names = "--header-timeout", paramLabel = "D", defaultValue = "${env:SCHEDULER_HEADER_TIMEOUT:-10s}",
+            description = {"how long a client may take to send a request head, from its first byte; then 408 "
+                    + "`request_timeout` and the connection closes [env SCHEDULER_HEADER_TIMEOUT] (default: 10s)",
+                "Accepted: positive"})
     Duration headerTimeout;
 
-    @Option(names = "--body-timeout", defaultValue = "${env:SCHEDULER_BODY_TIMEOUT:-60s}",
-            description = "how long a client may take to send a request's body, from the end of its head; then 408 "
-                    + "and the connection closes [env SCHEDULER_BODY_TIMEOUT] (default: 60s)")
+    @Option(names = "--body-timeout", paramLabel = "D", defaultValue = "${env:SCHEDULER_BODY_TIMEOUT:-60s}",
+            description = {"how long a client may take to send a request body, from the end of its head; "
+                    + "then 408 `request_timeout` and the connection closes [env SCHEDULER_BODY_TIMEOUT] (default: "
+                    + "60s)",
+                "Accepted: positive"})
     Duration bodyTimeout;
 
-    @Option(names = "--max-connections", defaultValue = "${env:SCHEDULER_MAX_CONNECTIONS:-10000}",
-            description = "client connections held at once; one more is closed on accept (keep the open-file "
-                    + "limit above it plus the node connections) [env SCHEDULER_MAX_CONNECTIONS] (default: 10000)")
+    @Option(names = "--max-connections", paramLabel = "N", defaultValue = "${env:SCHEDULER_MAX_CONNECTIONS:-10000}",
+            description = {"client connections held at once; one more is closed on accept "
+                    + "(`heartgate_proxy_refused_connections_total`) [env SCHEDULER_MAX_CONNECTIONS] (default: "
+                    + "10000)",
+                "Accepted: 1 to 1000000"})
     int maxConnections;
 
     @Option(names = "--allow-model-management", defaultValue = "${env:SCHEDULER_ALLOW_MODEL_MANAGEMENT:-false}",
-            description = "forward Ollama's model-management calls (pull, delete, create, copy, push) "
-                    + "to the node their X-Heartgate-Node header names; off, they get 405 "
-                    + "[env SCHEDULER_ALLOW_MODEL_MANAGEMENT] (default: false)")
+            description = {"Ollama's `/api/pull`, `/api/delete`, `/api/create`, `/api/copy`, `/api/push` go "
+                    + "to the node their `X-Heartgate-Node` header names (never retried elsewhere, not counted in "
+                    + "flight against the node's capacity; no header: 400, unknown node: 404 `node_not_found`); "
+                    + "off, they get 405 `management_disabled` [env SCHEDULER_ALLOW_MODEL_MANAGEMENT] (default: "
+                    + "false)",
+                "Accepted: flag"})
     boolean allowModelManagement;
 
-    @Option(names = "--drain-timeout", defaultValue = "${env:SCHEDULER_DRAIN_TIMEOUT:-30s}",
-            description = "how long in-flight requests may finish on SIGTERM [env SCHEDULER_DRAIN_TIMEOUT] (default: 30s)")
+    @Option(names = "--drain-timeout", paramLabel = "D", defaultValue = "${env:SCHEDULER_DRAIN_TIMEOUT:-30s}",
+            description = {"how long in-flight requests may finish after SIGTERM [env "
+                    + "SCHEDULER_DRAIN_TIMEOUT] (default: 30s)",
+                "Accepted: 0 or more"})
     Duration drainTimeout;
 
-    @Option(names = "--eject-after", defaultValue = "${env:SCHEDULER_EJECT_AFTER:-3}",
-            description = "consecutive connect failures that eject a node [env SCHEDULER_EJECT_AFTER] (default: 3)")
+    @Option(names = "--eject-after", paramLabel = "N", defaultValue = "${env:SCHEDULER_EJECT_AFTER:-3}",
+            description = {"consecutive connect failures that eject a node [env SCHEDULER_EJECT_AFTER] "
+                    + "(default: 3)",
+                "Accepted: at least 1"})
     int ejectAfter;
 
-    @Option(names = "--eject-for", defaultValue = "${env:SCHEDULER_EJECT_FOR:-10s}",
-            description = "first ejection; doubles per ejection in a row, up to 5m [env SCHEDULER_EJECT_FOR] (default: 10s)")
+    @Option(names = "--eject-for", paramLabel = "D", defaultValue = "${env:SCHEDULER_EJECT_FOR:-10s}",
+            description = {"first ejection; doubles per ejection in a row, up to 5 minutes [env "
+                    + "SCHEDULER_EJECT_FOR] (default: 10s)",
+                "Accepted: positive"})
     Duration ejectFor;
 
-    @Option(names = "--admin-port", defaultValue = "${env:SCHEDULER_ADMIN_PORT:-8081}",
-            description = "admin/dashboard/metrics port, 0 = any free port [env SCHEDULER_ADMIN_PORT] (default: 8081)")
+    @Option(names = "--admin-port", paramLabel = "N", defaultValue = "${env:SCHEDULER_ADMIN_PORT:-8081}",
+            description = {"admin, dashboard and metrics port; 0 = any free port [env SCHEDULER_ADMIN_PORT] "
+                    + "(default: 8081)",
+                "Accepted: 0 to 65535"})
     int adminPort;
 
     @Mixin
@@ -164,68 +206,90 @@ public final class SchedulerMain implements Callable<Integer> {
     @Mixin
     OverloadOptions overload;
 
-    @Option(names = "--missed-heartbeats", defaultValue = "${env:SCHEDULER_MISSED_HEARTBEATS:-3}",
-            description = "a node expires after N of its own intervals without a heartbeat "
-                    + "[env SCHEDULER_MISSED_HEARTBEATS] (default: 3)")
+    @Option(names = "--missed-heartbeats", paramLabel = "N", defaultValue = "${env:SCHEDULER_MISSED_HEARTBEATS:-3}",
+            description = {"a node expires after N of its own intervals without a heartbeat [env "
+                    + "SCHEDULER_MISSED_HEARTBEATS] (default: 3)",
+                "Accepted: 1 to 100"})
     int missedHeartbeats;
 
-    @Option(names = "--retries", defaultValue = "${env:SCHEDULER_RETRIES:-2}",
-            description = "other nodes tried when a node cannot be reached [env SCHEDULER_RETRIES] (default: 2)")
+    @Option(names = "--retries", paramLabel = "N", defaultValue = "${env:SCHEDULER_RETRIES:-2}",
+            description = {"other nodes tried when a node cannot be reached or answers 503/429 [env "
+                    + "SCHEDULER_RETRIES] (default: 2)",
+                "Accepted: 0 to 10"})
     int retries;
 
-    @Option(names = "--demo", defaultValue = "${env:SCHEDULER_DEMO_NODES:-0}",
-            description = "also start N simulated nodes with their agents [env SCHEDULER_DEMO_NODES] (default: 0)")
+    @Option(names = "--demo", paramLabel = "N", defaultValue = "${env:SCHEDULER_DEMO_NODES:-0}",
+            description = {"also start N simulated nodes, each with its agent publishing through Kafka [env "
+                    + "SCHEDULER_DEMO_NODES] (default: 0)",
+                "Accepted: 0 to 32"})
     int demo;
 
-    @Option(names = "--look-back", defaultValue = "${env:SCHEDULER_LOOK_BACK:-3m}",
-            description = "how far back heartbeats are read at start; at least the longest expiry "
-                    + "[env SCHEDULER_LOOK_BACK] (default: 3m)")
+    @Option(names = "--look-back", paramLabel = "D", defaultValue = "${env:SCHEDULER_LOOK_BACK:-3m}",
+            description = {"how far back heartbeats are read at start; at least the longest expiry [env "
+                    + "SCHEDULER_LOOK_BACK] (default: 3m)",
+                "Accepted: positive"})
     Duration lookBack;
 
-    @Option(names = "--transport", defaultValue = "${env:SCHEDULER_TRANSPORT:-auto}",
-            description = "the proxy's I/O: auto (io_uring, else epoll, else nio), io_uring, epoll or nio "
-                    + "[env SCHEDULER_TRANSPORT] (default: auto)")
+    @Option(names = "--transport", paramLabel = "T", defaultValue = "${env:SCHEDULER_TRANSPORT:-auto}",
+            description = {"the proxy's I/O; `auto`: io_uring, else epoll, else NIO (io_uring is blocked by "
+                    + "Docker's and containerd's default seccomp profiles); a transport the host lacks is a flag "
+                    + "error [env SCHEDULER_TRANSPORT] (default: auto)",
+                "Accepted: `auto`, `io_uring`, `epoll`, `nio`"})
     String transport;
 
     @Option(names = "--allow-upstream", defaultValue = "${env:SCHEDULER_ALLOW_UPSTREAM}", paramLabel = "LIST",
-            description = "the only addresses nodes may have: comma-separated CIDRs and host-name globs, such as "
-                    + "10.0.0.0/8,*.gpu.internal; a heartbeat outside it is rejected, and a name is checked again "
-                    + "after it resolves, before every connect [env SCHEDULER_ALLOW_UPSTREAM] (default: any, with a "
-                    + "warning)")
+            description = {"the only addresses nodes may have. A heartbeat whose `url` names an address "
+                    + "outside the CIDRs, or a host no glob matches, is rejected (`url_not_allowed`). A host name "
+                    + "is resolved again before every connect and each address checked: inside a CIDR of the list, "
+                    + "or, when the list has no CIDR (a start-up warning says so), not loopback, link-local "
+                    + "(169.254.169.254 among them), another cloud's metadata address (100.100.100.200, "
+                    + "168.63.129.16, fd00:ec2::254), NAT64 (64:ff9b::/96), 0.0.0.0/8 or multicast; else the "
+                    + "connect fails as a refused one would [env SCHEDULER_ALLOW_UPSTREAM] (default: none: any "
+                    + "address, with a start-up warning)",
+                "Accepted: comma-separated CIDRs (`10.0.0.0/8`, `fd00::/8`), addresses, host-name "
+                    + "globs (`*.gpu.internal`, `gpu-?.lan`; `*` stays within one label)"})
     String allowUpstream;
 
     @Option(names = "--api-keys", defaultValue = "${env:SCHEDULER_API_KEYS}", paramLabel = "FILE",
-            description = "callers need one of these keys: lines of NAME SHA256_HEX [models=MODEL,...], reloaded "
-                    + "when the file changes; 'keys add NAME' makes one [env SCHEDULER_API_KEYS] (default: no key needed)")
+            description = {"proxy callers need one of these keys; reloaded when the file changes [env "
+                    + "SCHEDULER_API_KEYS] (default: none: no key needed)",
+                "Accepted: [API keys file](#api-keys-file)"})
     Path apiKeys;
 
     @Option(names = "--upstream-api-key", defaultValue = "${env:SCHEDULER_UPSTREAM_API_KEY_FILE}", paramLabel = "FILE",
-            description = "the key the nodes require (vLLM --api-key, TGI, llama.cpp), sent to every node as "
-                    + "Authorization: Bearer [env SCHEDULER_UPSTREAM_API_KEY_FILE] (default: none)")
+            description = {"sent to every node as `Authorization: Bearer KEY`, replacing what the client "
+                    + "sent [env SCHEDULER_UPSTREAM_API_KEY_FILE] (default: none)",
+                "Accepted: a file holding one key"})
     Path upstreamApiKey;
 
     @Option(names = "--admin-token", defaultValue = "${env:SCHEDULER_ADMIN_TOKEN_FILE}", paramLabel = "FILE",
-            description = "/admin/*, the dashboard's data and its event stream need Authorization: Bearer TOKEN, "
-                    + "the token being this file's content (16 characters or more) [env SCHEDULER_ADMIN_TOKEN_FILE] "
-                    + "(default: open, with a warning when the admin port is not on loopback)")
+            description = {"`/admin/*` and the dashboard's event stream need `Authorization: Bearer TOKEN` "
+                    + "[env SCHEDULER_ADMIN_TOKEN_FILE] (default: none: open, with a warning when `--bind` is not "
+                    + "loopback)",
+                "Accepted: a file holding one token of at least 16 printable ASCII characters"})
     Path adminToken;
 
     @Option(names = "--admin-token-all", defaultValue = "${env:SCHEDULER_ADMIN_TOKEN_ALL:-false}",
-            description = "put /healthz, /readyz and /metrics behind the admin token too [env SCHEDULER_ADMIN_TOKEN_ALL]")
+            description = {"`/healthz`, `/readyz` and `/metrics` need the token too [env "
+                    + "SCHEDULER_ADMIN_TOKEN_ALL] (default: off)",
+                "Accepted: needs `--admin-token`"})
     boolean adminTokenAll;
 
     @Option(names = "--tls-cert", defaultValue = "${env:SCHEDULER_TLS_CERT}", paramLabel = "FILE",
-            description = "serve HTTPS (HTTP/1.1, ALPN) on the proxy and admin ports with this PEM certificate chain, "
-                    + "reloaded when it changes [env SCHEDULER_TLS_CERT] (default: plain HTTP)")
+            description = {"serve HTTPS on the proxy and admin ports; reloaded when the file changes [env "
+                    + "SCHEDULER_TLS_CERT] (default: none: plain HTTP)",
+                "Accepted: PEM certificate chain, leaf first"})
     Path tlsCert;
 
     @Option(names = "--tls-key", defaultValue = "${env:SCHEDULER_TLS_KEY}", paramLabel = "FILE",
-            description = "the PKCS#8 PEM private key of --tls-cert [env SCHEDULER_TLS_KEY]")
+            description = {"the certificate's private key [env SCHEDULER_TLS_KEY] (default: none)",
+                "Accepted: unencrypted PKCS#8 PEM (`BEGIN PRIVATE KEY`) matching the leaf; with "
+                    + "`--tls-cert`"})
     Path tlsKey;
 
-    @Option(names = "--log-format", defaultValue = "${env:SCHEDULER_LOG_FORMAT:-text}",
-            description = "text or json (one JSON object per line, for log shippers) [env SCHEDULER_LOG_FORMAT] "
-                    + "(default: text)")
+    @Option(names = "--log-format", paramLabel = "F", defaultValue = "${env:SCHEDULER_LOG_FORMAT:-text}",
+            description = {"`json`: one JSON object per line [env SCHEDULER_LOG_FORMAT] (default: text)",
+                "Accepted: `text`, `json`"})
     String logFormat;
 
     /** Parses the command line and runs until SIGTERM or SIGINT. */
@@ -322,6 +386,7 @@ public final class SchedulerMain implements Callable<Integer> {
                 scheduler.close();
                 return 1;
             }
+            awaitRoutable(scheduler, config.demoNodes(), DEMO_READY);
             printDemo(demo, config, scheduler);
         }
         stop.await();
@@ -348,15 +413,29 @@ public final class SchedulerMain implements Callable<Integer> {
             if (p[1] == null || port == 0) {
                 continue;
             }
-            try (java.net.ServerSocket s = new java.net.ServerSocket()) {
+            try (ServerSocket s = new ServerSocket()) {
                 s.setReuseAddress(true);
-                s.bind(new java.net.InetSocketAddress(p[1], port));
-            } catch (java.io.IOException e) {
+                s.bind(new InetSocketAddress(p[1], port));
+            } catch (IOException e) {
                 return p[0] + " " + port + ": " + p[1] + ":" + port + " is already in use (" + e.getMessage()
                         + "); stop what uses it or pick another port";
             }
         }
         return null;
+    }
+
+    /** How long the demo waits for its nodes' first heartbeats before printing what to try. */
+    private static final Duration DEMO_READY = Duration.ofSeconds(15);
+
+    /**
+     * Waits until {@code n} nodes are routable, at most {@code limit}, so that the commands the demo
+     * prints work the moment they are shown; the demo goes on either way.
+     */
+    private static void awaitRoutable(Scheduler scheduler, int n, Duration limit) throws InterruptedException {
+        long end = System.nanoTime() + limit.toNanos();
+        while (scheduler.table().snapshot().routable().size() < n && System.nanoTime() < end) {
+            Thread.sleep(50);
+        }
     }
 
     private static void printDemo(Demo demo, SchedulerConfig config, Scheduler scheduler) {
@@ -367,8 +446,8 @@ public final class SchedulerMain implements Callable<Integer> {
         sb.append("\nHeartgate demo: ").append(demo.nodes().size()).append(" simulated GPU nodes, each with its agent ")
                 .append("publishing heartbeats through Kafka ").append(scheduler.kafkaBootstrap()).append('\n');
         for (Demo.DemoNode n : demo.nodes()) {
-            sb.append(String.format("  %-11s weight %d, %3d ms/token, models %s%n", n.id(), n.weight(), n.tokenDelayMs(),
-                    n.models()));
+            sb.append(String.format("  %-11s %s  weight %d, %3d ms/token, models %s%n", n.id(), n.url(), n.weight(),
+                    n.tokenDelayMs(), n.models()));
         }
         sb.append("\nStream tokens through the scheduler (strategy ").append(config.strategy().label()).append("):\n\n");
         sb.append("  curl -N ").append(proxy)
@@ -380,6 +459,10 @@ public final class SchedulerMain implements Callable<Integer> {
         sb.append("The X-Upstream-Node header (curl -i) and the first token name the node that answered.\n");
         sb.append("Dashboard: ").append(admin).append("/   nodes: ").append(admin).append("/admin/nodes   ready: ")
                 .append(admin).append("/readyz\n");
+        Demo.DemoNode first = demo.nodes().get(0);
+        sb.append("\nFreeze ").append(first.id()).append(" as a GPU driver fault would (its agent reports it DOWN, ")
+                .append("requests waiting on it move to another node; DELETE undoes it):\n\n");
+        sb.append("  curl -X POST ").append(first.url()).append("/sim/faults -d '{\"hang\": true, \"failHealth\": true}'\n\n");
         sb.append("Press Ctrl-C to stop everything.\n");
         System.out.println(sb);
     }

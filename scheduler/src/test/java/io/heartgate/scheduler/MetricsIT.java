@@ -5,10 +5,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.testkit.KafkaExtension;
 import io.heartgate.testkit.TestKafka;
+import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -58,7 +63,28 @@ class MetricsIT {
             assertThat(value(after, "heartgate_proxy_in_flight")).isZero();
             // Labels stay bounded: no path label, and the unknown model is not a label value.
             assertThat(after).doesNotContain("path=").doesNotContain("nope:1b");
+            assertThat(undocumented(before + after)).as("meters missing from docs/REFERENCE.md's metric table").isEmpty();
         }
+    }
+
+    /**
+     * Returns the {@code heartgate_*} metric families of {@code scrape} that the reference's
+     * metric table does not name: a meter registered at start, or by the load above, must be
+     * documented. (Meters made on first use by features this load does not reach are not seen.)
+     */
+    private static Set<String> undocumented(String scrape) throws IOException {
+        String reference = Files.readString(Path.of("../docs/REFERENCE.md"));
+        Set<String> missing = new TreeSet<>();
+        Matcher m = Pattern.compile("(?m)^# TYPE (heartgate_\\w+) ").matcher(scrape);
+        while (m.find()) {
+            String family = m.group(1);
+            String base = family.replaceAll("_(total|max|created)$", "");
+            if (!reference.contains("`" + family + "`") && !reference.contains("`" + base + "`")
+                    && !reference.contains("`" + base + "_total`")) {
+                missing.add(family);
+            }
+        }
+        return missing;
     }
 
     private static String scrape(Cluster cluster) throws Exception {
