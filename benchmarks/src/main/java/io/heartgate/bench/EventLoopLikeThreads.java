@@ -6,10 +6,10 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
- * JMH's benchmark threads made as Netty makes an event loop's ({@code -Djmh.executor=CUSTOM}): a
- * {@code FastThreadLocalThread} that cleans up after itself, the only kind of thread on which Netty
- * 4.2.18 recycles its pooled objects (outbound buffer entries, among others). On JMH's own threads the
- * in-memory request path would allocate what a real event loop recycles.
+ * The JMH executor ({@code -Djmh.executor=CUSTOM}) whose threads are Netty
+ * {@code FastThreadLocalThread}s that clean up after themselves, so the in-memory request path
+ * recycles Netty's pooled objects (outbound buffer entries, among others) as it does on a real
+ * event loop; on JMH's own threads it would allocate them.
  */
 public final class EventLoopLikeThreads extends ThreadPoolExecutor {
 

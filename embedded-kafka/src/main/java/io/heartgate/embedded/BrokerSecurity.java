@@ -1,6 +1,7 @@
 package io.heartgate.embedded;
 
 import java.io.IOException;
+import java.io.StreamTokenizer;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -57,7 +58,7 @@ final class BrokerSecurity {
     static final String OAUTHBEARER = OAuthBearerLoginModule.OAUTHBEARER_MECHANISM;
     /**
      * The user names a PLAIN {@code user_NAME} option can carry: Kafka's JAAS parser reads an option
-     * name as one {@link java.io.StreamTokenizer} word, and it can be neither quoted nor escaped.
+     * name as one {@link StreamTokenizer} word, and it can be neither quoted nor escaped.
      */
     private static final Pattern PLAIN_USER = Pattern.compile("[A-Za-z0-9._$-]+");
     private static final String LISTENER_PREFIX = "listener.name." + LISTENER.toLowerCase(Locale.ROOT) + ".";
@@ -337,7 +338,7 @@ final class BrokerSecurity {
         return pem.endsWith("\n") ? pem : pem + "\n";
     }
 
-    /** Quotes for Kafka's JAAS parser, a {@link java.io.StreamTokenizer}: backslash escapes. */
+    /** Quotes for Kafka's JAAS parser, a {@link StreamTokenizer}: backslash escapes. */
     static String quote(String value) {
         return "\"" + value.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
     }

@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Properties;
 
 /**
  * Runs inside the broker's child JVM: formats the storage on first use, then runs Kafka.
@@ -57,7 +58,7 @@ public final class EmbeddedBrokerMain {
     }
 
     private static String logDir(Path properties) throws IOException {
-        java.util.Properties p = new java.util.Properties();
+        Properties p = new Properties();
         try (InputStream in = Files.newInputStream(properties)) {
             p.load(in);
         }

@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.Properties;
@@ -104,7 +105,7 @@ class EmbeddedKafkaBrokerIT {
             ProcessHandle.of(brokerPid).ifPresent(ProcessHandle::destroyForcibly);
             if (brokerDir != null && Files.exists(brokerDir)) {
                 try (var files = Files.walk(brokerDir)) {
-                    files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+                    files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
                 }
             }
         }

@@ -6,6 +6,7 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.classic.turbo.TurboFilter;
 import ch.qos.logback.core.read.ListAppender;
 import java.util.List;
+import java.util.Locale;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -43,7 +44,7 @@ public final class LogCapture implements AutoCloseable {
                 .filter(e -> e.getLevel().isGreaterOrEqual(Level.WARN))
                 .filter(e -> e.getLoggerName().startsWith("org.apache.kafka")
                         || e.getFormattedMessage().contains("credentials")
-                        || e.getFormattedMessage().toLowerCase(java.util.Locale.ROOT).contains("authentic"))
+                        || e.getFormattedMessage().toLowerCase(Locale.ROOT).contains("authentic"))
                 .toList();
     }
 

@@ -1,8 +1,10 @@
 package io.heartgate.testkit;
 
+import io.heartgate.embedded.EmbeddedKafkaBroker;
 import io.heartgate.embedded.SelfSignedTls;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.Properties;
 
 /**
  * Gives a test a real Kafka broker whose only client listener is SASL_SSL, with the users
@@ -13,7 +15,7 @@ import java.util.Map;
  * like {@link TestKafka}; one broker per test JVM, started only when a test asks for it, so
  * PLAINTEXT-only test runs never pay for it.
  *
- * <p>Always the {@link io.heartgate.embedded.EmbeddedKafkaBroker}, whatever {@code HEARTGATE_TEST_KAFKA}
+ * <p>Always the {@link EmbeddedKafkaBroker}, whatever {@code HEARTGATE_TEST_KAFKA}
  * says: the secured setup is ours to control, and no Docker variant is needed to test a client's side.
  */
 public interface SecuredTestKafka {
@@ -81,7 +83,7 @@ public interface SecuredTestKafka {
     /**
      * Writes {@code properties}, such as {@link #inlinePemClientProperties}, as a Kafka client
      * {@code .properties} file in {@code dir} and returns its path; multi-line PEM values are escaped
-     * so that {@link java.util.Properties#load} reads them back whole. Each call writes a new file.
+     * so that {@link Properties#load} reads them back whole. Each call writes a new file.
      */
     Path writeClientConfig(Path dir, Map<String, String> properties);
 }

@@ -14,6 +14,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -112,7 +113,7 @@ public final class Agent {
     }
 
     /** Runs one heartbeat tick: refresh the probe if it can be done in time, then publish. */
-    void tick(java.util.concurrent.ExecutorService probeExec) {
+    void tick(ExecutorService probeExec) {
         if (probeInFlight == null || probeInFlight.isDone()) {
             probeInFlight = probeExec.submit(safely("probe", this::probeNow));
         }

@@ -1,14 +1,14 @@
 package io.heartgate.agent;
 
-import io.heartgate.protocol.signing.HeartbeatSigner;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import io.heartgate.protocol.InvalidSettingException;
 import io.heartgate.agent.gpu.GpuSampler;
 import io.heartgate.agent.gpu.NvidiaSmi;
 import io.heartgate.agent.probe.JdkHttpGetter;
 import io.heartgate.agent.probe.Prober;
 import io.heartgate.agent.publish.HeartbeatPublisher;
 import io.heartgate.protocol.Durations;
+import io.heartgate.protocol.InvalidSettingException;
+import io.heartgate.protocol.signing.HeartbeatSigner;
+import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.concurrent.Executors;
@@ -16,6 +16,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -83,7 +84,7 @@ public final class AgentRuntime implements AutoCloseable {
             agent.metrics(m);
             try {
                 runtime.metricsPort = m.serve("0.0.0.0", metricsPort);
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 publisher.close(Duration.ZERO);
                 throw new InvalidSettingException("metricsPort", metricsPort + ": " + e.getMessage());
             }

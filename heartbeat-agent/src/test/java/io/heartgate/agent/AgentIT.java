@@ -13,6 +13,7 @@ import io.heartgate.sim.SimServer;
 import io.heartgate.testkit.KafkaExtension;
 import io.heartgate.testkit.TestKafka;
 import io.vertx.core.Vertx;
+import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -22,6 +23,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -165,7 +167,7 @@ class AgentIT {
         assertThat(spanMs).isBetween(intervalMs * 10 * 8 / 10, intervalMs * 10 * 12 / 10);
     }
 
-    private java.util.concurrent.CompletableFuture<HttpResponse<java.io.InputStream>> generate() {
+    private CompletableFuture<HttpResponse<InputStream>> generate() {
         HttpRequest r = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + sim.port() + "/api/generate"))
                 .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"llama3:8b\",\"prompt\":\"p\"}")).build();
         return http.sendAsync(r, HttpResponse.BodyHandlers.ofInputStream());

@@ -3,11 +3,13 @@ package io.heartgate.agent;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.heartgate.protocol.Decoded;
+import io.heartgate.protocol.HeartbeatCodec;
 import io.heartgate.sim.SimConfigBuilder;
 import io.heartgate.sim.SimServer;
 import io.heartgate.testkit.KafkaExtension;
 import io.heartgate.testkit.TestKafka;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -97,9 +99,9 @@ class AgentProcessIT {
             // Logs went to stderr, one JSON object per line; stdout holds only the heartbeat.
             List<String> logLines = Files.readAllLines(dir.resolve("err.log"));
             assertThat(logLines).isNotEmpty().allSatisfy(line ->
-                    assertThat(new io.vertx.core.json.JsonObject(line).getString("level")).isNotBlank());
+                    assertThat(new JsonObject(line).getString("level")).isNotBlank());
             assertThat(logLines).anyMatch(l -> l.contains("Node gpu-once"));
-            Decoded decoded = new io.heartgate.protocol.HeartbeatCodec().decode(Files.readAllBytes(out.toPath()));
+            Decoded decoded = new HeartbeatCodec().decode(Files.readAllBytes(out.toPath()));
             assertThat(decoded).isInstanceOfSatisfying(Decoded.Beat.class, b -> {
                 assertThat(b.heartbeat().nodeId()).isEqualTo("gpu-once");
                 assertThat(b.heartbeat().models()).containsExactly("m1", "m2");

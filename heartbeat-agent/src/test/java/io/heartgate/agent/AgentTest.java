@@ -7,6 +7,7 @@ import io.heartgate.agent.probe.Backend;
 import io.heartgate.agent.probe.HttpGetter;
 import io.heartgate.agent.probe.Prober;
 import io.heartgate.agent.publish.HeartbeatPublisher;
+import io.heartgate.protocol.Decoded;
 import io.heartgate.protocol.Gpu;
 import io.heartgate.protocol.Heartbeat;
 import io.heartgate.protocol.HeartbeatCodec;
@@ -17,8 +18,10 @@ import java.io.IOException;
 import java.net.ConnectException;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.producer.MockProducer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -157,7 +160,7 @@ class AgentTest {
         agent.tick(probeExec);
 
         assertThat(producer.history()).hasSize(2);
-        Heartbeat hb = ((io.heartgate.protocol.Decoded.Beat) new HeartbeatCodec()
+        Heartbeat hb = ((Decoded.Beat) new HeartbeatCodec()
                 .decodeRecord(producer.history().get(1).key(), producer.history().get(1).value())).heartbeat();
         assertThat(hb.seq()).isEqualTo(2L);
         assertThat(hb.state()).isEqualTo(NodeState.UP);
@@ -165,11 +168,11 @@ class AgentTest {
 
     @Test
     void tickNeverWaitsLongerThanHalfAnIntervalForAWedgedProbe() throws IOException {
-        java.util.concurrent.CountDownLatch never = new java.util.concurrent.CountDownLatch(1);
+        CountDownLatch never = new CountDownLatch(1);
         HttpGetter wedged = path -> {
             try {
                 // Stands in for a server that accepted the connection and went silent.
-                never.await(60, java.util.concurrent.TimeUnit.SECONDS);
+                never.await(60, TimeUnit.SECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }

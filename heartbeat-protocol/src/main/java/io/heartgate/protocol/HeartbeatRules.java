@@ -2,6 +2,7 @@ package io.heartgate.protocol;
 
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -210,7 +211,7 @@ public final class HeartbeatRules {
                 if (d.families().size() > MAX_FAMILIES) {
                     return reject(Rule.TOO_MANY_ITEMS, field + ".details.families", "at most " + MAX_FAMILIES);
                 }
-                for (String text : java.util.Arrays.asList(d.parentModel(), d.format(), d.family(), d.parameterSize(),
+                for (String text : Arrays.asList(d.parentModel(), d.format(), d.family(), d.parameterSize(),
                         d.quantizationLevel())) {
                     r = checkText(text, field + ".details");
                     if (r.isPresent()) {

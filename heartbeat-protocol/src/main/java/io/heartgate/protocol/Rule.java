@@ -1,5 +1,6 @@
 package io.heartgate.protocol;
 
+import io.heartgate.protocol.signing.HeartbeatVerifier;
 import java.util.Locale;
 
 /**
@@ -46,7 +47,7 @@ public enum Rule {
     URL_NOT_ALLOWED,
     /**
      * Signing keys are configured but the record lacks the key-id or the signature header: a rule of
-     * the reader ({@link io.heartgate.protocol.signing.HeartbeatVerifier}), not of the codec.
+     * the reader ({@link HeartbeatVerifier}), not of the codec.
      */
     UNSIGNED,
     /** The record's key-id header names no configured key: a rule of the reader, not of the codec. */

@@ -1,6 +1,7 @@
 package io.heartgate.protocol;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.util.Locale;
 
 /**
  * Reads the fields of a Jackson tree with the heartbeat's strict JSON types: no coercion ({@code "1"}
@@ -99,7 +100,7 @@ final class StrictFields {
         if (n.isObject()) {
             return "an object";
         }
-        return n.getNodeType().name().toLowerCase(java.util.Locale.ROOT);
+        return n.getNodeType().name().toLowerCase(Locale.ROOT);
     }
 
     /**

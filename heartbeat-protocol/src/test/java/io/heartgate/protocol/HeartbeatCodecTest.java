@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
+import java.util.Random;
 import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -275,7 +276,7 @@ class HeartbeatCodecTest {
 
     @Test
     void neverThrowsOnArbitraryBytes() {
-        java.util.Random random = new java.util.Random(42);
+        Random random = new Random(42);
         byte[] valid = Fixtures.read("valid/full.json");
         for (int i = 0; i < 5_000; i++) {
             byte[] mutated = valid.clone();

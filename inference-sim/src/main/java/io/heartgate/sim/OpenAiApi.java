@@ -9,7 +9,9 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import java.time.Clock;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Speaks the OpenAI-compatible API ({@code /v1/*}) the way vLLM serves it, with vLLM's {@code /health}:
@@ -104,8 +106,8 @@ final class OpenAiApi implements Dialect {
         if (v instanceof Number n) {
             return n.doubleValue() == 1;
         }
-        return v instanceof String s && java.util.Set.of("1", "on", "t", "true", "y", "yes")
-                .contains(s.toLowerCase(java.util.Locale.ROOT));
+        return v instanceof String s && Set.of("1", "on", "t", "true", "y", "yes")
+                .contains(s.toLowerCase(Locale.ROOT));
     }
 
     private void embeddings(RoutingContext ctx) {

@@ -1,5 +1,6 @@
 package io.heartgate.sim;
 
+import io.heartgate.protocol.Durations;
 import io.heartgate.protocol.InvalidSettingException;
 import java.time.Duration;
 import java.util.List;
@@ -54,7 +55,7 @@ public record SimConfig(String name, String bindHost, int port, List<String> mod
                 throw new InvalidSettingException("kvBlockChars", "must be 1 to 65536, was " + blockChars);
             }
             if (perToken.isNegative() || perToken.compareTo(Duration.ofSeconds(1)) > 0) {
-                throw new InvalidSettingException("prefillPerToken", "must be 0 to 1s, was " + io.heartgate.protocol.Durations.format(perToken));
+                throw new InvalidSettingException("prefillPerToken", "must be 0 to 1s, was " + Durations.format(perToken));
             }
         }
     }
@@ -113,7 +114,7 @@ public record SimConfig(String name, String bindHost, int port, List<String> mod
             throw new InvalidSettingException("maxLoadedModels", "must be 0 (no limit) to 1000, was " + maxLoadedModels);
         }
         if (loadTime.isNegative() || loadTime.compareTo(Duration.ofHours(1)) > 0) {
-            throw new InvalidSettingException("loadTime", "must be 0 to 1h, was " + io.heartgate.protocol.Durations.format(loadTime));
+            throw new InvalidSettingException("loadTime", "must be 0 to 1h, was " + Durations.format(loadTime));
         }
         if (embeddingDim < 1 || embeddingDim > 8192) {
             throw new InvalidSettingException("embeddingDim", "must be 1 to 8192, was " + embeddingDim);

@@ -4,6 +4,7 @@ import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
@@ -102,14 +103,14 @@ public final class SimServer extends VerticleBase {
      * vLLM with {@code --api-key}: a missing or wrong bearer token is 401 {@code {"error":"Unauthorized"}}.
      * Only inference calls (POST) are guarded, so an agent without the key can still probe the node.
      */
-    private void requireKey(io.vertx.ext.web.RoutingContext ctx) {
+    private void requireKey(RoutingContext ctx) {
         String auth = ctx.request().getHeader("authorization");
         if (auth != null && auth.equals("Bearer " + config.apiKey())) {
             ctx.next();
             return;
         }
         stats.unauthorized.increment();
-        Requests.json(ctx, 401, new io.vertx.core.json.JsonObject().put("error", "Unauthorized"));
+        Requests.json(ctx, 401, new JsonObject().put("error", "Unauthorized"));
     }
 
     @Override

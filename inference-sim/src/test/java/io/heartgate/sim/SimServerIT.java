@@ -10,6 +10,7 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
+import java.net.Socket;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
@@ -20,6 +21,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import org.assertj.core.data.Offset;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -343,7 +345,7 @@ class SimServerIT {
         assertThat(b.getJsonArray("data").getJsonObject(0).getJsonArray("embedding")).isEqualTo(first);
         assertThat(a.getJsonArray("embeddings").getJsonArray(1)).isNotEqualTo(first);
         double norm = first.stream().mapToDouble(d -> ((Number) d).doubleValue() * ((Number) d).doubleValue()).sum();
-        assertThat(norm).isCloseTo(1.0, org.assertj.core.data.Offset.offset(1e-9));
+        assertThat(norm).isCloseTo(1.0, Offset.offset(1e-9));
     }
 
     @Test
@@ -429,7 +431,7 @@ class SimServerIT {
         String body = "{\"model\":\"m\",\"stream\":true,\"messages\":[]}";
 
         // A raw socket, so the moment of the disconnect is exactly when we close it.
-        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", sim.server.port())) {
+        try (Socket socket = new Socket("127.0.0.1", sim.server.port())) {
             socket.getOutputStream().write(("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
                     + "Content-Type: application/json\r\nContent-Length: " + body.length() + "\r\n\r\n" + body)
                     .getBytes(StandardCharsets.UTF_8));
@@ -488,7 +490,7 @@ class SimServerIT {
         assertThat(sim.post("/sim/faults", "{\"errorStatus\":418}").statusCode()).isEqualTo(400);
         assertThat(sim.post("/sim/faults", "nope").statusCode()).isEqualTo(400);
 
-        sim.http.send(java.net.http.HttpRequest.newBuilder(sim.uri("/sim/faults")).DELETE().build(),
+        sim.http.send(HttpRequest.newBuilder(sim.uri("/sim/faults")).DELETE().build(),
                 HttpResponse.BodyHandlers.discarding());
         assertThat(sim.post("/api/generate", "{\"model\":\"m\",\"prompt\":\"p\",\"stream\":false}").statusCode())
                 .isEqualTo(200);
@@ -503,7 +505,7 @@ class SimServerIT {
         // A raw socket shows exactly what reached the wire; an HTTP client may discard the bytes it
         // buffered once it sees the truncated stream.
         StringBuilder received = new StringBuilder();
-        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", sim.server.port())) {
+        try (Socket socket = new Socket("127.0.0.1", sim.server.port())) {
             socket.setSoTimeout(10_000);
             socket.getOutputStream().write(("POST /api/generate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                     + "Content-Length: " + body.length() + "\r\n\r\n" + body).getBytes(StandardCharsets.UTF_8));
@@ -529,9 +531,9 @@ class SimServerIT {
     void hangsBeforeTheFirstByteUntilTheClientGivesUp() throws Exception {
         start(new SimConfigBuilder("gpu-l", List.of("m")).faults(new Faults(false, 0, true, -1, null, null)));
 
-        java.net.http.HttpRequest request = java.net.http.HttpRequest.newBuilder(sim.uri("/api/generate"))
+        HttpRequest request = HttpRequest.newBuilder(sim.uri("/api/generate"))
                 .timeout(Duration.ofMillis(300))
-                .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"model\":\"m\",\"prompt\":\"p\"}"))
+                .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"m\",\"prompt\":\"p\"}"))
                 .build();
 
         assertThatThrownBy(() -> sim.http.send(request, HttpResponse.BodyHandlers.ofString()))

@@ -10,6 +10,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -129,7 +130,7 @@ public final class Runner {
     private void awaitRecorded() {
         long giveUp = System.nanoTime() + 1_000_000_000L;
         while (!open.isEmpty() && System.nanoTime() < giveUp) {
-            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+            LockSupport.parkNanos(1_000_000);
         }
         if (!open.isEmpty()) {
             log.warn("{} requests were still being recorded at the end; they count as skipped", open.size());

@@ -2,6 +2,7 @@ package io.heartgate.loadgen;
 
 import java.net.URI;
 import java.time.Duration;
+import java.util.Map;
 
 /**
  * Sends one streaming request and reports its answer line by line. The seam between the runner's
@@ -18,10 +19,10 @@ public interface Transport {
      * @param timeout how long to wait for the response headers
      * @param headers more request headers (a session id), usually none
      */
-    record Outgoing(URI uri, String body, String bearer, Duration timeout, java.util.Map<String, String> headers) {
+    record Outgoing(URI uri, String body, String bearer, Duration timeout, Map<String, String> headers) {
         /** A request without more headers. */
         public Outgoing(URI uri, String body, String bearer, Duration timeout) {
-            this(uri, body, bearer, timeout, java.util.Map.of());
+            this(uri, body, bearer, timeout, Map.of());
         }
     }
 

@@ -8,7 +8,11 @@ import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
@@ -86,7 +90,7 @@ class RunnerTest {
         run(c, t);
 
         assertThat(t.sent).hasSize(20);
-        java.util.Map<String, Integer> perSession = new java.util.HashMap<>();
+        Map<String, Integer> perSession = new HashMap<>();
         int without = 0;
         for (Transport.Outgoing o : t.sent) {
             JsonNode messages = read(o.body()).get("messages");
@@ -101,7 +105,7 @@ class RunnerTest {
         }
         assertThat(perSession).hasSize(5).allSatisfy((k, n) -> assertThat(n).as("both turns of %s", k).isEqualTo(2));
         assertThat(without).isEqualTo(10);
-        java.util.Set<String> systems = new java.util.HashSet<>();
+        Set<String> systems = new HashSet<>();
         t.sent.forEach(o -> systems.add(read(o.body()).get("messages").get(0).get("content").asText()));
         assertThat(systems).as("three shared system prompts").hasSize(3);
     }
@@ -138,7 +142,7 @@ class RunnerTest {
                 Outcome.DROPPED, Outcome.DROPPED, Outcome.DROPPED, Outcome.DROPPED, Outcome.DROPPED, Outcome.DROPPED,
                 Outcome.DROPPED);
         Report report = Report.of(simple(10), r);
-        assertThat(report.counts()).isEqualTo(new Report.Counts(10, 2, 2, 0, 0, 8, 0, java.util.Map.of()));
+        assertThat(report.counts()).isEqualTo(new Report.Counts(10, 2, 2, 0, 0, 8, 0, Map.of()));
     }
 
     @Test
@@ -189,8 +193,8 @@ class RunnerTest {
         LoadConfig c = config(3, Duration.ofSeconds(1), 3, Duration.ZERO, 100, Duration.ofSeconds(5), List.of());
         Report report = Report.of(c, run(c, t));
 
-        assertThat(report.counts()).isEqualTo(new Report.Counts(3, 1, 0, 1, 0, 0, 2, java.util.Map.of("http_503", 1L)));
-        assertThat(report.statuses()).containsExactly(java.util.Map.entry("503", 1L));
+        assertThat(report.counts()).isEqualTo(new Report.Counts(3, 1, 0, 1, 0, 0, 2, Map.of("http_503", 1L)));
+        assertThat(report.statuses()).containsExactly(Map.entry("503", 1L));
         assertThat(report.requests().get(0).error()).isEqualTo("server busy");
     }
 
@@ -217,8 +221,8 @@ class RunnerTest {
         LoadConfig c = simple(4);
         Report report = Report.of(c, run(c, new ScriptedTransport(clock, script)));
 
-        assertThat(report.counts().failedByKind()).containsExactly(java.util.Map.entry("connect", 1L),
-                java.util.Map.entry("cut", 2L), java.util.Map.entry("stream_error", 1L));
+        assertThat(report.counts().failedByKind()).containsExactly(Map.entry("connect", 1L),
+                Map.entry("cut", 2L), Map.entry("stream_error", 1L));
         assertThat(report.requests()).extracting(Sample::error).containsExactly("ConnectException: refused", null,
                 "IOException: connection reset", "out of memory");
         assertThat(report.requests().get(1).ttftMs()).isEqualTo(5.0);

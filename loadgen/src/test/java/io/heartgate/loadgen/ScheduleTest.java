@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 import java.time.Duration;
+import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 
 class ScheduleTest {
@@ -22,7 +23,7 @@ class ScheduleTest {
     void keepsEveryArrivalInsideTheWindow() {
         assertThat(Schedule.arrivals(Arrivals.UNIFORM, 2, Duration.ofMillis(1000), 1)).containsExactly(0, 500_000_000);
         assertThat(Schedule.arrivals(Arrivals.UNIFORM, 1, Duration.ofMillis(1), 1)).containsExactly(0);
-        assertThat(java.util.Arrays.stream(Schedule.arrivals(Arrivals.POISSON, 100, Duration.ofSeconds(10), 1)))
+        assertThat(Arrays.stream(Schedule.arrivals(Arrivals.POISSON, 100, Duration.ofSeconds(10), 1)))
                 .allMatch(t -> t >= 0 && t < 10_000_000_000L);
     }
 

@@ -43,6 +43,8 @@ import io.vertx.core.VertxOptions;
 import io.vertx.micrometer.MetricsDomain;
 import io.vertx.micrometer.MicrometerMetricsFactory;
 import io.vertx.micrometer.MicrometerMetricsOptions;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -297,8 +299,8 @@ public final class Scheduler implements AutoCloseable {
 
     private static boolean isLoopback(String bind) {
         try {
-            return java.net.InetAddress.getByName(bind).isLoopbackAddress();
-        } catch (java.net.UnknownHostException e) {
+            return InetAddress.getByName(bind).isLoopbackAddress();
+        } catch (UnknownHostException e) {
             return false;
         }
     }

@@ -14,9 +14,10 @@ import io.heartgate.testkit.TestKafka;
 import io.vertx.core.json.JsonObject;
 import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
+import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -116,7 +117,7 @@ class ApiKeysIT {
             assertThat(cluster.simStats(id).getLong("unauthorized")).as(id).isZero();
         }
         String metrics = cluster.http.send(HttpRequest.newBuilder(
-                java.net.URI.create("http://127.0.0.1:" + cluster.scheduler.adminPort() + "/metrics")).build(),
+                URI.create("http://127.0.0.1:" + cluster.scheduler.adminPort() + "/metrics")).build(),
                 HttpResponse.BodyHandlers.ofString()).body();
         assertThat(metrics).contains("heartgate_proxy_key_requests_total{key=\"alice\",status_class=\"2xx\"} 2.0")
                 .contains("heartgate_proxy_key_requests_total{key=\"bob\",status_class=\"4xx\"} 1.0")

@@ -8,6 +8,9 @@ import io.heartgate.testkit.KafkaExtension;
 import io.heartgate.testkit.TestKafka;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -88,8 +91,8 @@ class CatalogueIT {
         assertThat(phi.getString("digest")).isNotBlank();
         assertThat(phi.getJsonObject("details").getString("format")).isEqualTo("gguf");
 
-        var admin = cluster.http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:"
-                + cluster.scheduler.adminPort() + "/admin/models")).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+        var admin = cluster.http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                + cluster.scheduler.adminPort() + "/admin/models")).build(), HttpResponse.BodyHandlers.ofString());
         JsonObject llama = new JsonObject(admin.body()).getJsonArray("models").stream().map(o -> (JsonObject) o)
                 .filter(m -> m.getString("name").equals("llama3:8b")).findFirst().orElseThrow();
         assertThat(llama.getJsonArray("nodes").getList()).containsExactly("gpu-a", "gpu-b");

@@ -4,6 +4,8 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -84,7 +86,7 @@ final class ChatLoad implements AutoCloseable {
 
     /** Returns a one-line account of the results so far: counts by status and node, and the first failures. */
     String summary() {
-        java.util.Map<String, Long> byOutcome = new java.util.TreeMap<>();
+        Map<String, Long> byOutcome = new TreeMap<>();
         for (Result r : results) {
             byOutcome.merge(r.status() + " " + (r.status() == 200 ? r.node() : ""), 1L, Long::sum);
         }

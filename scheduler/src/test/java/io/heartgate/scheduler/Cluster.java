@@ -15,7 +15,9 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -29,6 +31,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.awaitility.Awaitility;
 
 /**
  * A test cluster on a real broker: simulated nodes (each on its own Vert.x, so one can be killed),
@@ -69,11 +72,11 @@ final class Cluster implements AutoCloseable {
 
     /** Starts a sim named {@code id}. */
     SimNode sim(String id, UnaryOperator<SimConfigBuilder> tune) throws Exception {
-        return sim(id, java.util.List.of("llama3:8b", "qwen2.5:7b"), tune);
+        return sim(id, List.of("llama3:8b", "qwen2.5:7b"), tune);
     }
 
     /** Starts a sim named {@code id} serving {@code models}. */
-    SimNode sim(String id, java.util.List<String> models, UnaryOperator<SimConfigBuilder> tune) throws Exception {
+    SimNode sim(String id, List<String> models, UnaryOperator<SimConfigBuilder> tune) throws Exception {
         Vertx vertx = Vertx.vertx();
         SimServer server = new SimServer(tune.apply(new SimConfigBuilder(id, models)).build(),
                 Clock.systemUTC(), System::nanoTime);
@@ -103,7 +106,7 @@ final class Cluster implements AutoCloseable {
     /** Returns the encoded heartbeat {@code id} at {@code url}, as an agent would publish it. */
     byte[] encoded(String id, String url, UnaryOperator<Heartbeat.Builder> tune) {
         return codec.encode(tune.apply(Heartbeat.builder(id, url).instance("i-" + id).intervalMs(INTERVAL_MS)
-                .seq(seq.incrementAndGet()).sentAt(java.time.Instant.now())).build());
+                .seq(seq.incrementAndGet()).sentAt(Instant.now())).build());
     }
 
     /** Stops the heartbeats of {@code id}. */
@@ -125,7 +128,7 @@ final class Cluster implements AutoCloseable {
 
     /** Waits until the scheduler routes to {@code n} nodes. */
     void awaitRoutable(int n) {
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+        Awaitility.await().atMost(Duration.ofSeconds(10))
                 .until(() -> scheduler.table().snapshot().routable().size() == n);
     }
 

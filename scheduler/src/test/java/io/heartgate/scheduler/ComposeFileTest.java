@@ -5,10 +5,22 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.heartgate.agent.AgentMain;
+import io.heartgate.protocol.cli.Cli;
+import io.heartgate.protocol.signing.HeartbeatKeys;
+import io.heartgate.scheduler.trust.ApiKeys;
+import io.heartgate.scheduler.trust.KafkaUsers;
+import io.heartgate.scheduler.trust.SecretFile;
+import io.heartgate.testkit.CommandLineRun;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /** Checks that docker-compose-env.yml and hosts.example agree with the scheduler's contract defaults. */
@@ -23,7 +35,7 @@ class ComposeFileTest {
     /** The defaults docs/REFERENCE.md gives, as the scheduler's command line applies them with no flag set. */
     private static SchedulerConfig defaults() {
         SchedulerMain main = new SchedulerMain();
-        io.heartgate.protocol.cli.Cli.commandLine("scheduler", main).parseArgs();
+        Cli.commandLine("scheduler", main).parseArgs();
         return main.config();
     }
 
@@ -73,7 +85,7 @@ class ComposeFileTest {
     void theImageCopiesEveryModuleTheBuildLists() throws Exception {
         String pom = Files.readString(ROOT.resolve("pom.xml"));
         String defaultModules = pom.substring(pom.indexOf("<modules>"), pom.indexOf("</modules>"));
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("<module>([^<]+)</module>").matcher(defaultModules);
+        Matcher m = Pattern.compile("<module>([^<]+)</module>").matcher(defaultModules);
         String dockerfile = Files.readString(ROOT.resolve("Dockerfile"));
         int modules = 0;
         while (m.find()) {
@@ -103,9 +115,9 @@ class ComposeFileTest {
     void theSecuredProfileUsesRealSettingsAndExampleFilesThatParse() throws Exception {
         JsonNode root = compose();
         JsonNode services = root.path("services");
-        String schedulerHelp = io.heartgate.testkit.CommandLineRun.run(SchedulerMain.commandLine(), "--help").out()
+        String schedulerHelp = CommandLineRun.run(SchedulerMain.commandLine(), "--help").out()
                 .replaceAll("\\s+", " ");
-        String agentHelp = io.heartgate.testkit.CommandLineRun.run(io.heartgate.protocol.cli.Cli.commandLine("heartbeat-agent", new io.heartgate.agent.AgentMain()),
+        String agentHelp = CommandLineRun.run(Cli.commandLine("heartbeat-agent", new AgentMain()),
                 "--help").out().replaceAll("\\s+", " ");
         JsonNode scheduler = services.path("scheduler-secured");
         JsonNode agent = services.path("agent-secured");
@@ -117,16 +129,16 @@ class ComposeFileTest {
             assertThat(strings(service.path("profiles"))).containsExactly("secured");
         }
 
-        java.util.Map<String, Path> secrets = new java.util.HashMap<>();
+        Map<String, Path> secrets = new HashMap<>();
         root.path("secrets").fields().forEachRemaining(e -> secrets.put(e.getKey(), ROOT.resolve(e.getValue().path("file").asText())));
-        io.heartgate.scheduler.trust.KafkaUsers.load(secrets.get("kafka-users"));
-        io.heartgate.protocol.signing.HeartbeatKeys keys = io.heartgate.protocol.signing.HeartbeatKeys.load(
+        KafkaUsers.load(secrets.get("kafka-users"));
+        HeartbeatKeys keys = HeartbeatKeys.load(
                 secrets.get("heartbeat-keys"));
         assertThat(keys.first().allows(agent.path("environment").path("NODE_ID").asText())).isTrue();
-        assertThat(io.heartgate.scheduler.trust.ApiKeys.load(secrets.get("api-keys")).find("hg-example-key-change-me"))
+        assertThat(ApiKeys.load(secrets.get("api-keys")).find("hg-example-key-change-me"))
                 .isNotNull();
-        io.heartgate.scheduler.trust.SecretFile.read(secrets.get("admin-token"), "adminToken", 16);
-        java.util.Properties agentKafka = new java.util.Properties();
+        SecretFile.read(secrets.get("admin-token"), "adminToken", 16);
+        Properties agentKafka = new Properties();
         try (var in = Files.newInputStream(secrets.get("agent-kafka"))) {
             agentKafka.load(in);
         }

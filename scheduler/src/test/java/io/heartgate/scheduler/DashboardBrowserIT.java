@@ -2,13 +2,17 @@ package io.heartgate.scheduler;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.heartgate.protocol.LoadedModel;
 import io.heartgate.protocol.NodeState;
+import io.heartgate.scheduler.balancer.Strategy;
+import io.heartgate.scheduler.config.SecurityConfig;
 import io.heartgate.testkit.KafkaExtension;
 import io.heartgate.testkit.TestKafka;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -53,7 +57,7 @@ class DashboardBrowserIT {
         try (Cluster cluster = new Cluster(kafka.bootstrapServers())) {
             Cluster.SimNode a = cluster.sim("gpu-a", c -> c);
             cluster.heartbeat("gpu-a", a.url(), b -> b.models(List.of("llama3:8b")));
-            cluster.startScheduler(c -> c.security(new io.heartgate.scheduler.config.SecurityConfig(null, null,
+            cluster.startScheduler(c -> c.security(new SecurityConfig(null, null,
                     tokenFile, false, null, null, null, null, null)));
             cluster.awaitRoutable(1);
             ChromeDriver browser = browser(profile);
@@ -92,7 +96,7 @@ class DashboardBrowserIT {
         try (Cluster cluster = new Cluster(kafka.bootstrapServers())) {
             Cluster.SimNode a = cluster.sim("gpu-a", c -> c);
             cluster.heartbeat("gpu-a", a.url(), b -> b.weight(3).models(List.of("llama3:8b", "qwen2.5:7b"))
-                    .loaded(List.of(new io.heartgate.protocol.LoadedModel("llama3:8b", null, null, null, null))));
+                    .loaded(List.of(new LoadedModel("llama3:8b", null, null, null, null))));
             cluster.startScheduler(c -> { });
             cluster.awaitRoutable(1);
             for (int i = 0; i < 5; i++) {
@@ -119,7 +123,7 @@ class DashboardBrowserIT {
                 new WebDriverWait(browser, Duration.ofSeconds(2)).until(
                         ExpectedConditions.textToBe(By.cssSelector("tr[data-node='gpu-b'] .state"), "DOWN"));
                 wait.until(ExpectedConditions.textMatches(By.cssSelector("tr[data-node='gpu-b'] .routable"),
-                        java.util.regex.Pattern.compile("^no.*")));
+                        Pattern.compile("^no.*")));
 
                 Files.write(Path.of("target", "dashboard.png"), ((TakesScreenshot) browser).getScreenshotAs(OutputType.BYTES));
 
@@ -146,7 +150,7 @@ class DashboardBrowserIT {
                 Cluster.SimNode n = cluster.sim(id, c -> c);
                 cluster.heartbeat(id, n.url(), b -> b.models(List.of("llama3:8b")));
             }
-            cluster.startScheduler(c -> c.strategy(io.heartgate.scheduler.balancer.Strategy.AFFINITY));
+            cluster.startScheduler(c -> c.strategy(Strategy.AFFINITY));
             cluster.awaitRoutable(2);
             for (int i = 0; i < 4; i++) { // one conversation: its prompt's beginning is its key
                 cluster.post("/api/chat", "{\"model\":\"llama3:8b\",\"stream\":false,\"messages\":"

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.vertx.core.json.JsonObject;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -72,7 +74,7 @@ class DemoProcessIT {
 
     @Test
     void aBusyPortGivesOneClearLineAndStatus2(@TempDir Path dir) throws Exception {
-        try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 50, java.net.InetAddress.getByName("127.0.0.1"))) {
+        try (ServerSocket taken = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1"))) {
             Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                     "-jar", Path.of("target", "scheduler.jar").toString(), "--bind", "127.0.0.1",
                     "--port", String.valueOf(taken.getLocalPort()), "--admin-port", "0", "--embedded-kafka-port", "0")

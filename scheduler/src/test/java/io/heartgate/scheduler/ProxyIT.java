@@ -10,6 +10,7 @@ import io.heartgate.protocol.NodeState;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.proxy.ProxyCounters.Counter;
 import io.heartgate.sim.Faults;
+import io.heartgate.sim.NodeClients;
 import io.heartgate.testkit.KafkaExtension;
 import io.heartgate.testkit.TestKafka;
 import io.vertx.core.json.JsonArray;
@@ -17,20 +18,24 @@ import io.vertx.core.json.JsonObject;
 import java.io.BufferedReader;
 import java.io.InputStream;
 import java.io.InputStreamReader;
+import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -173,7 +178,7 @@ class ProxyIT {
             if (r.statusCode() != 200) {
                 failed++;
             }
-            assertThat(r.headers().firstValue("x-upstream-node")).isNotEqualTo(java.util.Optional.of("gpu-b"));
+            assertThat(r.headers().firstValue("x-upstream-node")).isNotEqualTo(Optional.of("gpu-b"));
         }
 
         assertThat(failed).isZero();
@@ -191,7 +196,7 @@ class ProxyIT {
         cluster.heartbeat("gpu-good", good.url(), b -> b.capacity(8));
         Cluster.SimNode hidden = cluster.sim("gpu-hidden", c -> c);
         int closedPort;
-        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+        try (ServerSocket s = new ServerSocket(0)) {
             closedPort = s.getLocalPort();
         }
         // A real agent: it probes the sim fine, but advertises a URL nobody listens on.
@@ -228,7 +233,7 @@ class ProxyIT {
         for (int i = 0; i < 30; i++) {
             HttpResponse<String> r = cluster.post("/v1/chat/completions", CHAT);
             assertThat(r.statusCode()).isEqualTo(200);
-            assertThat(r.headers().firstValue("x-upstream-node")).isNotEqualTo(java.util.Optional.of("gpu-a"));
+            assertThat(r.headers().firstValue("x-upstream-node")).isNotEqualTo(Optional.of("gpu-a"));
         }
         assertThat(cluster.scheduler.proxyCounters().get(Counter.OVERLOAD_ANSWERS)).isPositive();
         assertThat(cluster.scheduler.health().isEjected("gpu-a")).isFalse();
@@ -271,14 +276,14 @@ class ProxyIT {
     }
 
     @Test
-    void officialNpmClientsStreamThroughTheProxy(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+    void officialNpmClientsStreamThroughTheProxy(@TempDir Path dir)
             throws Exception {
-        io.heartgate.sim.NodeClients.install(dir);
+        NodeClients.install(dir);
         threeNodes();
         cluster.startScheduler(c -> c.strategy(Strategy.ROUND_ROBIN));
         cluster.awaitRoutable(3);
 
-        io.heartgate.sim.NodeClients.Run run = io.heartgate.sim.NodeClients.chat(dir,
+        NodeClients.Run run = NodeClients.chat(dir,
                 "http://127.0.0.1:" + cluster.scheduler.proxyPort(), "llama3:8b");
 
         assertThat(run.status()).as(run.output()).isZero();

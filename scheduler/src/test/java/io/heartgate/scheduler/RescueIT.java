@@ -3,8 +3,10 @@ package io.heartgate.scheduler;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.heartgate.protocol.NodeState;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.proxy.ProxyCounters.Counter;
+import io.heartgate.scheduler.request.ErrorType;
 import io.heartgate.testkit.KafkaExtension;
 import io.heartgate.testkit.TestKafka;
 import java.nio.file.Files;
@@ -125,7 +127,7 @@ class RescueIT {
                 .as("after the deadline only the healthy node answers").containsOnly("gpu-ok");
         assertThat(cluster.scheduler.proxyCounters().get(Counter.RESCUED)).as("requests moved off the hung node")
                 .isPositive();
-        assertThat(cluster.scheduler.proxyCounters().errors(io.heartgate.scheduler.request.ErrorType.UPSTREAM_TIMEOUT))
+        assertThat(cluster.scheduler.proxyCounters().errors(ErrorType.UPSTREAM_TIMEOUT))
                 .isZero();
     }
 
@@ -133,7 +135,7 @@ class RescueIT {
     void requestsWaitingOnAHungServerMoveWhenItsAgentSaysDown() throws Exception {
         hangUnderLoad(false);
         assertThat(cluster.scheduler.table().snapshot().node("gpu-hang").state())
-                .isEqualTo(io.heartgate.protocol.NodeState.DOWN);
+                .isEqualTo(NodeState.DOWN);
     }
 
     @Test

@@ -2,6 +2,7 @@ package io.heartgate.scheduler;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.heartgate.scheduler.routing.WarmFirst;
 import io.heartgate.scheduler.trust.ApiKeys;
 import io.heartgate.testkit.CommandLineRun;
 import java.nio.file.Files;
@@ -28,7 +29,7 @@ class SchedulerMainTest {
 
     @Test
     void warmFirstIsOnByDefaultAndTurnsOffWithFalse() {
-        assertThat(configOf().warmFirst()).isEqualTo(new io.heartgate.scheduler.routing.WarmFirst(true, 4));
+        assertThat(configOf().warmFirst()).isEqualTo(new WarmFirst(true, 4));
         assertThat(configOf("--warm-first=false").warmFirst().enabled()).isFalse();
         assertThat(configOf("--warm-first").warmFirst().enabled()).isTrue();
         assertThat(configOf("--warm-max-load", "0").warmFirst().maxLoad()).isZero();

@@ -23,6 +23,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -89,7 +90,7 @@ class SecuredKafkaIT {
     void theProgramsLogConfigurationsDropKafkasPerRetryLines() throws Exception {
         for (String config : List.of("/logback.xml", "/logback-json.xml")) {
             try (var in = SecuredKafkaIT.class.getResourceAsStream(config)) {
-                String xml = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+                String xml = new String(in.readAllBytes(), StandardCharsets.UTF_8);
                 assertThat(xml).contains("<turboFilter class=\"" + KafkaAuthNoise.class.getName() + "\"/>")
                         .contains("<logger name=\"org.apache.kafka\" level=\"ERROR\"/>");
             }

@@ -8,15 +8,21 @@ import io.heartgate.protocol.signing.HeartbeatKeys;
 import io.heartgate.protocol.signing.HeartbeatSigner;
 import io.heartgate.protocol.signing.Signature;
 import io.heartgate.scheduler.config.SecurityConfig;
+import io.heartgate.scheduler.table.NodeTable;
 import io.heartgate.testkit.KafkaExtension;
 import io.heartgate.testkit.TestKafka;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Set;
 import java.util.function.UnaryOperator;
+import java.util.stream.Collectors;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -90,7 +96,7 @@ class SignedHeartbeatsIT {
 
     private Set<String> nodes() {
         return cluster.scheduler.table().snapshot().nodes().stream().map(n -> n.id()).collect(
-                java.util.stream.Collectors.toSet());
+                Collectors.toSet());
     }
 
     private long rejected(Rule rule) {
@@ -121,9 +127,9 @@ class SignedHeartbeatsIT {
         reasons.forEach(r -> assertThat(rejected(r)).as(r.name()).isEqualTo(1));
         assertThat(nodes()).containsExactlyInAnyOrder("gpu-a", "cpu-b");
 
-        String metrics = cluster.http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(
+        String metrics = cluster.http.send(HttpRequest.newBuilder(URI.create(
                         "http://127.0.0.1:" + cluster.scheduler.adminPort() + "/metrics")).build(),
-                java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+                HttpResponse.BodyHandlers.ofString()).body();
         for (String reason : List.of("unsigned", "unknown_key", "bad_signature", "key_not_allowed", "url_not_allowed")) {
             assertThat(metrics).contains("heartgate_heartbeats_rejected_total{reason=\"" + reason + "\"} 1.0");
         }
@@ -144,13 +150,13 @@ class SignedHeartbeatsIT {
         // A record captured five minutes ago, or one without sentAt, signed and all: the broker stamps
         // the copy with today's time, but the signed sentAt gives it away.
         send("gpu-old", cluster.encoded("gpu-old", "http://127.0.0.1:9010",
-                b -> b.sentAt(java.time.Instant.now().minus(Duration.ofMinutes(5)))), gpuKey);
+                b -> b.sentAt(Instant.now().minus(Duration.ofMinutes(5)))), gpuKey);
         send("gpu-undated", cluster.encoded("gpu-undated", "http://127.0.0.1:9011", b -> b.sentAt(null)), gpuKey);
         send("gpu-fresh", beat("gpu-fresh", "http://127.0.0.1:9012"), gpuKey);
 
         // Three keys may land on three partitions, read in any order: wait for all three records.
         await().atMost(Duration.ofSeconds(10)).until(() -> nodes().contains("gpu-fresh")
-                && cluster.scheduler.stats().outcomeCount(io.heartgate.scheduler.table.NodeTable.Outcome.REPLAYED) == 2);
+                && cluster.scheduler.stats().outcomeCount(NodeTable.Outcome.REPLAYED) == 2);
         assertThat(nodes()).containsExactly("gpu-fresh");
 
         // A signed tombstone from a stop five minutes ago, written again, or one of an earlier
@@ -158,8 +164,8 @@ class SignedHeartbeatsIT {
         sendTombstoneOf("gpu-fresh", null, gpuKey, "i-gpu-fresh", System.currentTimeMillis() - 300_000);
         sendTombstoneOf("gpu-fresh", null, gpuKey, "i-earlier", System.currentTimeMillis());
         await().atMost(Duration.ofSeconds(10)).until(() -> cluster.scheduler.stats()
-                .outcomeCount(io.heartgate.scheduler.table.NodeTable.Outcome.REPLAYED) == 3
-                && cluster.scheduler.stats().outcomeCount(io.heartgate.scheduler.table.NodeTable.Outcome.STALE_INSTANCE) == 1);
+                .outcomeCount(NodeTable.Outcome.REPLAYED) == 3
+                && cluster.scheduler.stats().outcomeCount(NodeTable.Outcome.STALE_INSTANCE) == 1);
         assertThat(nodes()).containsExactly("gpu-fresh");
         sendTombstoneOf("gpu-fresh", null, gpuKey, "i-gpu-fresh", System.currentTimeMillis());
         await().atMost(Duration.ofSeconds(10)).until(() -> nodes().isEmpty());

@@ -7,6 +7,7 @@ import io.heartgate.embedded.SelfSignedTls;
 import io.heartgate.scheduler.config.SecurityConfig;
 import io.heartgate.testkit.KafkaExtension;
 import io.heartgate.testkit.TestKafka;
+import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.URI;
@@ -26,6 +27,7 @@ import javax.net.ssl.SSLHandshakeException;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManagerFactory;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -130,9 +132,9 @@ class TlsIT {
     @Test
     void plainHttpToTheTlsPortGetsNoAnswer() throws Exception {
         HttpClient plain = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> plain.send(HttpRequest.newBuilder(
+        Assertions.assertThatThrownBy(() -> plain.send(HttpRequest.newBuilder(
                         URI.create("http://127.0.0.1:" + cluster.scheduler.proxyPort() + "/v1/models"))
                         .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString()))
-                .isInstanceOf(java.io.IOException.class);
+                .isInstanceOf(IOException.class);
     }
 }

@@ -1,14 +1,16 @@
 package io.heartgate.agent.publish;
 
+import io.heartgate.protocol.Heartbeat;
+import io.heartgate.protocol.HeartbeatCodec;
 import io.heartgate.protocol.cli.KafkaSettings;
 import io.heartgate.protocol.signing.HeartbeatSigner;
 import io.heartgate.protocol.signing.Signature;
-import org.apache.kafka.common.errors.AuthenticationException;
-import io.heartgate.protocol.Heartbeat;
-import io.heartgate.protocol.HeartbeatCodec;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -19,6 +21,7 @@ import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.AuthenticationException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,18 +49,18 @@ public final class HeartbeatPublisher implements AutoCloseable {
     private final AtomicLong failed = new AtomicLong();
     private final AtomicLong skipped = new AtomicLong();
 
-    private final java.time.Clock clock;
+    private final Clock clock;
     private final HeartbeatSigner signer;
     private volatile String lastInstance;
-    private volatile java.time.Instant lastAcknowledged;
+    private volatile Instant lastAcknowledged;
 
     /** Creates a publisher over a producer it then owns (and closes). */
     public HeartbeatPublisher(Producer<byte[], byte[]> producer, String topic, String nodeId) {
-        this(producer, topic, nodeId, java.time.Clock.systemUTC());
+        this(producer, topic, nodeId, Clock.systemUTC());
     }
 
     /** Creates a publisher that stamps acknowledgements with {@code clock}. */
-    public HeartbeatPublisher(Producer<byte[], byte[]> producer, String topic, String nodeId, java.time.Clock clock) {
+    public HeartbeatPublisher(Producer<byte[], byte[]> producer, String topic, String nodeId, Clock clock) {
         this(producer, topic, nodeId, clock, null);
     }
 
@@ -66,7 +69,7 @@ public final class HeartbeatPublisher implements AutoCloseable {
      * (record headers {@value HeartbeatSigner#KEY_ID_HEADER} and {@value HeartbeatSigner#SIGNATURE_HEADER});
      * {@code null} sends them unsigned.
      */
-    public HeartbeatPublisher(Producer<byte[], byte[]> producer, String topic, String nodeId, java.time.Clock clock,
+    public HeartbeatPublisher(Producer<byte[], byte[]> producer, String topic, String nodeId, Clock clock,
                               HeartbeatSigner signer) {
         this.signer = signer;
         this.clock = clock;
@@ -143,7 +146,7 @@ public final class HeartbeatPublisher implements AutoCloseable {
                     + "accepts: sent without them", nodeId, bytes.length, heartbeat.modelInfo().size(),
                     HeartbeatCodec.MAX_MESSAGE_BYTES);
         }
-        return codec.encode(heartbeat.toBuilder().modelInfo(java.util.List.of()).build());
+        return codec.encode(heartbeat.toBuilder().modelInfo(List.of()).build());
     }
 
     /**
@@ -248,7 +251,7 @@ public final class HeartbeatPublisher implements AutoCloseable {
     }
 
     /** Returns when Kafka last acknowledged a heartbeat, or {@code null} if it never did. */
-    public java.time.Instant lastAcknowledged() {
+    public Instant lastAcknowledged() {
         return lastAcknowledged;
     }
 

@@ -6,10 +6,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.heartgate.agent.Samples;
 import io.heartgate.protocol.Gpu;
 import java.io.IOException;
+import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -18,19 +20,19 @@ class NvidiaSmiTest {
     @Test
     void parsesTheAgentsQueryOnAnIdleH200() {
         assertThat(NvidiaSmi.parse(Samples.read("nvidia-smi-agent-query-h200-idle.txt")))
-                .hasValue(java.util.List.of(new Gpu("NVIDIA H200", 0.0, 0L, 143771L)));
+                .hasValue(List.of(new Gpu("NVIDIA H200", 0.0, 0L, 143771L)));
     }
 
     @Test
     void parsesTheAgentsQueryOnAnH200UnderLoad() {
         assertThat(NvidiaSmi.parse(Samples.read("nvidia-smi-agent-query-h200-load.txt")))
-                .hasValue(java.util.List.of(new Gpu("NVIDIA H200", 1.0, 21619L, 143771L)));
+                .hasValue(List.of(new Gpu("NVIDIA H200", 1.0, 21619L, 143771L)));
     }
 
     @Test
     void parsesHeaderFormsWithAndWithoutUnits() {
         assertThat(NvidiaSmi.parseWithHeader(Samples.read("nvidia-smi-agent-query-header-h200-idle.txt")))
-                .hasValue(java.util.List.of(new Gpu("NVIDIA H200", 0.0, 0L, 143771L)));
+                .hasValue(List.of(new Gpu("NVIDIA H200", 0.0, 0L, 143771L)));
         assertThat(NvidiaSmi.parseWithHeader(Samples.read("nvidia-smi-query-gpu-full-csv-h200-load.txt")))
                 .hasValueSatisfying(gpus -> {
                     assertThat(gpus).hasSize(1);
@@ -84,7 +86,7 @@ class NvidiaSmiTest {
     private static String sample(String name) {
         try {
             return Path.of(NvidiaSmiTest.class.getResource("/samples/" + name).toURI()).toString();
-        } catch (java.net.URISyntaxException e) {
+        } catch (URISyntaxException e) {
             throw new IllegalStateException(e);
         }
     }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.heartgate.agent.Samples;
 import io.heartgate.protocol.Load;
+import io.heartgate.protocol.LoadedModel;
 import org.junit.jupiter.api.Test;
 
 class ProberTest {
@@ -43,7 +44,7 @@ class ProberTest {
         assertThat(r.models()).hasSize(7).contains("granite3.3:2b", "smollm2:1.7b");
         assertThat(r.load()).isEqualTo(Load.UNKNOWN);
         assertThat(r.modelInfo()).hasSize(7).allSatisfy(m -> assertThat(m.digest()).hasSize(64));
-        assertThat(r.loaded()).extracting(io.heartgate.protocol.LoadedModel::name)
+        assertThat(r.loaded()).extracting(LoadedModel::name)
                 .containsExactly("granite3.3:2b", "smollm2:1.7b");
     }
 
@@ -65,7 +66,7 @@ class ProberTest {
         ProbeResult r = prober.probe();
 
         assertThat(r.healthy()).isTrue();
-        assertThat(r.loaded()).extracting(io.heartgate.protocol.LoadedModel::name)
+        assertThat(r.loaded()).extracting(LoadedModel::name)
                 .containsExactly("granite3.3:2b", "smollm2:1.7b");
         server.route("/api/ps", 200, "{\"models\":[]}");
         assertThat(prober.probe().loaded()).as("a read that says none").isEmpty();

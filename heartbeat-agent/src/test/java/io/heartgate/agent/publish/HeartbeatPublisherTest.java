@@ -5,8 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.heartgate.protocol.Decoded;
 import io.heartgate.protocol.Heartbeat;
 import io.heartgate.protocol.HeartbeatCodec;
+import io.heartgate.protocol.HeartbeatRules;
+import io.heartgate.protocol.ModelInfo;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.MockProducer;
@@ -111,28 +115,28 @@ class HeartbeatPublisherTest {
 
     @Test
     void aHeartbeatTooLargeWithItsModelDescriptionsGoesWithoutThem() {
-        java.util.List<String> names = new java.util.ArrayList<>();
-        java.util.List<io.heartgate.protocol.ModelInfo> info = new java.util.ArrayList<>();
+        List<String> names = new ArrayList<>();
+        List<ModelInfo> info = new ArrayList<>();
         String pad = "p".repeat(100);
-        for (int i = 0; i < io.heartgate.protocol.HeartbeatRules.MAX_MODELS; i++) {
+        for (int i = 0; i < HeartbeatRules.MAX_MODELS; i++) {
             String name = String.format("%04d-", i) + "m".repeat(250);
             names.add(name);
-            info.add(new io.heartgate.protocol.ModelInfo(name, 1L, pad, pad, new io.heartgate.protocol.ModelInfo.Details(
-                    pad, pad, pad, java.util.List.of(pad, pad, pad, pad, pad, pad, pad, pad), pad, pad)));
+            info.add(new ModelInfo(name, 1L, pad, pad, new ModelInfo.Details(
+                    pad, pad, pad, List.of(pad, pad, pad, pad, pad, pad, pad, pad), pad, pad)));
         }
-        io.heartgate.protocol.Heartbeat big = io.heartgate.protocol.Heartbeat.builder("gpu-a", "http://h:1")
+        Heartbeat big = Heartbeat.builder("gpu-a", "http://h:1")
                 .models(names).modelInfo(info).build();
-        io.heartgate.protocol.HeartbeatCodec codec = new io.heartgate.protocol.HeartbeatCodec();
+        HeartbeatCodec codec = new HeartbeatCodec();
         assertThat(codec.encode(big).length).as("the legal heartbeat as built")
-                .isGreaterThan(io.heartgate.protocol.HeartbeatCodec.MAX_MESSAGE_BYTES);
+                .isGreaterThan(HeartbeatCodec.MAX_MESSAGE_BYTES);
 
         byte[] sent = publisher.encodeWithinLimit(big);
 
-        assertThat(sent.length).isLessThanOrEqualTo(io.heartgate.protocol.HeartbeatCodec.MAX_MESSAGE_BYTES);
-        io.heartgate.protocol.Heartbeat decoded = ((io.heartgate.protocol.Decoded.Beat) codec.decode(sent)).heartbeat();
-        assertThat(decoded.models()).hasSize(io.heartgate.protocol.HeartbeatRules.MAX_MODELS);
+        assertThat(sent.length).isLessThanOrEqualTo(HeartbeatCodec.MAX_MESSAGE_BYTES);
+        Heartbeat decoded = ((Decoded.Beat) codec.decode(sent)).heartbeat();
+        assertThat(decoded.models()).hasSize(HeartbeatRules.MAX_MODELS);
         assertThat(decoded.modelInfo()).isEmpty();
-        io.heartgate.protocol.Heartbeat small = io.heartgate.protocol.Heartbeat.builder("gpu-a", "http://h:1")
+        Heartbeat small = Heartbeat.builder("gpu-a", "http://h:1")
                 .models(names.subList(0, 3)).modelInfo(info.subList(0, 3)).build();
         assertThat(publisher.encodeWithinLimit(small)).isEqualTo(codec.encode(small));
     }

@@ -30,10 +30,8 @@ import java.util.function.Consumer;
  * per turn of every flooding caller; a caller that keeps requests waiting gets no burst again until
  * it has none.
  *
- * <p>A full queue gives way by longest-queue drop: a newcomer of a higher class, or whose caller
- * has at least two fewer waiting, pushes out the newest request of the caller with the most waiting
- * in the lowest class ({@link LongestQueueDrop}), so a caller that floods fills the queue with its own
- * backlog without locking the others out of it.
+ * <p>A full queue gives way to a newcomer as {@link LongestQueueDrop} decides, so a caller that
+ * floods fills the queue with its own backlog without locking the others out of it.
  *
  * @param <T> what waits
  */

@@ -1,5 +1,6 @@
 package io.heartgate.scheduler.admission;
 
+import io.heartgate.scheduler.request.ErrorType;
 import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.routing.FreeSlots;
 import io.heartgate.scheduler.routing.Route;
@@ -208,7 +209,7 @@ public final class GatewayQueue {
             return router.apply(w);
         } catch (RuntimeException e) {
             log.warn("Gateway queue could not route a waiting request; answering it as unreachable", e);
-            return new Route.Refused(io.heartgate.scheduler.request.ErrorType.UPSTREAM_UNREACHABLE);
+            return new Route.Refused(ErrorType.UPSTREAM_UNREACHABLE);
         }
     }
 

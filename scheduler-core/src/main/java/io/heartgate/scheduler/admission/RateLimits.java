@@ -7,11 +7,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
 /**
- * Enforces each API key's {@code rpm=} and {@code tpm=} on this scheduler replica with a
- * {@link TokenBucket} per limit: a request takes one request token before it goes on, and is
- * refused while its key's token bucket is in debt; the tokens its response used are charged once
- * usage accounting reads them, and a request that waited in the gateway queue and was then answered
- * 503 {@code overloaded} gets its request token back ({@link #giveBack}). Keys without limits cost one field read. Limits are per replica:
+ * Enforces each API key's {@code rpm=} and {@code tpm=} on this scheduler replica with one
+ * {@link TokenBucket} per limit: it takes a request token before a request goes on, refuses while a
+ * key's token bucket is in debt, charges the tokens an answer used and gives a request token back
+ * ({@link #giveBack}) when told to. Keys without limits cost one field read. Limits are per replica:
  * with N replicas behind a load balancer a key gets up to N times its limits. Thread-safe: one lock
  * per key.
  */

@@ -6,6 +6,7 @@ import io.heartgate.scheduler.time.Ticker;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Consistent hashing with bounded loads (Mirrokni, Thorup and Zadimoghaddam, 2018), for cache
@@ -48,7 +49,7 @@ public final class AffinityBalancer implements Balancer {
     private final Ticker ticker;
     /** Rings by member fingerprint, so that a new snapshot with the same members reuses one. */
     private final ConcurrentHashMap<Long, HashRing> rings = new ConcurrentHashMap<>();
-    private final java.util.concurrent.atomic.AtomicLong pointsHeld = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong pointsHeld = new AtomicLong();
 
     /**
      * Creates the balancer with load factor {@code c} and the balancer for requests without a key.

@@ -7,6 +7,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 
 /**
  * A consistent-hash ring over one candidate list: each node owns points placed by hashing its id
@@ -31,7 +32,7 @@ public final class HashRing {
     private final int[] weights;
     private final InFlight[] inFlight;
     /** Each member's count, read straight from the table's shared arrays: a sum over thousands stays in contiguous memory. */
-    private final java.util.concurrent.atomic.AtomicIntegerArray[] chunkOf;
+    private final AtomicIntegerArray[] chunkOf;
     private final int[] slotOf;
     private final long weightSum;
     /** Sorted positions, each with its member's index in the low bits. */
@@ -46,7 +47,7 @@ public final class HashRing {
         ids = new String[n];
         weights = new int[n];
         inFlight = new InFlight[n];
-        chunkOf = new java.util.concurrent.atomic.AtomicIntegerArray[n];
+        chunkOf = new AtomicIntegerArray[n];
         slotOf = new int[n];
         indexOf = new HashMap<>(n * 2);
         int lightest = Integer.MAX_VALUE;

@@ -1,6 +1,7 @@
 package io.heartgate.scheduler.balancer;
 
 import io.heartgate.scheduler.table.Node;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
@@ -72,7 +73,7 @@ final class SmoothWeightedBalancer implements Balancer {
             }
             long all = sum;
             return () -> {
-                int i = java.util.Arrays.binarySearch(upTo, Math.floorMod(counter.getAndIncrement(), all));
+                int i = Arrays.binarySearch(upTo, Math.floorMod(counter.getAndIncrement(), all));
                 return candidates.get(i >= 0 ? i + 1 : -i - 1);
             };
         }

@@ -68,7 +68,7 @@ public enum Strategy {
      * Returns the affinity balancer with load factor {@code c}, requests without a key going to
      * {@code fallback}'s balancer.
      *
-     * @throws io.heartgate.protocol.InvalidSettingException for {@code affinity-load-factor} or, when
+     * @throws InvalidSettingException for {@code affinity-load-factor} or, when
      *     {@code fallback} is affinity itself, {@code affinity-fallback}
      */
     public static Balancer affinity(double c, Strategy fallback) {

@@ -8,8 +8,8 @@ import com.fasterxml.jackson.core.StreamReadConstraints;
  * here too, so that a field the scheduler judges (the model, the stream flag, the usage option) is
  * never lost behind nesting or a string a node takes. As deep as the deepest of their parsers (Go's
  * {@code encoding/json}, 10,000 levels), strings and field names as long as the body ({@code --max-body}
- * bounds it): a name Jackson refused as too long once hid the fields after it from the second-model
- * check while the node read them.
+ * bounds it): a name refused as too long would hide the fields after it from the scheduler's checks
+ * while the node reads them.
  */
 public final class BodyJson {
 

@@ -3,8 +3,7 @@ package io.heartgate.scheduler.request;
 /**
  * Holds what routing needs to know of one request, read once from its body by a single streaming
  * pass: the model it names, whether it asked to stream, and the keys later stages read or fill in.
- * Immutable; a stage that learns something new makes a copy. (The one stage that needs more of the
- * body, the check of a key limited to some models, reads it again for those requests only.)
+ * Immutable; a stage that learns something new makes a copy.
  *
  * @param model the normalised model name (Ollama's rule: {@code llama3} is {@code llama3:latest}),
  *     or {@code null} when the request names none (it may go to any node)

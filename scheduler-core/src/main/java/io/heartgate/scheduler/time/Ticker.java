@@ -1,11 +1,12 @@
 package io.heartgate.scheduler.time;
 
+import java.time.Clock;
 import java.util.function.LongSupplier;
 
 /**
  * The scheduler's one monotonic time source: what waits, timeouts, rate limits and latencies are
  * measured on, in nanoseconds, never the wall clock (the table and health use an injected
- * {@link java.time.Clock} for instants). Injected everywhere time matters, so tests move it by hand.
+ * {@link Clock} for instants). Injected everywhere time matters, so tests move it by hand.
  * An abstract class, not a functional interface, on purpose: a supplier of milliseconds cannot pass
  * for a ticker unnoticed. An event loop's coarse clock (read once per sweep, free per chunk) is a
  * ticker too, whose {@link #millis} is the cached reading.

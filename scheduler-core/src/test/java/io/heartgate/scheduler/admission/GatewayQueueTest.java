@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.RejectedExecutionException;
 import org.junit.jupiter.api.Test;
 
 class GatewayQueueTest {
@@ -322,7 +323,7 @@ class GatewayQueueTest {
         GatewayQueue.Waiter shutDown = new Waiting("x", "m") {
             @Override
             public void routed(Route.To route) {
-                throw new java.util.concurrent.RejectedExecutionException("event loop shut down");
+                throw new RejectedExecutionException("event loop shut down");
             }
         };
         node.inFlight().increment();

@@ -6,12 +6,20 @@ import io.heartgate.protocol.Heartbeat;
 import io.heartgate.protocol.Load;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.request.RequestFacts;
+import io.heartgate.scheduler.status.Ejection;
 import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.table.InFlight;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TableSnapshot;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntFunction;
 import org.junit.jupiter.api.Test;
 
 /** Capacity on plain snapshots: a slot is claimed per route, never more than the node has. */
@@ -68,7 +76,7 @@ class CapacityTest {
     void unknownCapacityAlwaysHasRoomAndItsLeasesCountInFlight() {
         Node a = node("a", null);
         TableSnapshot t = new TableSnapshot(1, List.of(a));
-        List<Route.To> routes = new java.util.ArrayList<>();
+        List<Route.To> routes = new ArrayList<>();
         for (int i = 0; i < 100; i++) {
             Route.To r = (Route.To) select(t, List.of());
             assertThat(r.lease().bounded()).isFalse();
@@ -137,24 +145,24 @@ class CapacityTest {
         TableSnapshot t = new TableSnapshot(1, List.of(a));
         RouteSelector shared = new RouteSelector(Strategy.LEAST_CONNECTIONS.create(() -> 0L, 0));
         int rounds = 2000;
-        java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
-        java.util.concurrent.atomic.AtomicInteger overbooked = new java.util.concurrent.atomic.AtomicInteger();
-        java.util.concurrent.atomic.AtomicInteger won = new java.util.concurrent.atomic.AtomicInteger();
-        java.util.function.IntFunction<Runnable> grab = self -> () -> {
+        CyclicBarrier start = new CyclicBarrier(2);
+        AtomicInteger overbooked = new AtomicInteger();
+        AtomicInteger won = new AtomicInteger();
+        IntFunction<Runnable> grab = self -> () -> {
             try {
                 for (int i = 0; i < rounds; i++) {
-                    start.await(10, java.util.concurrent.TimeUnit.SECONDS); // both threads race for the one slot
+                    start.await(10, TimeUnit.SECONDS); // both threads race for the one slot
                     if (shared.select(t, RequestFacts.NONE, List.of(), EjectionView.NONE) instanceof Route.To) {
                         won.incrementAndGet();
                     }
-                    start.await(10, java.util.concurrent.TimeUnit.SECONDS); // both have tried
+                    start.await(10, TimeUnit.SECONDS); // both have tried
                     if (self == 0) {
                         if (a.inFlight().get() > 1) {
                             overbooked.incrementAndGet();
                         }
                         a.inFlight().decrement(); // the winner's request ends
                     }
-                    start.await(10, java.util.concurrent.TimeUnit.SECONDS);
+                    start.await(10, TimeUnit.SECONDS);
                 }
             } catch (Exception e) {
                 throw new IllegalStateException(e);
@@ -202,7 +210,7 @@ class CapacityTest {
     }
 
     private static EjectionView ejected(String... ids) {
-        java.util.Set<String> out = java.util.Set.of(ids);
+        Set<String> out = Set.of(ids);
         return new EjectionView() {
             @Override
             public boolean anyEjected() {
@@ -215,8 +223,8 @@ class CapacityTest {
             }
 
             @Override
-            public java.util.Optional<io.heartgate.scheduler.status.Ejection> ejection(String nodeId) {
-                return java.util.Optional.empty();
+            public Optional<Ejection> ejection(String nodeId) {
+                return Optional.empty();
             }
         };
     }

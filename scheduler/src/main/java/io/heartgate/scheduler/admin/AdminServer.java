@@ -2,6 +2,7 @@ package io.heartgate.scheduler.admin;
 
 import io.heartgate.protocol.Gpu;
 import io.heartgate.protocol.Load;
+import io.heartgate.protocol.LoadedModel;
 import io.heartgate.scheduler.status.DiscoveryView;
 import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.table.Node;
@@ -23,11 +24,17 @@ import io.vertx.core.net.PemKeyCertOptions;
 import io.vertx.core.net.ServerSSLOptions;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
@@ -177,7 +184,7 @@ public final class AdminServer extends VerticleBase {
         }
         DiscoveryView d = discovery.get();
         double ttfb = traffic.firstByteMedianMs();
-        java.util.Map<String, Long> affinity = traffic.affinity();
+        Map<String, Long> affinity = traffic.affinity();
         state.put("time", now.toEpochMilli())
                 .put("requests", traffic.totalRequests())
                 .put("firstByteMedianMs", Double.isNaN(ttfb) ? null : ttfb)
@@ -189,26 +196,26 @@ public final class AdminServer extends VerticleBase {
                                 : Duration.between(d.lastContact(), now).toMillis()))
                 .put("draining", draining.getAsBoolean())
                 .put("keys", keys())
-                .put("affinity", affinity.isEmpty() ? null : new JsonObject(new java.util.LinkedHashMap<>(affinity)));
+                .put("affinity", affinity.isEmpty() ? null : new JsonObject(new LinkedHashMap<>(affinity)));
         return Buffer.buffer("data: " + state.encode() + "\n\n");
     }
 
     /** Returns the requests and tokens per API key ("" for callers without one), by name. */
-    private io.vertx.core.json.JsonArray keys() {
-        io.vertx.core.json.JsonArray keys = new io.vertx.core.json.JsonArray();
+    private JsonArray keys() {
+        JsonArray keys = new JsonArray();
         traffic.keyTotals().forEach((name, t) -> keys.add(new JsonObject().put("key", name).put("requests", t.requests())
                 .put("promptTokens", t.promptTokens()).put("completionTokens", t.completionTokens())));
         return keys;
     }
 
     private static String resource(String path) {
-        try (java.io.InputStream in = AdminServer.class.getResourceAsStream(path)) {
+        try (InputStream in = AdminServer.class.getResourceAsStream(path)) {
             if (in == null) {
                 throw new IllegalStateException("missing resource " + path);
             }
-            return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 
@@ -256,7 +263,7 @@ public final class AdminServer extends VerticleBase {
                     .put("weight", n.weight())
                     .put("capacity", hb.capacity())
                     .put("models", new JsonArray(hb.models()))
-                    .put("loaded", new JsonArray(hb.loaded().stream().map(io.heartgate.protocol.LoadedModel::name).toList()))
+                    .put("loaded", new JsonArray(hb.loaded().stream().map(LoadedModel::name).toList()))
                     .put("routable", n.routable() && !health.isEjected(n.id()))
                     .put("lastHeartbeatAgeMs", Math.max(0, Duration.between(n.lastSeen(), now).toMillis()))
                     .put("inFlight", n.inFlight().get())
@@ -297,7 +304,7 @@ public final class AdminServer extends VerticleBase {
         return o;
     }
 
-    private static JsonArray gpus(java.util.List<Gpu> gpus) {
+    private static JsonArray gpus(List<Gpu> gpus) {
         JsonArray a = new JsonArray();
         for (Gpu g : gpus) {
             a.add(new JsonObject().put("name", g.name()).put("utilization", g.utilization())

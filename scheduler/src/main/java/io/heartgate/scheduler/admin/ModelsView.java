@@ -7,6 +7,7 @@ import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TableSnapshot;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
@@ -67,7 +68,7 @@ final class ModelsView {
                     .put("routableOn", new JsonArray(e.routable.stream().toList()))
                     .put("loadedOn", new JsonArray(e.loadedOn.stream().toList()))
                     .put("digests", digests)
-                    .put("digestsDiffer", new java.util.HashSet<>(e.digests.values()).size() > 1));
+                    .put("digestsDiffer", new HashSet<>(e.digests.values()).size() > 1));
         });
         return new JsonObject().put("models", out);
     }

@@ -1,8 +1,10 @@
 package io.heartgate.scheduler.discovery;
 
+import io.heartgate.protocol.Durations;
 import io.heartgate.protocol.Rule;
-import io.heartgate.scheduler.trust.UpstreamAllowList;
+import io.heartgate.protocol.signing.HeartbeatVerifier;
 import io.heartgate.scheduler.table.NodeTable;
+import io.heartgate.scheduler.trust.UpstreamAllowList;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -11,6 +13,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -21,11 +25,9 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.AuthenticationException;
 import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.UnsupportedVersionException;
 import org.apache.kafka.common.errors.WakeupException;
-import io.heartgate.protocol.signing.HeartbeatVerifier;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -241,7 +243,7 @@ public final class HeartbeatConsumer implements Runnable {
         List<PartitionInfo> infos;
         try {
             infos = consumer.partitionsFor(topic, CONTACT_CHECK_TIMEOUT.multipliedBy(4));
-        } catch (org.apache.kafka.common.errors.TimeoutException e) {
+        } catch (TimeoutException e) {
             log.debug("Discovery: no partition metadata for {} yet: {}", topic, e.toString());
             return;
         }
@@ -264,7 +266,7 @@ public final class HeartbeatConsumer implements Runnable {
         if (first) {
             catchUpTarget = seekToLookBack(added);
             log.info("Discovery reading {} partitions of {} from {} ago ({} records to catch up)", all.size(), topic,
-                    io.heartgate.protocol.Durations.format(lookBack), catchUpTarget.values().stream().mapToLong(Long::longValue).sum());
+                    Durations.format(lookBack), catchUpTarget.values().stream().mapToLong(Long::longValue).sum());
         } else {
             // Partitions added to a live topic hold only new heartbeats: read them from the start.
             consumer.seekToBeginning(added);
@@ -330,7 +332,7 @@ public final class HeartbeatConsumer implements Runnable {
                 catchUpTarget = ends;
                 log.info("Discovery reaches Kafka again; catching up {} records before expiry resumes", behind);
             }
-        } catch (org.apache.kafka.common.errors.TimeoutException e) {
+        } catch (TimeoutException e) {
             log.debug("Discovery: Kafka did not answer an offsets request: {}", e.toString());
         }
     }

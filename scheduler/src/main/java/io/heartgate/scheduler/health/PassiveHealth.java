@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -23,7 +24,7 @@ import org.slf4j.LoggerFactory;
  * <p>Only connect failures count, and the proxy's stall rule ({@link #stalled}). A client hanging
  * up, a timeout, or a node's own overload answer (503, 429) is never the node's death. Thread-safe; time comes from the injected clock.
  */
-public final class PassiveHealth implements EjectionView, java.util.function.Consumer<TableSnapshot> {
+public final class PassiveHealth implements EjectionView, Consumer<TableSnapshot> {
 
     private static final Logger log = LoggerFactory.getLogger(PassiveHealth.class);
 

@@ -13,8 +13,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 
 /**
- * Slow start ({@code --slow-start}): a node that joins, or becomes routable again (DOWN or DRAINING
- * to UP), gets a share of new requests that grows linearly from {@value #FIRST_SHARE} to its full
+ * Tracks which nodes ramp up under slow start ({@code --slow-start}) and tells routing what share of
+ * new requests each gets now: a node that joins, or becomes routable again (DOWN or DRAINING to UP),
+ * gets a share of new requests that grows linearly from {@value #FIRST_SHARE} to its full
  * share over the slow-start period. Only a node heard from just now ramps: at the scheduler's start
  * the look-back replays old heartbeats of nodes that have long been serving, and those get their
  * full share at once. Fed the table's snapshots as a listener (the discovery thread); read by

@@ -12,6 +12,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Locale;
 import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
 
@@ -40,7 +41,7 @@ public final class SchedulerMetrics {
             NodeTable.Outcome.EXPIRED_ON_ARRIVAL, NodeTable.Outcome.REPLAYED}) {
             FunctionCounter.builder("heartgate_heartbeats_ignored", stats, s -> s.outcomeCount(o))
                     .description("Valid heartbeats ignored: from an old instance, an old seq, too old, or replayed")
-                    .tag("reason", o.name().toLowerCase(java.util.Locale.ROOT)).register(registry);
+                    .tag("reason", o.name().toLowerCase(Locale.ROOT)).register(registry);
         }
         for (Rule rule : Rule.values()) {
             FunctionCounter.builder("heartgate_heartbeats_rejected", stats, s -> s.rejectedCount(rule))

@@ -42,7 +42,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * event loop, with its defaults (warm first on, round robin unless a scenario says otherwise).
  * Not thread-safe: one instance per thread. Call it as an event loop runs: on a Netty
  * {@code FastThreadLocalThread}, or inside {@code FastThreadLocalThread.runWithFastThreadLocal};
- * elsewhere Netty 4.2.18 allocates the objects it recycles on a loop (about 45 bytes per write).
+ * elsewhere Netty allocates the objects it recycles on a loop, and the count would not be a loop's.
  */
 public final class InMemoryProxy implements AutoCloseable {
 

@@ -7,10 +7,9 @@ import java.util.Map;
 import java.util.function.Supplier;
 
 /**
- * What an exchange tells the per-key limits after its request has left the stages: the tokens its
- * answer used, and the request token of a retry that waited in the gateway queue and was answered
- * 503 {@code overloaded}. Keys are looked up by name at that moment, so a keys file reloaded
- * meanwhile charges the key's current line. Shared by every event loop.
+ * The per-key token limits as the proxy's exchanges charge them: the tokens each answer used,
+ * looked up by key name at the moment of charging, so a keys file reloaded meanwhile charges the
+ * key's current line. Shared by every event loop.
  */
 final class KeyLimits {
 

@@ -1,6 +1,7 @@
 package io.heartgate.scheduler.proxy;
 
 import io.heartgate.scheduler.health.PassiveHealth;
+import io.heartgate.scheduler.proxy.stage.Stage;
 import io.heartgate.scheduler.proxy.stage.Stages;
 import io.heartgate.scheduler.routing.RouteSelector;
 import io.heartgate.scheduler.status.Draining;
@@ -14,6 +15,7 @@ import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
@@ -45,12 +47,12 @@ import org.slf4j.LoggerFactory;
  * connection never leave the loop that accepted the client. A request is parsed and its framing
  * checked ({@link ServerCodec}),
  * its body aggregated ({@link RequestAggregator}) and its facts read once, then it goes through the
- * {@link io.heartgate.scheduler.proxy.stage.Stage}s and the relay ({@link Exchange}).
+ * {@link Stage}s and the relay ({@link Exchange}).
  *
- * <p>Netty directly, not Vert.x's HTTP server and client: the Vert.x stack cost measurably more
- * CPU per request on this path (docs/BENCHMARKS.md), and {@code vertx-http-proxy} picks the node
- * before the body is read and replays nothing, while this proxy reads the model from a bounded body
- * buffer first and retries that body on another node. Netty's codec does all HTTP parsing and
+ * <p>Netty directly, not Vert.x's HTTP server and client: the Vert.x stack costs more CPU per
+ * request on this path, and {@code vertx-http-proxy} picks the node before the body is read and
+ * replays nothing, while this proxy reads the model from a bounded body buffer first and retries
+ * that body on another node. Netty's codec does all HTTP parsing and
  * framing; what is written here is the relay, the per-loop connection pool and the drain.
  */
 public final class ProxyServer implements AutoCloseable {
@@ -202,7 +204,7 @@ public final class ProxyServer implements AutoCloseable {
     public long bufferedForClients() {
         long sum = 0;
         for (Channel ch : clients) {
-            io.netty.channel.ChannelOutboundBuffer b = ch.unsafe().outboundBuffer();
+            ChannelOutboundBuffer b = ch.unsafe().outboundBuffer();
             if (b != null) {
                 sum += b.totalPendingWriteBytes();
             }

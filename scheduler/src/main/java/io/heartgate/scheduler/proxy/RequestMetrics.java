@@ -1,5 +1,6 @@
 package io.heartgate.scheduler.proxy;
 
+import io.heartgate.scheduler.routing.AffinityPick;
 import io.heartgate.scheduler.time.Ticker;
 import io.heartgate.scheduler.usage.TrafficView;
 import io.heartgate.scheduler.usage.UsageAccounting;
@@ -127,7 +128,7 @@ public final class RequestMetrics implements TrafficView {
     }
 
     /** Counts a response the affinity strategy placed as {@code how}. */
-    void recordAffinity(io.heartgate.scheduler.routing.AffinityPick how) {
+    void recordAffinity(AffinityPick how) {
         affinity.record(how);
     }
 

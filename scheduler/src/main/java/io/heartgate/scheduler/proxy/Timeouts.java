@@ -11,8 +11,8 @@ import java.util.function.Predicate;
 
 /**
  * Enforces the first-byte and idle timeouts of one event loop's exchanges with one periodic sweep
- * instead of a timer per request (scheduling and cancelling a timer per request cost measurable
- * CPU). Each exchange holds a {@link Watch}, its handle here. First-byte deadlines are "send time +
+ * rather than a timer per request, which would cost a scheduling and a cancelling on every
+ * request. Each exchange holds a {@link Watch}, its handle here. First-byte deadlines are "send time +
  * a constant", so they sit in a FIFO queue in deadline order and the sweep only looks at its head;
  * watches of responses being relayed form a linked list (no hashing per request) checked for
  * idleness once a second. Event-loop confined; time comes from the injected nanosecond ticker.

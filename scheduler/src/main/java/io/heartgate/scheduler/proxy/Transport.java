@@ -24,12 +24,10 @@ import java.util.Locale;
 import java.util.stream.Collectors;
 
 /**
- * The I/O transport of the proxy's event loops ({@code --transport}). {@link #AUTO} takes io_uring
- * where the kernel offers it, else native epoll, else Java NIO (hosts that are not Linux, or a
- * container whose seccomp profile refuses io_uring). io_uring costs the proxy about a fifth less CPU
- * per request than epoll (docs/BENCHMARKS.md). Netty before 4.2.18 closed a few client connections
- * without an answer on it under steady load (a write still in flight when the output shut down);
- * {@code RescueIT} runs on the default transport and caught it.
+ * The I/O transport of the proxy's event loops ({@code --transport}): io_uring, native epoll or
+ * Java NIO, with {@link #AUTO} taking the best the host offers (NIO on hosts that are not Linux,
+ * epoll in a container whose seccomp profile refuses io_uring). io_uring is preferred because it
+ * costs the relay the least CPU per request.
  */
 public enum Transport {
     /** The default: io_uring, else epoll, else NIO. */

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.DigestException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
@@ -258,7 +259,7 @@ public final class ApiKeys {
         private byte[] finish() {
             try {
                 sha.digest(digest, 0, digest.length);
-            } catch (java.security.DigestException e) {
+            } catch (DigestException e) {
                 throw new IllegalStateException(e); // not reached: 32 bytes is SHA-256's length
             }
             return digest;

@@ -7,6 +7,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -29,7 +31,7 @@ public final class Reloading<T> implements Supplier<T> {
     private final String what;
     private final List<Path> files;
     private final Function<List<byte[]>, T> parse;
-    private final List<java.util.function.Consumer<T>> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<Consumer<T>> listeners = new CopyOnWriteArrayList<>();
     private volatile T current;
     private List<byte[]> lastRead;
     private List<byte[]> lastRejected;
@@ -65,7 +67,7 @@ public final class Reloading<T> implements Supplier<T> {
     }
 
     /** Calls {@code listener} with each new value after it is in use (on the checking thread). */
-    public void onChange(java.util.function.Consumer<T> listener) {
+    public void onChange(Consumer<T> listener) {
         listeners.add(listener);
     }
 
@@ -97,7 +99,7 @@ public final class Reloading<T> implements Supplier<T> {
         lastRead = read;
         lastRejected = null;
         log.info("{} reloaded from {}: {}", what, files, next);
-        for (java.util.function.Consumer<T> l : listeners) {
+        for (Consumer<T> l : listeners) {
             try {
                 l.accept(next);
             } catch (RuntimeException e) {

@@ -1,5 +1,7 @@
 package io.heartgate.scheduler.usage;
 
+import java.util.Map;
+
 /** Tells what the proxy relayed, for the dashboard. Read-only and thread-safe. */
 public interface TrafficView {
 
@@ -16,15 +18,15 @@ public interface TrafficView {
     double firstByteMedianMs();
 
     /** Returns the requests and tokens counted per API key ("" for callers without one), by name. */
-    default java.util.Map<String, UsageAccounting.KeyTotals> keyTotals() {
-        return java.util.Map.of();
+    default Map<String, UsageAccounting.KeyTotals> keyTotals() {
+        return Map.of();
     }
 
     /**
      * Returns the responses the affinity strategy placed, by result ({@code hit}, {@code spill},
      * {@code none}); empty under another strategy.
      */
-    default java.util.Map<String, Long> affinity() {
-        return java.util.Map.of();
+    default Map<String, Long> affinity() {
+        return Map.of();
     }
 }

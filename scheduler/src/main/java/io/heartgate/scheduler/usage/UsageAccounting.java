@@ -1,5 +1,6 @@
 package io.heartgate.scheduler.usage;
 
+import io.heartgate.scheduler.table.Node;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Map;
@@ -65,7 +66,7 @@ public final class UsageAccounting {
      * when the node lists it, {@code other} when the node serves any model (the name is then the
      * client's choice, which must not grow the labels), {@code null} when the request named none.
      */
-    public static String modelLabel(String model, io.heartgate.scheduler.table.Node node) {
+    public static String modelLabel(String model, Node node) {
         if (model == null) {
             return null;
         }

@@ -1,5 +1,7 @@
 package io.heartgate.scheduler.usage;
 
+import java.nio.charset.StandardCharsets;
+
 /**
  * Reads the token counts a node reported from the end of its response body: OpenAI's
  * {@code usage} object (a whole answer's, or the last chunk of a stream asked with
@@ -27,7 +29,7 @@ public final class UsageReader {
     }
 
     private static byte[] bytes(String s) {
-        return s.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        return s.getBytes(StandardCharsets.US_ASCII);
     }
 
     /** Returns the counts in {@code tail[0, length)}, the end of a response body, or {@code null} if it has none. */

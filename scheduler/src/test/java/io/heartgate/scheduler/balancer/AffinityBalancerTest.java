@@ -11,6 +11,7 @@ import io.heartgate.scheduler.table.Node;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
@@ -63,7 +64,7 @@ class AffinityBalancerTest {
             assertThat(owners(b, fleet(8))).as("snapshot %d", snapshot).isEqualTo(first);
         }
         assertThat(owners(balancer(), fleet(8))).as("another replica, its own rings").isEqualTo(first);
-        assertThat(new java.util.HashSet<>(List.of(first))).as("every node owns keys").hasSize(8);
+        assertThat(new HashSet<>(List.of(first))).as("every node owns keys").hasSize(8);
     }
 
     @Test

@@ -9,7 +9,9 @@ import io.heartgate.scheduler.Beats;
 import io.heartgate.scheduler.table.InFlight;
 import io.heartgate.scheduler.table.Node;
 import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -20,6 +22,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
+import org.assertj.core.data.Offset;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -62,7 +65,7 @@ class BalancerTest {
     void aSingleCandidateIsAlwaysPicked(Strategy s) {
         Balancer b = seeded(s);
         List<Node> one = List.of(node("only", 7));
-        assertThat(picks(b, one, 20)).isEqualTo(String.join(" ", java.util.Collections.nCopies(20, "only")));
+        assertThat(picks(b, one, 20)).isEqualTo(String.join(" ", Collections.nCopies(20, "only")));
     }
 
     @ParameterizedTest
@@ -85,7 +88,7 @@ class BalancerTest {
                 List.of(node("b", 5), node("d", 1), node("e", 1), node("f", 2)));
         ExecutorService pool = Executors.newFixedThreadPool(4);
         CountDownLatch done = new CountDownLatch(4);
-        List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
         for (int t = 0; t < 4; t++) {
             pool.execute(() -> {
                 try {
@@ -245,7 +248,7 @@ class BalancerTest {
 
     @Test
     void leastLoadedSamplesTwoWhenThereAreMany() {
-        List<Node> nodes = new java.util.ArrayList<>();
+        List<Node> nodes = new ArrayList<>();
         for (int i = 0; i < LeastLoadedBalancer.SCAN_UP_TO + 1; i++) {
             nodes.add(reported(Beats.of("n" + i).weight(1).load(new Load(i == 0 ? 0 : 5, 0, null)).build()));
         }
@@ -316,7 +319,7 @@ class BalancerTest {
     /** Picks {@code picks} times keeping {@code concurrency} requests in flight (0: none), FIFO completion. */
     private static Map<String, Integer> count(Balancer b, List<Node> nodes, int picks, int concurrency) {
         Map<String, Integer> counts = new HashMap<>();
-        java.util.ArrayDeque<Node> inFlight = new java.util.ArrayDeque<>();
+        ArrayDeque<Node> inFlight = new ArrayDeque<>();
         for (int i = 0; i < picks; i++) {
             Node picked = b.pick(nodes).orElseThrow();
             counts.merge(picked.id(), 1, Integer::sum);
@@ -335,7 +338,7 @@ class BalancerTest {
     private static void assertShare(Strategy s, Map<String, Integer> counts, Node n, double expected) {
         double share = counts.getOrDefault(n.id(), 0) / 10_000.0;
         assertThat(share).as("%s share of %s", s.label(), n.id())
-                .isCloseTo(expected, org.assertj.core.data.Offset.offset(0.02));
+                .isCloseTo(expected, Offset.offset(0.02));
     }
 
     @Test

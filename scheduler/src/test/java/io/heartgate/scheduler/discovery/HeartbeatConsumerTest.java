@@ -4,13 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.heartgate.protocol.Heartbeat;
 import io.heartgate.protocol.HeartbeatCodec;
+import io.heartgate.protocol.NodeState;
 import io.heartgate.protocol.Rule;
 import io.heartgate.scheduler.Beats;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.NodeTable;
+import io.heartgate.scheduler.trust.UpstreamAllowList;
 import io.heartgate.testkit.MutableClock;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -19,6 +23,7 @@ import org.apache.kafka.clients.consumer.MockConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.record.TimestampType;
 import org.junit.jupiter.api.BeforeEach;
@@ -50,7 +55,7 @@ class HeartbeatConsumerTest {
 
         @Override
         public synchronized Map<TopicPartition, OffsetAndTimestamp> offsetsForTimes(Map<TopicPartition, Long> query) {
-            Map<TopicPartition, OffsetAndTimestamp> out = new java.util.HashMap<>();
+            Map<TopicPartition, OffsetAndTimestamp> out = new HashMap<>();
             if (duringSearch != null) {
                 duringSearch.run();
                 return out;
@@ -68,15 +73,15 @@ class HeartbeatConsumerTest {
         boolean down;
 
         @Override
-        public synchronized Map<TopicPartition, Long> endOffsets(java.util.Collection<TopicPartition> partitions) {
+        public synchronized Map<TopicPartition, Long> endOffsets(Collection<TopicPartition> partitions) {
             if (down) {
-                throw new org.apache.kafka.common.errors.TimeoutException("broker down");
+                throw new TimeoutException("broker down");
             }
             return super.endOffsets(partitions);
         }
 
         @Override
-        public Map<TopicPartition, Long> endOffsets(java.util.Collection<TopicPartition> partitions, Duration t) {
+        public Map<TopicPartition, Long> endOffsets(Collection<TopicPartition> partitions, Duration t) {
             return endOffsets(partitions);
         }
     }
@@ -137,14 +142,14 @@ class HeartbeatConsumerTest {
     }
 
     private static Heartbeat at(String id, String url, long seq) {
-        return Heartbeat.builder(id, url).instance("i1").seq(seq).state(io.heartgate.protocol.NodeState.UP)
+        return Heartbeat.builder(id, url).instance("i1").seq(seq).state(NodeState.UP)
                 .intervalMs(1000).build();
     }
 
     @Test
     void aHeartbeatAdvertisingAnAddressOutsideTheAllowListIsRejectedAndLeavesTheTableAlone() {
         discovery = new HeartbeatConsumer(consumer, TOPIC, table, clock, Duration.ofMinutes(3), Duration.ofSeconds(3),
-                stats, io.heartgate.scheduler.trust.UpstreamAllowList.parse("10.0.0.0/8,*.gpu.internal"));
+                stats, UpstreamAllowList.parse("10.0.0.0/8,*.gpu.internal"));
         discovery.step();
         beat(at("good", "http://a.gpu.internal:11434", 1));
         beat(at("metadata", "http://169.254.169.254/", 1));
@@ -154,7 +159,7 @@ class HeartbeatConsumerTest {
 
         assertThat(table.snapshot().nodes()).extracting(Node::id).containsExactly("good");
         assertThat(table.snapshot().node("good").url()).isEqualTo("http://a.gpu.internal:11434");
-        assertThat(stats.rejectedCount(io.heartgate.protocol.Rule.URL_NOT_ALLOWED)).isEqualTo(2);
+        assertThat(stats.rejectedCount(Rule.URL_NOT_ALLOWED)).isEqualTo(2);
         assertThat(stats.acceptedCount()).isEqualTo(1);
     }
 

@@ -3,7 +3,12 @@ package io.heartgate.scheduler.health;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.heartgate.protocol.Heartbeat;
+import io.heartgate.protocol.NodeState;
 import io.heartgate.scheduler.status.Ejection;
+import io.heartgate.scheduler.table.InFlight;
+import io.heartgate.scheduler.table.Node;
+import io.heartgate.scheduler.table.TableSnapshot;
 import io.heartgate.testkit.MutableClock;
 import java.time.Duration;
 import java.time.Instant;
@@ -190,10 +195,10 @@ class PassiveHealthTest {
             fail("b", "refused");
         }
         assertThat(health.isEjected("a")).isTrue();
-        io.heartgate.scheduler.table.Node b = io.heartgate.scheduler.table.Node.of(io.heartgate.protocol.Heartbeat
-                .builder("b", URL).state(io.heartgate.protocol.NodeState.UP).intervalMs(1000).build(), t0,
-                new io.heartgate.scheduler.table.InFlight());
-        health.accept(new io.heartgate.scheduler.table.TableSnapshot(2, java.util.List.of(b))); // a expired
+        Node b = Node.of(Heartbeat
+                .builder("b", URL).state(NodeState.UP).intervalMs(1000).build(), t0,
+                new InFlight());
+        health.accept(new TableSnapshot(2, List.of(b))); // a expired
 
         assertNotEjected("a");
         assertThat(health.isEjected("b")).as("still listed: still ejected").isTrue();

@@ -15,6 +15,7 @@ import io.heartgate.scheduler.table.InFlight;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TableSnapshot;
 import io.heartgate.testkit.MutableClock;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -89,7 +90,7 @@ class SlowStartTest {
         clock.set(t0.plusMillis(16_667)); // 0.1 + 0.9 x 1/6 = 0.25
         assertThat(ramp.share("new")).isCloseTo(0.25, within(1e-4));
         Random draws = new Random(42);
-        RouteSelector selector = new RouteSelector(strategy.create(new Random(7), 0), ramp, draws::nextDouble, WarmFirst.OFF, java.time.Clock.systemUTC());
+        RouteSelector selector = new RouteSelector(strategy.create(new Random(7), 0), ramp, draws::nextDouble, WarmFirst.OFF, Clock.systemUTC());
         int toNew = 0;
         for (int i = 0; i < 8000; i++) {
             Route.To r = (Route.To) selector.select(table, RequestFacts.NONE, List.of(), EjectionView.NONE);
@@ -117,7 +118,7 @@ class SlowStartTest {
     @Test
     void withEveryCandidateDrawnOutTheyAllStay() {
         TableSnapshot table = publish(node("new", NodeState.UP, clock.instant()));
-        RouteSelector selector = new RouteSelector(Strategy.ROUND_ROBIN.create(), ramp, () -> 0.99, WarmFirst.OFF, java.time.Clock.systemUTC());
+        RouteSelector selector = new RouteSelector(Strategy.ROUND_ROBIN.create(), ramp, () -> 0.99, WarmFirst.OFF, Clock.systemUTC());
         assertThat(((Route.To) selector.select(table, RequestFacts.NONE, List.of(), EjectionView.NONE)).node().id())
                 .isEqualTo("new");
     }

@@ -136,7 +136,7 @@ class ApiKeyStagesTest {
         relay = new EmbeddedRelay(List.of(), new Stages.Access(keys::get, null, false), "n1");
         for (int i = 0; i < 2; i++) {
             relay.client.writeInbound(chat("authorization", "Bearer " + carol, "{\"model\":\"mistral:7b\"}"));
-            io.netty.handler.codec.http.HttpResponse head = relay.client.readOutbound();
+            HttpResponse head = relay.client.readOutbound();
             assertThat(head.status().code()).isEqualTo(403);
             assertThat(head.headers().get("x-ratelimit-limit-requests")).isEqualTo("5");
             assertThat(head.headers().get("x-ratelimit-remaining-requests")).as("nothing taken").isEqualTo("5");

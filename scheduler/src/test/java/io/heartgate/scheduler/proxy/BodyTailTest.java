@@ -2,6 +2,7 @@ package io.heartgate.scheduler.proxy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.heartgate.scheduler.usage.UsageReader;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
@@ -73,7 +74,7 @@ class BodyTailTest {
         assertThat(tail.usage()).isNull();
         tail.start(true);
         tail.add(chunk("{\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":2}}"));
-        assertThat(tail.usage()).isEqualTo(new io.heartgate.scheduler.usage.UsageReader.Usage(1, 2));
+        assertThat(tail.usage()).isEqualTo(new UsageReader.Usage(1, 2));
     }
 
     /** A vLLM chat answer asked for prompt_logprobs: they follow its usage, for about 60 bytes a prompt token. */
@@ -96,7 +97,7 @@ class BodyTailTest {
             for (int size : new int[] {1, 7, 100, 1500, body.length()}) { // however the node's writes were cut
                 BodyTail tail = watchedInChunks(body, size);
                 assertThat(tail.usage()).as(tokens + " prompt tokens, chunks of " + size)
-                        .isEqualTo(new io.heartgate.scheduler.usage.UsageReader.Usage(tokens, 2));
+                        .isEqualTo(new UsageReader.Usage(tokens, 2));
             }
         }
     }
@@ -113,7 +114,7 @@ class BodyTailTest {
             tail.add(chunk(body));
             tail.add(chunk(tailPart));
             assertThat(kept(tail)).startsWith(usage.substring(cut));
-            assertThat(tail.usage()).as("cut " + cut).isEqualTo(new io.heartgate.scheduler.usage.UsageReader.Usage(5, 6));
+            assertThat(tail.usage()).as("cut " + cut).isEqualTo(new UsageReader.Usage(5, 6));
         }
     }
 
@@ -126,7 +127,7 @@ class BodyTailTest {
         tail.start(true, true);
         tail.add(chunk(start));
         tail.add(chunk(window));
-        assertThat(tail.usage()).isEqualTo(new io.heartgate.scheduler.usage.UsageReader.Usage(5, 2));
+        assertThat(tail.usage()).isEqualTo(new UsageReader.Usage(5, 2));
     }
 
     @Test
@@ -144,7 +145,7 @@ class BodyTailTest {
                 for (int size : new int[] {1, 7, 512, 1000, body.length()}) {
                     BodyTail tail = watchedInChunks(body, size);
                     assertThat(tail.usage()).as("chunks of " + size).isEqualTo(
-                            new io.heartgate.scheduler.usage.UsageReader.Usage(5, 2));
+                            new UsageReader.Usage(5, 2));
                 }
             }
         }

@@ -9,8 +9,11 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpVersion;
+import io.netty.util.ReferenceCountUtil;
 import io.vertx.core.json.JsonObject;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -54,13 +57,13 @@ class CatalogueTest {
         StringBuilder sb = new StringBuilder();
         Object o;
         while ((o = c.readOutbound()) != null) {
-            if (o instanceof io.netty.handler.codec.http.HttpResponse resp) {
+            if (o instanceof HttpResponse resp) {
                 sb.append(resp.status().code()).append(' ');
             }
-            if (o instanceof io.netty.handler.codec.http.HttpContent content) {
+            if (o instanceof HttpContent content) {
                 sb.append(content.content().toString(StandardCharsets.UTF_8));
             }
-            io.netty.util.ReferenceCountUtil.release(o);
+            ReferenceCountUtil.release(o);
         }
         return sb.toString();
     }

@@ -7,10 +7,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.DefaultLastHttpContent;
 import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.util.ReferenceCountUtil;
@@ -96,12 +98,12 @@ class ClientConnectionTest {
     @Test
     void aPipelinedRequestThatCannotBeFramedIsAnsweredInItsTurnAndNothingAfterItIsRead() {
         FullHttpRequest bad = post("/bad", CHAT);
-        bad.setDecoderResult(io.netty.handler.codec.DecoderResult.failure(new IllegalArgumentException("framing")));
+        bad.setDecoderResult(DecoderResult.failure(new IllegalArgumentException("framing")));
         relay.client.writeInbound(post("/a", CHAT), bad, post("/smuggled", CHAT));
         EmbeddedChannel up = relay.upstream("n1");
         answer(up);
 
-        io.netty.handler.codec.http.HttpResponse first = relay.client.readOutbound();
+        HttpResponse first = relay.client.readOutbound();
         assertThat(first.status().code()).isEqualTo(200);
         ReferenceCountUtil.release(first);
         drainUntilStatus(400);
@@ -114,7 +116,7 @@ class ClientConnectionTest {
         Object o;
         boolean seen = false;
         while ((o = relay.client.readOutbound()) != null) {
-            if (o instanceof io.netty.handler.codec.http.HttpResponse r && r.status().code() == status) {
+            if (o instanceof HttpResponse r && r.status().code() == status) {
                 seen = true;
             }
             ReferenceCountUtil.release(o);

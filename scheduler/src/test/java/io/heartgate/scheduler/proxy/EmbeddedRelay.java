@@ -2,13 +2,16 @@ package io.heartgate.scheduler.proxy;
 
 import io.heartgate.protocol.Heartbeat;
 import io.heartgate.protocol.NodeState;
+import io.heartgate.scheduler.admission.GatewayQueue;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.config.ProxyConfigBuilder;
 import io.heartgate.scheduler.health.PassiveHealth;
 import io.heartgate.scheduler.proxy.stage.Stage;
 import io.heartgate.scheduler.proxy.stage.Stages;
 import io.heartgate.scheduler.routing.RouteSelector;
+import io.heartgate.scheduler.routing.WarmFirst;
 import io.heartgate.scheduler.status.Draining;
+import io.heartgate.scheduler.status.Ramp;
 import io.heartgate.scheduler.table.InFlight;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TableSnapshot;
@@ -17,12 +20,17 @@ import io.heartgate.testkit.MutableClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelPromise;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpVersion;
+import io.netty.util.ReferenceCountUtil;
 import java.net.ConnectException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -32,7 +40,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.UnaryOperator;
 
 /**
  * The relay of one event loop on embedded channels and a fake clock: a client connection, the
@@ -61,14 +71,14 @@ final class EmbeddedRelay {
     final Map<String, Accept> accept = new HashMap<>();
     /** Every connection opened, per node id, in order. */
     final Map<String, List<EmbeddedChannel>> opened = new HashMap<>();
-    final ArrayDeque<io.netty.channel.ChannelPromise> pending = new ArrayDeque<>();
+    final ArrayDeque<ChannelPromise> pending = new ArrayDeque<>();
     final UpstreamPool pool;
     final List<Node> nodes = new ArrayList<>();
     private TableSnapshot table = TableSnapshot.EMPTY;
     final EmbeddedChannel client;
     private final ProxyParts parts;
     private final ProxyParts.Loop loop;
-    final io.heartgate.scheduler.admission.GatewayQueue queue;
+    final GatewayQueue queue;
     private final List<EmbeddedChannel> clients = new ArrayList<>();
 
     EmbeddedRelay(String... nodeIds) {
@@ -119,8 +129,8 @@ final class EmbeddedRelay {
         }
         table = new TableSnapshot(1, nodes);
         RouteSelector selector = coldOllama
-                ? new RouteSelector(Strategy.ROUND_ROBIN.create(() -> 0L, 0), io.heartgate.scheduler.status.Ramp.NONE,
-                        () -> 0.0, new io.heartgate.scheduler.routing.WarmFirst(true, 4), clock)
+                ? new RouteSelector(Strategy.ROUND_ROBIN.create(() -> 0L, 0), Ramp.NONE,
+                        () -> 0.0, new WarmFirst(true, 4), clock)
                 : new RouteSelector(Strategy.ROUND_ROBIN.create(() -> 0L, 0));
         ProxyConfig config = new ProxyConfigBuilder().firstByteTimeout(Duration.ofMillis(firstByteMs))
                 .idleTimeout(Duration.ofMillis(IDLE_MS)).stallTimeout(Duration.ofMillis(stallMs)).retries(2)
@@ -142,7 +152,7 @@ final class EmbeddedRelay {
     EmbeddedChannel newRawClient(long maxBodyBytes) {
         EmbeddedChannel ch = new EmbeddedChannel();
         ch.freezeTime();
-        ch.pipeline().addLast(new ServerCodec(new io.netty.handler.codec.http.HttpDecoderConfig(), timeouts.coarse()),
+        ch.pipeline().addLast(new ServerCodec(new HttpDecoderConfig(), timeouts.coarse()),
                 new RequestAggregator(maxBodyBytes, counters), parts.connection(loop, draining));
         ch.pipeline().fireChannelActive();
         clients.add(ch);
@@ -153,7 +163,7 @@ final class EmbeddedRelay {
     void advanceAll(long ms) {
         advance(ms);
         for (EmbeddedChannel c : clients) {
-            c.advanceTimeBy(ms, java.util.concurrent.TimeUnit.MILLISECONDS);
+            c.advanceTimeBy(ms, TimeUnit.MILLISECONDS);
             c.runScheduledPendingTasks();
         }
     }
@@ -187,7 +197,7 @@ final class EmbeddedRelay {
                 ch.close();
             }
             case LATER -> {
-                io.netty.channel.ChannelPromise p = ch.newPromise();
+                ChannelPromise p = ch.newPromise();
                 pending.add(p);
                 handler.opened(ch, p);
             }
@@ -234,7 +244,7 @@ final class EmbeddedRelay {
     }
 
     /** Publishes a new table snapshot in which {@code id}'s heartbeat is changed by {@code tune}. */
-    void nodeBeats(String id, java.util.function.UnaryOperator<Heartbeat.Builder> tune) {
+    void nodeBeats(String id, UnaryOperator<Heartbeat.Builder> tune) {
         List<Node> next = new ArrayList<>();
         for (Node n : nodes) {
             Heartbeat hb = n.heartbeat();
@@ -249,7 +259,7 @@ final class EmbeddedRelay {
     /** Moves the client channel's scheduled-task clock (the keep-alive check) and the fake clock together. */
     void advanceClient(long ms) {
         advance(ms);
-        client.advanceTimeBy(ms, java.util.concurrent.TimeUnit.MILLISECONDS);
+        client.advanceTimeBy(ms, TimeUnit.MILLISECONDS);
         client.runScheduledPendingTasks();
     }
 
@@ -266,13 +276,13 @@ final class EmbeddedRelay {
         StringBuilder sb = new StringBuilder();
         Object o;
         while ((o = client.readOutbound()) != null) {
-            if (o instanceof io.netty.handler.codec.http.HttpResponse r) {
+            if (o instanceof HttpResponse r) {
                 sb.append('[').append(r.status().code()).append(']');
             }
-            if (o instanceof io.netty.handler.codec.http.HttpContent c) {
+            if (o instanceof HttpContent c) {
                 sb.append(c.content().toString(StandardCharsets.UTF_8));
             }
-            io.netty.util.ReferenceCountUtil.release(o);
+            ReferenceCountUtil.release(o);
         }
         return sb.toString();
     }

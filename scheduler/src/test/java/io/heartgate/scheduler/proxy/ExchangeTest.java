@@ -6,7 +6,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.heartgate.scheduler.proxy.EmbeddedRelay.Accept;
 import io.heartgate.scheduler.proxy.ProxyCounters.Counter;
+import io.heartgate.scheduler.proxy.stage.Stages;
 import io.heartgate.scheduler.request.ErrorType;
+import io.heartgate.scheduler.trust.ApiKeys;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.http.DefaultHttpContent;
@@ -19,6 +21,8 @@ import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.ReferenceCountUtil;
+import java.net.ConnectException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -169,7 +173,7 @@ class ExchangeTest {
         relay.client.writeInbound(post("/v1/chat/completions", CHAT));
         assertThat(relay.upstream("n1").outboundMessages()).isEmpty();
 
-        relay.pending.poll().setFailure(new java.net.ConnectException("timed out"));
+        relay.pending.poll().setFailure(new ConnectException("timed out"));
 
         EmbeddedChannel up = relay.upstream("n2");
         received(up);
@@ -282,9 +286,9 @@ class ExchangeTest {
     /** Starts a relay to node n1 whose one API key, {@code name}'s, has {@code tpm=}{@code tpm}; returns the key. */
     private String relayWithTokenLimit(String name, int tpm) {
         String key = "hg-" + name + "-key";
-        io.heartgate.scheduler.trust.ApiKeys keys = io.heartgate.scheduler.trust.ApiKeys.parse(
-                name + " " + io.heartgate.scheduler.trust.ApiKeys.hash(key) + " tpm=" + tpm + "\n");
-        relay = new EmbeddedRelay(new io.heartgate.scheduler.proxy.stage.Stages.Access(() -> keys, null, false), "n1");
+        ApiKeys keys = ApiKeys.parse(
+                name + " " + ApiKeys.hash(key) + " tpm=" + tpm + "\n");
+        relay = new EmbeddedRelay(new Stages.Access(() -> keys, null, false), "n1");
         return key;
     }
 
@@ -297,7 +301,7 @@ class ExchangeTest {
         String left = answer.headers().get("x-ratelimit-remaining-tokens");
         Object rest;
         while ((rest = client.readOutbound()) != null) {
-            io.netty.util.ReferenceCountUtil.release(rest);
+            ReferenceCountUtil.release(rest);
         }
         return left;
     }
@@ -347,10 +351,10 @@ class ExchangeTest {
      * low}, and {@code high} of priority 1.
      */
     private void relayWithPriorityKeys() {
-        io.heartgate.scheduler.trust.ApiKeys keys = io.heartgate.scheduler.trust.ApiKeys.parse(
-                "low " + io.heartgate.scheduler.trust.ApiKeys.hash("hg-low-key") + "\n"
-                + "high " + io.heartgate.scheduler.trust.ApiKeys.hash("hg-high-key") + " priority=1\n");
-        relay = new EmbeddedRelay(new io.heartgate.scheduler.proxy.stage.Stages.Access(() -> keys, null, false), "n1", "n2");
+        ApiKeys keys = ApiKeys.parse(
+                "low " + ApiKeys.hash("hg-low-key") + "\n"
+                + "high " + ApiKeys.hash("hg-high-key") + " priority=1\n");
+        relay = new EmbeddedRelay(new Stages.Access(() -> keys, null, false), "n1", "n2");
         relay.nodeBeats("n1", b -> b.capacity(1));
         relay.nodeBeats("n2", b -> b.capacity(1).models(List.of("llama3:8b", "qwen3:4b")));
     }

@@ -33,8 +33,12 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -160,9 +164,9 @@ class HostileClientsIT {
         AtomicLong readBytes = new AtomicLong();
         AtomicLong most = new AtomicLong();
         AtomicLong mostDirect = new AtomicLong();
-        java.util.concurrent.atomic.AtomicReference<Throwable> readFailed = new java.util.concurrent.atomic.AtomicReference<>();
+        AtomicReference<Throwable> readFailed = new AtomicReference<>();
         // About 16 KiB every 20 ms: 0.8 MB/s against a node far faster; paced by a timer, for 4 s.
-        java.util.concurrent.ScheduledExecutorService pace = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        ScheduledExecutorService pace = Executors.newSingleThreadScheduledExecutor();
         closing.add(pace::shutdownNow);
         pace.scheduleAtFixedRate(() -> {
             try {
@@ -211,8 +215,8 @@ class HostileClientsIT {
             sockets.add(s);
         }
         // A byte to every socket every 100 ms, from a timer.
-        java.util.concurrent.ScheduledExecutorService pace = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
-        java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
+        ScheduledExecutorService pace = Executors.newSingleThreadScheduledExecutor();
+        AtomicInteger next = new AtomicInteger();
         pace.scheduleAtFixedRate(() -> {
             int i = next.getAndIncrement();
             if (i >= text.length()) {

@@ -7,6 +7,10 @@ import io.heartgate.scheduler.proxy.stage.Stages;
 import io.heartgate.scheduler.request.ErrorType;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.util.ReferenceCountUtil;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -50,13 +54,13 @@ class ModelRoutingTest {
         StringBuilder sb = new StringBuilder();
         Object o;
         while ((o = c.readOutbound()) != null) {
-            if (o instanceof io.netty.handler.codec.http.HttpResponse r) {
+            if (o instanceof HttpResponse r) {
                 sb.append(r.status().code()).append(' ');
             }
-            if (o instanceof io.netty.handler.codec.http.HttpContent content) {
-                sb.append(content.content().toString(java.nio.charset.StandardCharsets.UTF_8));
+            if (o instanceof HttpContent content) {
+                sb.append(content.content().toString(StandardCharsets.UTF_8));
             }
-            io.netty.util.ReferenceCountUtil.release(o);
+            ReferenceCountUtil.release(o);
         }
         return sb.toString();
     }

@@ -2,6 +2,7 @@ package io.heartgate.scheduler.proxy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.sun.management.ThreadMXBean;
 import io.heartgate.scheduler.config.ProxyConfigBuilder;
 import io.netty.util.concurrent.FastThreadLocalThread;
 import java.lang.management.ManagementFactory;
@@ -53,7 +54,7 @@ class RequestPathAllocationTest {
     }
 
     static long bytesPerRequest(InMemoryProxy proxy) {
-        com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        ThreadMXBean threads = (ThreadMXBean) ManagementFactory.getThreadMXBean();
         for (int i = 0; i < WARM_UP; i++) {
             proxy.exchange();
         }

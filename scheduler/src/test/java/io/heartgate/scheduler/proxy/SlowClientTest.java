@@ -8,6 +8,11 @@ import io.heartgate.scheduler.request.ErrorType;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.DefaultLastHttpContent;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -120,10 +125,10 @@ class SlowClientTest {
     }
 
     private static void answerOn(EmbeddedChannel up) {
-        io.netty.handler.codec.http.HttpResponse r = new io.netty.handler.codec.http.DefaultHttpResponse(
-                io.netty.handler.codec.http.HttpVersion.HTTP_1_1, io.netty.handler.codec.http.HttpResponseStatus.OK);
+        HttpResponse r = new DefaultHttpResponse(
+                HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
         r.headers().set("content-length", "2");
-        up.writeInbound(r, new io.netty.handler.codec.http.DefaultLastHttpContent(Unpooled.copiedBuffer("{}",
+        up.writeInbound(r, new DefaultLastHttpContent(Unpooled.copiedBuffer("{}",
                 StandardCharsets.US_ASCII)));
     }
 

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.heartgate.scheduler.proxy.ProxyCounters.Counter;
 import io.heartgate.scheduler.status.Ejection;
+import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.http.DefaultHttpContent;
@@ -204,12 +205,12 @@ class StallTest {
 
     @Test
     void anOllamaChatStreamsByDefault() {
-        io.netty.buffer.ByteBuf body = io.netty.buffer.Unpooled.copiedBuffer("{\"model\":\"m\",\"messages\":[]}",
+        ByteBuf body = Unpooled.copiedBuffer("{\"model\":\"m\",\"messages\":[]}",
                 StandardCharsets.UTF_8);
         assertThat(TopLevelFields.streams(body, "/api/chat")).isTrue();
         assertThat(TopLevelFields.streams(body, "/api/generate?x=1")).isTrue();
         assertThat(TopLevelFields.streams(body, "/v1/chat/completions")).isFalse();
-        io.netty.buffer.ByteBuf off = io.netty.buffer.Unpooled.copiedBuffer(
+        ByteBuf off = Unpooled.copiedBuffer(
                 "{\"model\":\"m\",\"messages\":[{\"stream\":true}],\"stream\":false}", StandardCharsets.UTF_8);
         assertThat(TopLevelFields.streams(off, "/api/chat")).isFalse();
         body.release();
@@ -233,12 +234,12 @@ class StallTest {
         // (the stall rule would take the node generating it, silent meanwhile, for a stalled one).
         for (String json : new String[] {"{\"stream\":true,\"model\":\"m\",\"stream\":false}",
                                          "{\"model\":\"m\",\"stream\":1,\"messages\":[],\"stream\":\"no\"}"}) {
-            io.netty.buffer.ByteBuf body = io.netty.buffer.Unpooled.copiedBuffer(json, StandardCharsets.UTF_8);
+            ByteBuf body = Unpooled.copiedBuffer(json, StandardCharsets.UTF_8);
             assertThat(TopLevelFields.streams(body, "/v1/chat/completions")).as(json).isFalse();
             assertThat(body.readerIndex()).isZero();
             body.release();
         }
-        io.netty.buffer.ByteBuf on = io.netty.buffer.Unpooled.copiedBuffer(
+        ByteBuf on = Unpooled.copiedBuffer(
                 "{\"stream\":false,\"model\":\"m\",\"stream\":true}", StandardCharsets.UTF_8);
         assertThat(TopLevelFields.streams(on, "/v1/chat/completions")).isTrue();
         on.release();

@@ -4,8 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.heartgate.scheduler.time.Ticker;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntFunction;
 import org.junit.jupiter.api.Test;
 
 /** The sweep on a fake ticker: first byte after 1000 ms, idle after 400 ms, checked once a second. */
@@ -16,7 +20,7 @@ class TimeoutsTest {
     private final List<String> events = new ArrayList<>();
 
     /** Owners that wait for a head until told otherwise. */
-    private final java.util.Set<String> headArrived = new java.util.HashSet<>();
+    private final Set<String> headArrived = new HashSet<>();
 
     private Timeouts.Watch watch(String name) {
         return timeouts.watch(new Timeouts.Watched() {
@@ -90,8 +94,8 @@ class TimeoutsTest {
     @Test
     void anOldRequestStillWaitingDoesNotKeepEveryAnsweredEntryBehindIt() {
         Timeouts slow = new Timeouts(Ticker.ofNanos(nanos::get), 600_000, 400); // a long first-byte timeout, as in production
-        java.util.Set<Integer> answered = new java.util.HashSet<>();
-        java.util.function.IntFunction<Timeouts.Watch> watchOf = i -> slow.watch(new Timeouts.Watched() {
+        Set<Integer> answered = new HashSet<>();
+        IntFunction<Timeouts.Watch> watchOf = i -> slow.watch(new Timeouts.Watched() {
             public boolean waitingForHead() { return !answered.contains(i); }
             public void firstByteTimedOut() { }
             public void idleTimedOut() { }
@@ -127,7 +131,7 @@ class TimeoutsTest {
         headArrived.add("a3"); // answered: relaying, not waiting
 
         assertThat(timeouts.rescue(node -> node.equals("a"), node -> false))
-                .containsExactly(java.util.Map.entry("a", 2));
+                .containsExactly(Map.entry("a", 2));
         assertThat(events).containsExactlyInAnyOrder("a1 moved", "a2 moved");
         assertThat(timeouts.rescue(node -> node.equals("a"), node -> false)).as("moved once").isEmpty();
         assertThat(timeouts.rescue(node -> false, node -> false)).isEmpty();
@@ -139,7 +143,7 @@ class TimeoutsTest {
         Timeouts.Watch a2 = watch("a2");
         a1.awaitHead();
         a2.awaitHead();
-        assertThat(timeouts.rescue(node -> true, node -> true)).containsExactly(java.util.Map.entry("a", 1));
+        assertThat(timeouts.rescue(node -> true, node -> true)).containsExactly(Map.entry("a", 1));
         assertThat(events).containsExactly("a1 moved");
     }
 

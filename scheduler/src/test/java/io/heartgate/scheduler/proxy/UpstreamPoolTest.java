@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.heartgate.scheduler.status.Draining;
 import io.heartgate.scheduler.time.Ticker;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import java.util.ArrayList;
 import java.util.List;
@@ -82,7 +83,7 @@ class UpstreamPoolTest {
         UpstreamConnection c = pool.connect(a);
         pool.release(c);
 
-        channels.get(0).writeInbound(io.netty.buffer.Unpooled.wrappedBuffer(new byte[] {1}));
+        channels.get(0).writeInbound(Unpooled.wrappedBuffer(new byte[] {1}));
 
         assertThat(channels.get(0).isActive()).isFalse();
         assertThat(pool.acquire(a)).isNull();

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.heartgate.protocol.InvalidSettingException;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class KafkaUsersTest {
@@ -11,7 +12,7 @@ class KafkaUsersTest {
     @Test
     void readsUsersInFileOrder() {
         assertThat(KafkaUsers.parse("# users\nscheduler pw-0123456789\n\nagent  pw-abcdefghij\n"))
-                .containsExactly(java.util.Map.entry("scheduler", "pw-0123456789"), java.util.Map.entry("agent", "pw-abcdefghij"));
+                .containsExactly(Map.entry("scheduler", "pw-0123456789"), Map.entry("agent", "pw-abcdefghij"));
     }
 
     @Test

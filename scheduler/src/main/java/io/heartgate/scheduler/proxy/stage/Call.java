@@ -4,6 +4,7 @@ import io.heartgate.scheduler.proxy.policy.Headers;
 import io.heartgate.scheduler.request.Endpoint;
 import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.routing.Route;
+import java.util.Map;
 
 /**
  * One request on its way through the {@link Stage}s to the relay, as a stage sees it: what it asks
@@ -67,7 +68,7 @@ public interface Call {
     boolean body(byte[] replacement);
 
     /** Sets headers every answer to the request carries, the node's or the proxy's own (rate-limit figures). */
-    void responseHeaders(java.util.Map<String, String> headers);
+    void responseHeaders(Map<String, String> headers);
 
     /**
      * Says that a stage made the request ask its node for a stream's usage chunk that the client

@@ -9,6 +9,7 @@ import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TableSnapshot;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -57,7 +58,7 @@ final class Catalogue implements Stage {
             String uri = call.uri();
             int q = uri.indexOf('?');
             String id = uri.substring(Endpoint.OPENAI_MODEL.path().length(), q < 0 ? uri.length() : q);
-            String wanted = java.net.URLDecoder.decode(id, StandardCharsets.UTF_8);
+            String wanted = URLDecoder.decode(id, StandardCharsets.UTF_8);
             String name = names(nodes).get(ModelNames.normalize(wanted));
             call.answer(name == null ? Answer.error(ErrorType.MODEL_NOT_FOUND, "no routable node serves model '"
                     + wanted + "'") : json(openAiModel(name)));

@@ -12,19 +12,17 @@ import java.nio.charset.StandardCharsets;
 import java.util.Set;
 
 /**
- * {@code --force-usage}: makes OpenAI streaming requests ({@code /v1/chat/completions},
+ * The {@code --force-usage} stage: makes OpenAI streaming requests ({@code /v1/chat/completions},
  * {@code /v1/completions} with {@code "stream": true}) ask for {@code stream_options.include_usage},
  * so that the node ends the stream with a usage chunk and streamed tokens are counted too, against
- * the key's {@code tpm=} as well. The option is added when the request has no {@code stream_options}
- * (or {@code null}), added inside the {@code stream_options} it has, and set to {@code true} over a
- * client's own {@code false} (or {@code 0}, {@code "no"}: what the servers read as false): a stream
- * left uncounted would escape the token limits. A client that did not ask for the usage chunk (no
- * {@code stream_options}, {@code null}, or an {@code include_usage} read as false or {@code null}) is
- * not sent it: many read {@code choices[0]} of every chunk, and this one has none. Nor is one whose
- * {@code stream_options} leaves {@code include_usage} out, as OpenAI, SGLang and Ollama read it
- * (vLLM alone then sends the chunk; a client of several kinds of server cannot count on it), unless
- * it asks for {@code continuous_usage_stats}, which only a client of vLLM sends, for usage on every
- * chunk. Where a field is repeated, the last one is changed, as Python's JSON parsers (the
+ * the key's {@code tpm=} as well, and marks the requests whose client did not ask for that chunk.
+ * The option is added when the request has no {@code stream_options} (or {@code null}), added inside
+ * the {@code stream_options} it has, and set to {@code true} over a client's own {@code false} (or
+ * {@code 0}, {@code "no"}: what the servers read as false): a stream left uncounted would escape the
+ * token limits. A client counts as not asking when it has no {@code stream_options}, {@code null},
+ * an {@code include_usage} read as false or {@code null}, or a {@code stream_options} that leaves
+ * {@code include_usage} out (as OpenAI, SGLang and Ollama read it) without asking for vLLM's
+ * {@code continuous_usage_stats}. Where a field is repeated, the last one is changed, as Python's JSON parsers (the
  * servers') keep the last; so too of a repeated {@code stream}, which decides whether the option is
  * added at all, and which, as the servers' pydantic does, takes {@code 1} or {@code "true"} for
  * {@code true} ({@link JsonFlags}). A body that is not a JSON object, or whose option has some other type, is

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
@@ -148,7 +149,7 @@ class ForceUsageTest {
 
     @Test
     void aBodyInUtf16IsLeftAsItIs() {
-        for (java.nio.charset.Charset cs : new java.nio.charset.Charset[] {StandardCharsets.UTF_16BE, StandardCharsets.UTF_16LE}) {
+        for (Charset cs : new Charset[] {StandardCharsets.UTF_16BE, StandardCharsets.UTF_16LE}) {
             assertThat(ForceUsage.withUsage("{\"stream\":true}".getBytes(cs))).isNull();
             assertThat(ForceUsage.withUsage("{\"stream\":true,\"stream_options\":null}".getBytes(cs))).isNull();
         }
