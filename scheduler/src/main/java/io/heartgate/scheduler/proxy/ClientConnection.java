@@ -273,6 +273,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Cli
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
+        deadlines.stop();
         Exchange e = current;
         current = null;
         if (e != null) {

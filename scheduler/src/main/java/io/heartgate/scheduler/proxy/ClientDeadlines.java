@@ -2,6 +2,7 @@ package io.heartgate.scheduler.proxy;
 
 import io.heartgate.scheduler.time.Ticker;
 import io.netty.channel.ChannelHandlerContext;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -13,8 +14,10 @@ import org.slf4j.LoggerFactory;
  * between requests for the keep-alive timeout is closed, so clients that never hang up do not hold
  * sockets forever, while a response in progress, however long, keeps it open. One check per
  * connection every quarter of the shortest of those timeouts, not a timer per request: requests
- * only move the activity marks and the codec's phase, and the check reschedules itself.
- * Event-loop confined.
+ * only move the activity marks and the codec's phase, and the check reschedules itself. The check
+ * pending when the connection closes is cancelled ({@link #stop}): left in the loop's queue, it
+ * would hold the closed connection and its buffers until it fired, which under connection churn
+ * keeps thousands alive and pushes them into the old generation. Event-loop confined.
  */
 final class ClientDeadlines {
 
@@ -45,6 +48,8 @@ final class ClientDeadlines {
     private long turnStartMs;
     /** When the client last sent bytes or a response ended (the loop's coarse clock). */
     private long lastActivityMs;
+    /** The next check, until it runs or the connection closes. */
+    private ScheduledFuture<?> next;
 
     /** @param clock the loop's coarse clock */
     ClientDeadlines(ClientTimeouts timeouts, Ticker clock, Owner owner) {
@@ -58,8 +63,16 @@ final class ClientDeadlines {
         this.ctx = ctx;
         this.codec = ctx.pipeline().get(ServerCodec.class);
         lastActivityMs = clock.millis();
-        ctx.executor().schedule(this::check, Math.min(timeouts.checkEveryMs(), timeouts.keepAliveMs()),
+        next = ctx.executor().schedule(this::check, Math.min(timeouts.checkEveryMs(), timeouts.keepAliveMs()),
                 TimeUnit.MILLISECONDS);
+    }
+
+    /** The connection closed: the pending check is taken off the loop's queue, and no other comes. */
+    void stop() {
+        if (next != null) {
+            next.cancel(false);
+            next = null;
+        }
     }
 
     /** The client sent bytes. */
@@ -79,6 +92,7 @@ final class ClientDeadlines {
      * request being read while an earlier one is answered is timed once it is its turn.
      */
     private void check() {
+        next = null;
         if (!ctx.channel().isActive() || owner.closing()) {
             return;
         }
@@ -102,7 +116,7 @@ final class ClientDeadlines {
             return;
         }
         long every = timeouts.checkEveryMs();
-        long next = busy ? every : Math.min(every, Math.max(1, keepAliveMs - idleMs));
-        ctx.executor().schedule(this::check, next, TimeUnit.MILLISECONDS);
+        long inMs = busy ? every : Math.min(every, Math.max(1, keepAliveMs - idleMs));
+        next = ctx.executor().schedule(this::check, inMs, TimeUnit.MILLISECONDS);
     }
 }

@@ -124,6 +124,17 @@ class SlowClientTest {
         assertThat(relay.counters.errors(ErrorType.REQUEST_TIMEOUT)).isZero();
     }
 
+    @Test
+    void aClosedConnectionLeavesNoCheckOnItsLoop() {
+        EmbeddedChannel c = relay.newRawClient(1 << 20);
+        assertThat(c.runScheduledPendingTasks()).as("nanoseconds to the connection's next check").isPositive();
+        // The socket went away: what a transport tells the pipeline. (EmbeddedChannel.close() would
+        // cancel every scheduled task itself, which a real loop does not.)
+        c.pipeline().fireChannelInactive();
+        // A check left queued would hold the closed connection and its buffers until it fired.
+        assertThat(c.runScheduledPendingTasks()).as("nothing scheduled after the close").isEqualTo(-1);
+    }
+
     private static void answerOn(EmbeddedChannel up) {
         HttpResponse r = new DefaultHttpResponse(
                 HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
