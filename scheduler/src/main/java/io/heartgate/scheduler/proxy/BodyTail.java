@@ -8,7 +8,9 @@ import java.util.Arrays;
  * Keeps the last {@value #SIZE} bytes of a response body as it is relayed, for usage accounting:
  * the counts a node reports are in the body's last object. Copies at most that much of each chunk,
  * into one buffer made on the connection's first counted chunk and reused by its later responses
- * (a connection relays one at a time). Event-loop confined.
+ * (a connection relays one at a time). The buffer starts at {@value #INITIAL} bytes and doubles
+ * only as far as the answers need, so a connection that relays small answers (or one answer and
+ * then idles) holds a fraction of the window. Event-loop confined.
  *
  * <p>A whole JSON answer may carry fields after its {@code usage} (vLLM's {@code prompt_logprobs} or
  * {@code prompt_token_ids}, asked for by the client) that push it out of those bytes. For such an
@@ -19,6 +21,8 @@ import java.util.Arrays;
 final class BodyTail {
 
     static final int SIZE = 4096;
+    /** The buffer's first size: a small chat completion fits. */
+    static final int INITIAL = 1024;
     /** Bytes held from a {@code "usage": {...}} that left the window: more than any usage object. */
     static final int HELD = 1024;
     private static final byte[] USAGE = {'"', 'u', 's', 'a', 'g', 'e', '"'};
@@ -29,8 +33,9 @@ final class BodyTail {
     private boolean watching;
     /** Every byte of the counted response so far, for an estimate of a cut answer's tokens. */
     private long total;
+    /** The kept bytes; smaller than {@link #SIZE} only while nothing has wrapped ({@code written} fits). */
     private byte[] ring;
-    /** The kept bytes in order, for reading: made once, like the ring. */
+    /** The kept bytes in order once the ring has wrapped, for reading: made once, like the ring. */
     private byte[] linear;
     private long written;
     /** Of the bytes that left the window: the last {@code "usage": {...}} and what followed it, up to {@link #HELD}. */
@@ -70,15 +75,13 @@ final class BodyTail {
         if (!counting || n == 0) {
             return;
         }
-        if (ring == null) {
-            ring = new byte[SIZE];
-        }
         total += n;
         int kept = length();
         if (watching && kept + n > SIZE) {
             leaving(kept, n, chunk);
         }
         int take = Math.min(n, SIZE);
+        fit(take);
         int from = chunk.readerIndex() + n - take;
         int pos = (int) (written % SIZE);
         int first = Math.min(take, SIZE - pos);
@@ -87,6 +90,23 @@ final class BodyTail {
             chunk.getBytes(from + first, ring, 0, take - first);
         }
         written += take;
+    }
+
+    /** Makes room for {@code take} more bytes: a first buffer, or a larger one while it has not wrapped. */
+    private void fit(int take) {
+        if (ring != null && ring.length == SIZE) {
+            return;
+        }
+        long needed = written + take; // below SIZE nothing has wrapped: the bytes are [0, written)
+        if (ring != null && needed <= ring.length) {
+            return;
+        }
+        int size = ring == null ? INITIAL : ring.length;
+        while (size < needed && size < SIZE) {
+            size *= 2;
+        }
+        size = Math.min(size, SIZE);
+        ring = ring == null ? new byte[size] : Arrays.copyOf(ring, size);
     }
 
     /** Looks through the bytes about to leave the window: the oldest kept ones, then the chunk's head beyond {@link #SIZE}. */
@@ -229,6 +249,9 @@ final class BodyTail {
     byte[] bytes() {
         if (ring == null) {
             return new byte[0];
+        }
+        if (ring.length < SIZE) {
+            return ring; // nothing has wrapped: the kept bytes are its first length()
         }
         if (linear == null) {
             linear = new byte[SIZE];

@@ -51,6 +51,28 @@ class BodyTailTest {
     }
 
     @Test
+    void aSmallAnswerKeepsASmallBufferAndALongerOneGrowsItWithoutLosingBytes() {
+        BodyTail tail = new BodyTail();
+        tail.start(true);
+        ByteBuf small = chunk("x".repeat(600));
+        tail.add(small);
+        small.release();
+        assertThat(tail.bytes()).as("a small answer's buffer").hasSize(BodyTail.INITIAL);
+        // The connection's next answer grows the same buffer across every size up to the window.
+        tail.start(true);
+        StringBuilder all = new StringBuilder();
+        for (int i = 0; all.length() < 3 * BodyTail.SIZE; i++) {
+            String s = "line " + i + " " + "y".repeat(i % 97) + "\n";
+            all.append(s);
+            ByteBuf c = chunk(s);
+            tail.add(c);
+            c.release();
+            String expected = all.length() <= BodyTail.SIZE ? all.toString() : all.substring(all.length() - BodyTail.SIZE);
+            assertThat(kept(tail)).isEqualTo(expected);
+        }
+    }
+
+    @Test
     void aChunkLargerThanTheBufferLeavesItsEnd() {
         BodyTail tail = new BodyTail();
         tail.start(true);
