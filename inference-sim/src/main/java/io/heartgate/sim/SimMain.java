@@ -1,6 +1,7 @@
 package io.heartgate.sim;
 
 import io.heartgate.protocol.InvalidSettingException;
+import io.heartgate.protocol.cli.Cli;
 import io.vertx.core.Vertx;
 import java.time.Clock;
 import java.time.Duration;
@@ -11,7 +12,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import io.heartgate.protocol.cli.Cli;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;

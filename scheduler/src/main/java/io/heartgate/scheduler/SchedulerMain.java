@@ -9,7 +9,6 @@ import io.heartgate.scheduler.config.SecurityConfig;
 import io.heartgate.scheduler.demo.Demo;
 import io.heartgate.scheduler.proxy.ProxyConfig;
 import io.heartgate.scheduler.proxy.Transport;
-import io.heartgate.scheduler.request.Endpoint;
 import io.heartgate.scheduler.trust.ApiKeys;
 import io.heartgate.scheduler.trust.KafkaUsers;
 import io.heartgate.scheduler.trust.Reloading;
@@ -33,10 +32,10 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine;
 
 /** Runs a scheduler replica from the command line. Every flag has an environment variable; flags win. */
 @Command(name = "scheduler", mixinStandardHelpOptions = true, version = "scheduler 0.1.0", sortOptions = false,
@@ -109,90 +108,8 @@ public final class SchedulerMain implements Callable<Integer> {
                 "Accepted: 0 to 65535"})
     int port;
 
-    @Option(names = "--max-body", paramLabel = "SIZE", defaultValue = "${env:SCHEDULER_MAX_BODY:-16MiB}", converter = SizeConverter.class,
-            description = {"largest request body; larger: 413 [env SCHEDULER_MAX_BODY] (default: 16MiB)",
-                "Accepted: at least `1KiB`"})
-    long maxBody;
-
-    @Option(names = "--connect-timeout", paramLabel = "D", defaultValue = "${env:SCHEDULER_CONNECT_TIMEOUT:-2s}",
-            description = {"time to connect to a node [env SCHEDULER_CONNECT_TIMEOUT] (default: 2s)",
-                "Accepted: positive"})
-    Duration connectTimeout;
-
-    @Option(names = "--first-byte-timeout", paramLabel = "D", defaultValue = "${env:SCHEDULER_FIRST_BYTE_TIMEOUT:-5m}",
-            description = {"time from sending a request to the node's response head; then 504, no retry [env "
-                    + "SCHEDULER_FIRST_BYTE_TIMEOUT] (default: 5m)",
-                "Accepted: positive"})
-    Duration firstByteTimeout;
-
-    @Option(names = "--stall-timeout", paramLabel = "D", defaultValue = "${env:SCHEDULER_STALL_TIMEOUT:-30s}",
-            description = {"a node that sent nothing (no head, no chunk) for `D` while a streaming request "
-                    + "waited on it that long for its first token, and while another node serving that request's "
-                    + "model answered in that time or had nothing in flight, is ejected as stalled (`--eject-for`, "
-                    + "doubling; a non-streaming request is no evidence: its answer comes whole; of a repeated "
-                    + "top-level `stream`, the last counts, as the servers read it) and its waiting requests are "
-                    + "rescued; checked once a second [env SCHEDULER_STALL_TIMEOUT] (default: 30s)",
-                "Accepted: `0` (off), or `1s` to `24h`"})
-    Duration stallTimeout;
-
-    @Option(names = "--idle-timeout", paramLabel = "D", defaultValue = "${env:SCHEDULER_IDLE_TIMEOUT:-2m}",
-            description = {"longest pause between two chunks of a response [env SCHEDULER_IDLE_TIMEOUT] "
-                    + "(default: 2m)",
-                "Accepted: positive"})
-    Duration idleTimeout;
-
-    @Option(names = "--keepalive-timeout", paramLabel = "D", defaultValue = "${env:SCHEDULER_KEEPALIVE_TIMEOUT:-75s}",
-            description = {"how long a client connection may sit idle between requests; a response in "
-                    + "progress never counts as idle [env SCHEDULER_KEEPALIVE_TIMEOUT] (default: 75s)",
-                "Accepted: positive"})
-    Duration keepAliveTimeout;
-
-    @Option(names = "--header-timeout", paramLabel = "D", defaultValue = "${env:SCHEDULER_HEADER_TIMEOUT:-10s}",
-            description = {"how long a client may take to send a request head, from its first byte; then 408 "
-                    + "`request_timeout` and the connection closes [env SCHEDULER_HEADER_TIMEOUT] (default: 10s)",
-                "Accepted: positive"})
-    Duration headerTimeout;
-
-    @Option(names = "--body-timeout", paramLabel = "D", defaultValue = "${env:SCHEDULER_BODY_TIMEOUT:-60s}",
-            description = {"how long a client may take to send a request body, from the end of its head; "
-                    + "then 408 `request_timeout` and the connection closes [env SCHEDULER_BODY_TIMEOUT] (default: "
-                    + "60s)",
-                "Accepted: positive"})
-    Duration bodyTimeout;
-
-    @Option(names = "--max-connections", paramLabel = "N", defaultValue = "${env:SCHEDULER_MAX_CONNECTIONS:-10000}",
-            description = {"client connections held at once; one more is closed on accept "
-                    + "(`heartgate_proxy_refused_connections_total`) [env SCHEDULER_MAX_CONNECTIONS] (default: "
-                    + "10000)",
-                "Accepted: 1 to 1000000"})
-    int maxConnections;
-
-    @Option(names = "--allow-model-management", defaultValue = "${env:SCHEDULER_ALLOW_MODEL_MANAGEMENT:-false}",
-            description = {"Ollama's `/api/pull`, `/api/delete`, `/api/create`, `/api/copy`, `/api/push` go "
-                    + "to the node their `X-Heartgate-Node` header names (never retried elsewhere, not counted in "
-                    + "flight against the node's capacity; no header: 400, unknown node: 404 `node_not_found`); "
-                    + "off, they get 405 `management_disabled` [env SCHEDULER_ALLOW_MODEL_MANAGEMENT] (default: "
-                    + "false)",
-                "Accepted: flag"})
-    boolean allowModelManagement;
-
-    @Option(names = "--drain-timeout", paramLabel = "D", defaultValue = "${env:SCHEDULER_DRAIN_TIMEOUT:-30s}",
-            description = {"how long in-flight requests may finish after SIGTERM [env "
-                    + "SCHEDULER_DRAIN_TIMEOUT] (default: 30s)",
-                "Accepted: 0 or more"})
-    Duration drainTimeout;
-
-    @Option(names = "--eject-after", paramLabel = "N", defaultValue = "${env:SCHEDULER_EJECT_AFTER:-3}",
-            description = {"consecutive connect failures that eject a node [env SCHEDULER_EJECT_AFTER] "
-                    + "(default: 3)",
-                "Accepted: at least 1"})
-    int ejectAfter;
-
-    @Option(names = "--eject-for", paramLabel = "D", defaultValue = "${env:SCHEDULER_EJECT_FOR:-10s}",
-            description = {"first ejection; doubles per ejection in a row, up to 5 minutes [env "
-                    + "SCHEDULER_EJECT_FOR] (default: 10s)",
-                "Accepted: positive"})
-    Duration ejectFor;
+    @Mixin
+    ProxyOptions limits;
 
     @Option(names = "--admin-port", paramLabel = "N", defaultValue = "${env:SCHEDULER_ADMIN_PORT:-8081}",
             description = {"admin, dashboard and metrics port; 0 = any free port [env SCHEDULER_ADMIN_PORT] "
@@ -312,11 +229,12 @@ public final class SchedulerMain implements Callable<Integer> {
 
     /** Builds the validated configuration; throws {@link InvalidSettingException} naming the bad setting. */
     SchedulerConfig config() {
-        ProxyConfig proxy = new ProxyConfig(bind, port, maxBody, retries, connectTimeout, firstByteTimeout, idleTimeout,
-                drainTimeout, ejectAfter, ejectFor, Math.max(1, Runtime.getRuntime().availableProcessors()),
-                Transport.parse(transport), keepAliveTimeout, UpstreamAllowList.parse(allowUpstream), headerTimeout,
-                bodyTimeout, maxConnections, allowModelManagement, stallTimeout, overload.maxQueue, overload.queueTimeout,
-                overload.forceUsage, overload.reserveSlots);
+        ProxyConfig proxy = new ProxyConfig(bind, port, limits.maxBody, retries, limits.connectTimeout,
+                limits.firstByteTimeout, limits.idleTimeout, limits.drainTimeout, limits.ejectAfter, limits.ejectFor,
+                Math.max(1, Runtime.getRuntime().availableProcessors()), Transport.parse(transport),
+                limits.keepAliveTimeout, UpstreamAllowList.parse(allowUpstream), limits.headerTimeout,
+                limits.bodyTimeout, limits.maxConnections, limits.allowModelManagement, limits.stallTimeout,
+                overload.maxQueue, overload.queueTimeout, overload.forceUsage, overload.reserveSlots);
         proxy.transport().resolve(); // an explicit choice the host lacks: one line and exit 2
         // Files read here too, so that a bad one is one line and exit 2 before anything starts.
         if (apiKeys != null) {
@@ -386,8 +304,11 @@ public final class SchedulerMain implements Callable<Integer> {
                 scheduler.close();
                 return 1;
             }
-            awaitRoutable(scheduler, config.demoNodes(), DEMO_READY);
-            printDemo(demo, config, scheduler);
+            String host = "0.0.0.0".equals(config.bind()) ? "localhost" : config.bind();
+            demo.awaitRoutable(() -> scheduler.table().snapshot().routable().size());
+            System.out.println(demo.banner("http://" + host + ":" + scheduler.proxyPort(),
+                    "http://" + host + ":" + scheduler.adminPort(), scheduler.kafkaBootstrap(),
+                    config.strategy().label()));
         }
         stop.await();
         Logger log = LoggerFactory.getLogger(SchedulerMain.class);
@@ -422,48 +343,5 @@ public final class SchedulerMain implements Callable<Integer> {
             }
         }
         return null;
-    }
-
-    /** How long the demo waits for its nodes' first heartbeats before printing what to try. */
-    private static final Duration DEMO_READY = Duration.ofSeconds(15);
-
-    /**
-     * Waits until {@code n} nodes are routable, at most {@code limit}, so that the commands the demo
-     * prints work the moment they are shown; the demo goes on either way.
-     */
-    private static void awaitRoutable(Scheduler scheduler, int n, Duration limit) throws InterruptedException {
-        long end = System.nanoTime() + limit.toNanos();
-        while (scheduler.table().snapshot().routable().size() < n && System.nanoTime() < end) {
-            Thread.sleep(50);
-        }
-    }
-
-    private static void printDemo(Demo demo, SchedulerConfig config, Scheduler scheduler) {
-        String host = "0.0.0.0".equals(config.bind()) ? "localhost" : config.bind();
-        String proxy = "http://" + host + ":" + scheduler.proxyPort();
-        String admin = "http://" + host + ":" + scheduler.adminPort();
-        StringBuilder sb = new StringBuilder();
-        sb.append("\nHeartgate demo: ").append(demo.nodes().size()).append(" simulated GPU nodes, each with its agent ")
-                .append("publishing heartbeats through Kafka ").append(scheduler.kafkaBootstrap()).append('\n');
-        for (Demo.DemoNode n : demo.nodes()) {
-            sb.append(String.format("  %-11s %s  weight %d, %3d ms/token, models %s%n", n.id(), n.url(), n.weight(),
-                    n.tokenDelayMs(), n.models()));
-        }
-        sb.append("\nStream tokens through the scheduler (strategy ").append(config.strategy().label()).append("):\n\n");
-        sb.append("  curl -N ").append(proxy)
-                .append(Endpoint.OLLAMA_GENERATE.path()).append(" -d '{\"model\": \"llama3:8b\", \"prompt\": \"Why is the sky blue?\"}'\n\n");
-        sb.append("  curl -N ").append(proxy).append(Endpoint.OPENAI_CHAT.path())
-                .append(" -H 'Content-Type: application/json' \\\n")
-                .append("    -d '{\"model\": \"llama3:8b\", \"stream\": true, \"messages\": [{\"role\": \"user\", ")
-                .append("\"content\": \"Hello\"}]}'\n\n");
-        sb.append("The X-Upstream-Node header (curl -i) and the first token name the node that answered.\n");
-        sb.append("Dashboard: ").append(admin).append("/   nodes: ").append(admin).append("/admin/nodes   ready: ")
-                .append(admin).append("/readyz\n");
-        Demo.DemoNode first = demo.nodes().get(0);
-        sb.append("\nFreeze ").append(first.id()).append(" as a GPU driver fault would (its agent reports it DOWN, ")
-                .append("requests waiting on it move to another node; DELETE undoes it):\n\n");
-        sb.append("  curl -X POST ").append(first.url()).append("/sim/faults -d '{\"hang\": true, \"failHealth\": true}'\n\n");
-        sb.append("Press Ctrl-C to stop everything.\n");
-        System.out.println(sb);
     }
 }

@@ -1,10 +1,11 @@
 package io.heartgate.scheduler.demo;
 
-import io.heartgate.protocol.cli.KafkaSettings;
-import io.heartgate.protocol.signing.HeartbeatKeys;
 import io.heartgate.agent.AgentConfig;
 import io.heartgate.agent.AgentRuntime;
 import io.heartgate.agent.probe.Backend;
+import io.heartgate.protocol.cli.KafkaSettings;
+import io.heartgate.protocol.signing.HeartbeatKeys;
+import io.heartgate.scheduler.request.Endpoint;
 import io.heartgate.sim.Faults;
 import io.heartgate.sim.SimConfig;
 import io.heartgate.sim.SimServer;
@@ -14,6 +15,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -83,6 +85,48 @@ public final class Demo implements AutoCloseable {
             vertx.close();
             throw new IllegalStateException("demo nodes failed to start: " + e.getMessage(), e);
         }
+    }
+
+    /** How long {@link #awaitRoutable} waits for the nodes' first heartbeats. */
+    private static final Duration READY_WITHIN = Duration.ofSeconds(15);
+
+    /**
+     * Waits until {@code routable} counts every demo node, at most 15 s, so that the commands the
+     * banner prints work the moment they are shown; the demo goes on either way.
+     */
+    public void awaitRoutable(IntSupplier routable) throws InterruptedException {
+        long end = System.nanoTime() + READY_WITHIN.toNanos();
+        while (routable.getAsInt() < nodes.size() && System.nanoTime() < end) {
+            Thread.sleep(50);
+        }
+    }
+
+    /** Returns what to try against the demo: its nodes, streams through {@code proxy}, the dashboard at {@code admin}, a fault. */
+    public String banner(String proxy, String admin, String kafka, String strategy) {
+        StringBuilder sb = new StringBuilder();
+        sb.append("\nHeartgate demo: ").append(nodes.size()).append(" simulated GPU nodes, each with its agent ")
+                .append("publishing heartbeats through Kafka ").append(kafka).append('\n');
+        for (DemoNode n : nodes) {
+            sb.append(String.format("  %-11s %s  weight %d, %3d ms/token, models %s%n", n.id(), n.url(), n.weight(),
+                    n.tokenDelayMs(), n.models()));
+        }
+        sb.append("\nStream tokens through the scheduler (strategy ").append(strategy).append("):\n\n");
+        sb.append("  curl -N ").append(proxy).append(Endpoint.OLLAMA_GENERATE.path())
+                .append(" -d '{\"model\": \"llama3:8b\", \"prompt\": \"Why is the sky blue?\"}'\n\n");
+        sb.append("  curl -N ").append(proxy).append(Endpoint.OPENAI_CHAT.path())
+                .append(" -H 'Content-Type: application/json' \\\n")
+                .append("    -d '{\"model\": \"llama3:8b\", \"stream\": true, \"messages\": [{\"role\": \"user\", ")
+                .append("\"content\": \"Hello\"}]}'\n\n");
+        sb.append("The X-Upstream-Node header (curl -i) and the first token name the node that answered.\n");
+        sb.append("Dashboard: ").append(admin).append("/   nodes: ").append(admin).append("/admin/nodes   ready: ")
+                .append(admin).append("/readyz\n");
+        DemoNode first = nodes.get(0);
+        sb.append("\nFreeze ").append(first.id()).append(" as a GPU driver fault would (its agent reports it DOWN, ")
+                .append("requests waiting on it move to another node; DELETE undoes it):\n\n");
+        sb.append("  curl -X POST ").append(first.url())
+                .append("/sim/faults -d '{\"hang\": true, \"failHealth\": true}'\n\n");
+        sb.append("Press Ctrl-C to stop everything.\n");
+        return sb.toString();
     }
 
     /** Returns the nodes started. */

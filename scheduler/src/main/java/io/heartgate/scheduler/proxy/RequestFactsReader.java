@@ -6,7 +6,6 @@ import com.fasterxml.jackson.core.JsonToken;
 import io.heartgate.scheduler.affinity.AffinityKeys;
 import io.heartgate.scheduler.affinity.KeyHash;
 import io.heartgate.scheduler.affinity.PrefixHasher;
-import io.heartgate.scheduler.proxy.stage.Stage;
 import io.heartgate.scheduler.request.BodyJson;
 import io.heartgate.scheduler.request.Endpoint;
 import io.heartgate.scheduler.request.JsonFlags;
@@ -25,8 +24,8 @@ import java.util.function.Function;
  * streaming parser, or of {@link TopLevelModel} when only the model is wanted (the same answer
  * without allocating; what it does not read goes to Jackson): top-level fields only, nothing nested
  * built, stopping once every field wanted is found. Routing always wants the model; the others are
- * read only when a stage wants them ({@link Stage#reads}), so
- * that a long prompt after the model is not scanned for nothing. The model is the top-level
+ * read only when a stage wants them ({@code Stage.reads()}), so that a long prompt after the model
+ * is not scanned for nothing. The model is the top-level
  * {@code model}, or Ollama's older {@code name} on {@code /api/show}, {@code /api/pull} and
  * {@code /api/delete}. A body that is not a JSON object gives {@link RequestFacts#NONE}: the node
  * will say what is wrong with it.
