@@ -150,37 +150,32 @@ for conns in 32 256; do
   done
 done
 
+stream_table() { # stream_table MODE ROWKIND: one row per target and run of STREAMS concurrent streams
+  local mode=$1 kind=$2
+  echo "| target | TTFT p50 | TTFT p99 | inter-token p50 | inter-token p99 | errors |"
+  echo "| --- | --- | --- | --- | --- | --- |"
+  for _ in $(seq 1 "$STREAM_REPEATS"); do
+    # The direct baseline spreads its streams over the three sims itself, so each sim carries the
+    # same load as behind a proxy and the difference is what the proxy adds.
+    for t in "direct (3 sims):19011,19012,19013" "nginx (3 sims):19091" "scheduler (3 sims):19080"; do
+      name=${t%%:*}; port=${t##*:}
+      python3 bench/streams.py 127.0.0.1 "$port" bench-stream "$STREAMS" "$mode" | python3 -c "
+import json,sys; r=json.load(sys.stdin)
+print(f\"| $name | {r['ttft_ms_p50']} | {r['ttft_ms_p99']} | {r['gap_ms_p50']} | {r['gap_ms_p99']} | {r['errors']} |\")
+open('$ROWS','a').write(f\"$kind\\t$name\\t{r['ttft_ms_p50']}\\t{r['gap_ms_p50']}\\t{r['errors']}\\n\")"
+    done
+  done
+}
+
 echo
 echo "${STREAMS} concurrent streaming chat completions (50 tokens, 20 ms apart, 50 ms to the first), ${STREAM_REPEATS} runs after ${STREAM_WARMUP} warm-up bursts, ms:"
 echo
-echo "| target | TTFT p50 | TTFT p99 | inter-token p50 | inter-token p99 | errors |"
-echo "| --- | --- | --- | --- | --- | --- |"
-for _ in $(seq 1 "$STREAM_REPEATS"); do
-  # The direct baseline spreads its streams over the three sims itself, so each sim carries the
-  # same load as behind a proxy and the difference is what the proxy adds.
-  for t in "direct (3 sims):19011,19012,19013" "nginx (3 sims):19091" "scheduler (3 sims):19080"; do
-    name=${t%%:*}; port=${t##*:}
-    python3 bench/streams.py 127.0.0.1 "$port" bench-stream "$STREAMS" | python3 -c "
-import json,sys; r=json.load(sys.stdin)
-print(f\"| $name | {r['ttft_ms_p50']} | {r['ttft_ms_p99']} | {r['gap_ms_p50']} | {r['gap_ms_p99']} | {r['errors']} |\")
-open('$ROWS','a').write(f\"streams\\t$name\\t{r['ttft_ms_p50']}\\t{r['gap_ms_p50']}\\t{r['errors']}\\n\")"
-  done
-done
+stream_table sse streams
 
 echo
 echo "${STREAMS} concurrent streaming Ollama /api/chat answers (NDJSON, the same sims), ${STREAM_REPEATS} runs, ms:"
 echo
-echo "| target | TTFT p50 | TTFT p99 | inter-token p50 | inter-token p99 | errors |"
-echo "| --- | --- | --- | --- | --- | --- |"
-for _ in $(seq 1 "$STREAM_REPEATS"); do
-  for t in "direct (3 sims):19011,19012,19013" "nginx (3 sims):19091" "scheduler (3 sims):19080"; do
-    name=${t%%:*}; port=${t##*:}
-    python3 bench/streams.py 127.0.0.1 "$port" bench-stream "$STREAMS" ndjson | python3 -c "
-import json,sys; r=json.load(sys.stdin)
-print(f\"| $name | {r['ttft_ms_p50']} | {r['ttft_ms_p99']} | {r['gap_ms_p50']} | {r['gap_ms_p99']} | {r['errors']} |\")
-open('$ROWS','a').write(f\"ndjson\\t$name\\t{r['ttft_ms_p50']}\\t{r['gap_ms_p50']}\\t{r['errors']}\\n\")"
-  done
-done
+stream_table ndjson ndjson
 
 echo
 echo "Summary (medians over the runs above; \"added\" is over direct, same run):"
