@@ -65,6 +65,6 @@ public class RequestPathBenchmark {
         return new ProxyConfig("127.0.0.1", 0, 16L * 1024 * 1024, 2, Duration.ofSeconds(2), Duration.ofMinutes(5),
                 Duration.ofMinutes(2), Duration.ofSeconds(30), 3, Duration.ofSeconds(10), 1, Transport.AUTO,
                 Duration.ofSeconds(75), UpstreamAllowList.ALLOW_ALL, Duration.ofSeconds(10), Duration.ofSeconds(60),
-                10_000, false, Duration.ofSeconds(30), 1000, Duration.ofSeconds(60), false, 0);
+                10_000, false, Duration.ofSeconds(30), 1000, Duration.ofSeconds(60), false, 0, 1);
     }
 }

@@ -135,6 +135,13 @@ public final class SchedulerMain implements Callable<Integer> {
                 "Accepted: 0 to 10"})
     int retries;
 
+    @Option(names = "--migrate-streams", paramLabel = "N", defaultValue = "${env:SCHEDULER_MIGRATE_STREAMS:-1}",
+            description = {"how many times one streamed answer whose node fails mid-stream may move to another "
+                    + "node, which goes on from the text already sent (docs/ROUTING.md); 0 cuts such streams [env "
+                    + "SCHEDULER_MIGRATE_STREAMS] (default: 1)",
+                "Accepted: 0 to 10"})
+    int migrateStreams;
+
     @Option(names = "--demo", paramLabel = "N", defaultValue = "${env:SCHEDULER_DEMO_NODES:-0}",
             description = {"also start N simulated nodes, each with its agent publishing through Kafka [env "
                     + "SCHEDULER_DEMO_NODES] (default: 0)",
@@ -234,7 +241,8 @@ public final class SchedulerMain implements Callable<Integer> {
                 Math.max(1, Runtime.getRuntime().availableProcessors()), Transport.parse(transport),
                 limits.keepAliveTimeout, UpstreamAllowList.parse(allowUpstream), limits.headerTimeout,
                 limits.bodyTimeout, limits.maxConnections, limits.allowModelManagement, limits.stallTimeout,
-                overload.maxQueue, overload.queueTimeout, overload.forceUsage, overload.reserveSlots);
+                overload.maxQueue, overload.queueTimeout, overload.forceUsage, overload.reserveSlots,
+                migrateStreams);
         proxy.transport().resolve(); // an explicit choice the host lacks: one line and exit 2
         // Files read here too, so that a bad one is one line and exit 2 before anything starts.
         if (apiKeys != null) {

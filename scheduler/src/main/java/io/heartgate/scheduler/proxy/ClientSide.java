@@ -26,6 +26,7 @@ final class ClientSide {
     private final ClientConnection conn;
     private final FullHttpRequest req;
     private final AnswerUsage usage;
+    private final Transcript transcript;
     private final Recorder recorder;
     private final Timeouts clock;
     private final String caller;
@@ -50,6 +51,7 @@ final class ClientSide {
         this.startNanos = call.startNanos();
         this.req = call.request();
         this.usage = conn.usage();
+        this.transcript = conn.transcript();
         this.recorder = recorder;
         this.extra = call.responseHeaders();
         this.channel = conn.channel();
@@ -61,9 +63,10 @@ final class ClientSide {
     /**
      * Writes the node's response head as the client gets it: marked with how the affinity strategy
      * placed the request ({@code affinity}, or {@code null} under another strategy), and seen by the
-     * usage accounting first.
+     * usage accounting first; {@code movable}: a stream of it is kept, so that it can move to another
+     * node if its node fails ({@link Transcript}).
      */
-    void head(HttpResponse response, String nodeId, AffinityPick affinity) {
+    void head(HttpResponse response, String nodeId, AffinityPick affinity, boolean movable) {
         status = response.status().code();
         usage.head(req, status, response);
         if (affinity != null) {
@@ -78,6 +81,7 @@ final class ClientSide {
                 headRequest, http10, keep && !conn.draining(), nodeId);
         keep = plan.keepClient();
         streaming = plan.streaming();
+        transcript.begin(movable && streaming && status < 300 && usage.sse());
         if (streaming) {
             recorder.counters().streamStarted();
         }
@@ -88,6 +92,7 @@ final class ClientSide {
     /** Writes a chunk that is not the last; returns {@code false} when the client's buffer is full and the node should pause. */
     boolean chunk(HttpContent content) {
         usage.add(content.content());
+        transcript.add(content.content());
         HttpContent shown = usage.shown(content, false);
         if (shown != null) {
             channel.write(shown, channel.voidPromise());
@@ -102,6 +107,7 @@ final class ClientSide {
      */
     ChannelFuture last(HttpContent content, Node node) {
         usage.add(content.content());
+        transcript.begin(false);
         HttpContent shown = usage.shown(content, true);
         unflushed = false;
         ChannelFuture written = channel.writeAndFlush(shown);

@@ -12,6 +12,7 @@ import io.netty.channel.ChannelFuture;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.LastHttpContent;
 import java.util.Map;
 
 /**
@@ -21,6 +22,8 @@ import java.util.Map;
  * (connecting, awaiting the head, reading away a busy answer); its {@link ClientSide} writes what
  * the client gets. A failure goes as the {@link RetryPolicy} decides. What the answer says is told
  * to two taps: {@link NodeEvidence} about the node, {@link Recorder} for counters, metrics and usage.
+ * A stream whose node fails mid-answer may move to another node ({@link Migration}): routing again,
+ * the continuation sent without a second head to the client, its stream spliced into the client's.
  */
 final class Exchange {
 
@@ -35,7 +38,10 @@ final class Exchange {
     private final RetryPolicy retry;
     private final NodeEvidence evidence;
     private final Placement placement;
+    private final Recorder recorder;
     private Phase phase = Phase.ROUTING;
+    /** The answer's move to another node once its node failed mid-stream, else {@code null}. */
+    private Migration migration;
     private boolean resent;
     private long headNanos;
     /** The node whose answer the client gets, once its head came. */
@@ -52,6 +58,7 @@ final class Exchange {
         this.timeouts = timeouts;
         this.retry = retry;
         this.evidence = evidence;
+        this.recorder = recorder;
         this.placement = new Placement(this, call, facts.caller() != null ? facts.caller() : conn.remoteIp(),
                 conn.channel().eventLoop(), dispatcher, retry, evidence, recorder);
         this.watch = timeouts.watch(placement);
@@ -71,6 +78,10 @@ final class Exchange {
     /** Sends the current attempt to its node. */
     void send() {
         phase = phase.to(Phase.SENT);
+        if (migration != null && !migration.sendTo(placement.node(), req, upstream)) {
+            cut(Migration.Result.NOT_CONTINUABLE);
+            return;
+        }
         upstream.open(upstream.target(placement.node().url()), true);
     }
 
@@ -83,17 +94,28 @@ final class Exchange {
         if (placement.busyElsewhere(code, resent)) {
             return false;
         }
+        if (migration != null && !migration.answered(code, recorder)) {
+            return false; // read away, then the client's stream is cut (discarded)
+        }
         phase = phase.to(Phase.RELAYING);
         if (code < 300 && placement.loadsModel()) {
             evidence.answeredWell(answered, facts);
         }
-        client.head(response, answered.id(), placement.affinity());
+        if (migration == null) { // a moved answer's client has its head already
+            client.head(response, answered.id(), placement.affinity(), Migration.movable(retry, call));
+        }
         return true;
     }
 
     /** A chunk of the answer relayed; ownership of {@code content} passes here. */
     void content(HttpContent content, boolean last) {
         evidence.chunk(answered);
+        boolean stopped = false;
+        if (migration != null) { // a stop sequence across the cut may end it early: the node's rest is not wanted
+            content = migration.splice(content, last);
+            stopped = !last && content instanceof LastHttpContent;
+            last |= stopped;
+        }
         if (!last) {
             if (!client.chunk(content)) {
                 upstream.autoRead(false); // resumed by clientWritabilityChanged
@@ -102,7 +124,7 @@ final class Exchange {
         }
         ChannelFuture written = client.last(content, answered);
         placement.release();
-        upstream.responseEnded();
+        upstream.responseEnded(stopped);
         finish(client.status());
         conn.exchangeDone(this, written, client.closesAfter());
     }
@@ -116,7 +138,11 @@ final class Exchange {
     void discarded() {
         watch.done();
         placement.release();
-        placement.retry();
+        if (migration != null && migration.refused()) {
+            cut(Migration.Result.FAILED);
+        } else {
+            placement.retry();
+        }
     }
 
     /** Says whether the node's response head is still to come. */
@@ -144,9 +170,15 @@ final class Exchange {
     /** The current attempt failed with {@code failure} (the client's going included): what follows is the retry policy's. */
     void nodeFailed(Failure failure, Throwable cause) {
         boolean relaying = phase == Phase.RELAYING;
-        Decision d = retry.decide(failure, placement.count(), relaying, resent);
+        Decision d = retry.decide(failure, placement.count(), relaying || migration != null, resent,
+                migration == null ? 0 : migration.moves());
         placement.failed(evidence.failed(failure, d, placement.node(), cause, facts.caller()));
+        if (migration != null && !relaying && d.action() != Action.ABANDON) {
+            cut(Migration.Result.FAILED); // the continuation failed before its answer began
+            return;
+        }
         switch (d.action()) {
+            case MIGRATE -> migrate();
             case RESEND_SAME_NODE -> {
                 resent = true;
                 upstream.resend();
@@ -165,15 +197,41 @@ final class Exchange {
                 } else if (failure == Failure.CLIENT_GONE && beforeHead()) {
                     client.goneBeforeHead(placement.streams());
                 }
-                finish(d.action() == Action.ABANDON ? 0 : client.status());
+                if (d.action() != Action.ABANDON) {
+                    cut(relaying && migration != null ? Migration.Result.FAILED : null);
+                    return;
+                }
+                finish(0);
                 placement.release();
                 upstream.close();
-                if (d.action() != Action.ABANDON) {
-                    client.cut();
-                    conn.exchangeDone(this, null, true);
-                }
             }
         }
+    }
+
+    /** The node failed mid-stream: the answer goes on from another node, or is cut when it cannot. */
+    private void migrate() {
+        Migration next = Migration.after(call, conn.transcript(), answered, migration);
+        if (next == null) {
+            client.cutShort(answered);
+            cut(Migration.Result.NOT_CONTINUABLE);
+            return;
+        }
+        migration = next;
+        placement.release();
+        upstream.close();
+        placement.retry();
+    }
+
+    /** Cuts the client's answer and closes its connection; a stream that could not move, or whose move failed, is counted. */
+    private void cut(Migration.Result result) {
+        if (result != null) {
+            recorder.migration(result);
+        }
+        finish(client.status());
+        placement.release();
+        upstream.close();
+        client.cut();
+        conn.exchangeDone(this, null, true);
     }
 
     /** The request goes back to routing, for another node. */
@@ -202,6 +260,10 @@ final class Exchange {
      * {@code limitHeaders}, when not {@code null}, are the key's rate-limit figures after its token came back.
      */
     void fail(ErrorType type, String message, int retryAfterSeconds, Map<String, String> limitHeaders) {
+        if (migration != null) { // the client has the head and part of the answer: no error answer can follow
+            cut(Migration.Result.NO_CANDIDATE);
+            return;
+        }
         if (limitHeaders != null) {
             client.extraHeaders(limitHeaders);
         }

@@ -11,7 +11,7 @@ enum Phase {
     ROUTING,
     /** Sent to, or being sent to, a node whose answer is not relayed yet. */
     SENT,
-    /** Response head sent to the client; relaying the body. */
+    /** Response head sent to the client; relaying the body (an answer that moves goes back to routing). */
     RELAYING,
     /** Answered, cut or abandoned; nothing more happens. */
     DONE;
@@ -21,7 +21,7 @@ enum Phase {
     static {
         ROUTING.next = EnumSet.of(SENT, DONE);
         SENT.next = EnumSet.of(RELAYING, ROUTING, DONE);
-        RELAYING.next = EnumSet.of(DONE);
+        RELAYING.next = EnumSet.of(ROUTING, DONE); // ROUTING: the answer moves to another node mid-stream
         DONE.next = EnumSet.noneOf(Phase.class);
     }
 

@@ -40,6 +40,8 @@ import java.time.Duration;
  *     {@code stream_options.include_usage}, so that their tokens are counted ({@code --force-usage})
  * @param reserveSlots free slots of a model's nodes kept for callers that are not flooding it
  *     ({@code --reserve-slots}); 0 uses every free slot
+ * @param migrateStreams how many times one streamed answer cut by its node may move to another node
+ *     ({@code --migrate-streams}); 0 cuts such streams as the node did
  */
 public record ProxyConfig(String bind, int port, long maxBodyBytes, int retries, Duration connectTimeout,
                           Duration firstByteTimeout, Duration idleTimeout, Duration drainTimeout, int ejectAfter,
@@ -47,7 +49,7 @@ public record ProxyConfig(String bind, int port, long maxBodyBytes, int retries,
                           Duration keepAliveTimeout, UpstreamAllowList allowUpstream, Duration headerTimeout,
                           Duration bodyTimeout, int maxConnections, boolean allowModelManagement,
                           Duration stallTimeout, int maxQueue, Duration queueTimeout, boolean forceUsage,
-                          int reserveSlots) {
+                          int reserveSlots, int migrateStreams) {
 
     /** Checks ranges; a bad value throws {@link InvalidSettingException} naming its component. */
     public ProxyConfig {
@@ -94,6 +96,9 @@ public record ProxyConfig(String bind, int port, long maxBodyBytes, int retries,
         positive("queueTimeout", queueTimeout);
         if (reserveSlots < 0 || reserveSlots > 100_000) {
             throw new InvalidSettingException("reserveSlots", "must be 0 to 100000, was " + reserveSlots);
+        }
+        if (migrateStreams < 0 || migrateStreams > 10) {
+            throw new InvalidSettingException("migrateStreams", "must be 0 to 10, was " + migrateStreams);
         }
         if (allowUpstream == null) {
             throw new InvalidSettingException("allowUpstream", "must be set (UpstreamAllowList.ALLOW_ALL for none)");

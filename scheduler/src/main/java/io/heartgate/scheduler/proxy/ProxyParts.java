@@ -59,7 +59,7 @@ final class ProxyParts {
         all.addAll(Stages.standard(table, access, limits));
         this.stages = List.copyOf(all);
         this.facts = new RequestFactsReader(Stages.fieldsRead(stages), sources.selector().affinityKeys());
-        this.retry = new RetryPolicy(config.retries());
+        this.retry = new RetryPolicy(config.retries(), config.migrateStreams());
         this.recorder = new Recorder(sources.counters(), sources.metrics(),
                 new KeyLimits(limits, access.keys(), access.forceUsage()));
     }

@@ -6,6 +6,8 @@ import io.heartgate.scheduler.routing.AffinityPick;
 import io.heartgate.scheduler.usage.UsageAccounting;
 import io.heartgate.scheduler.usage.UsageReader;
 import io.netty.handler.codec.http.FullHttpRequest;
+import java.util.EnumMap;
+import java.util.Map;
 
 /**
  * The tap through which what the proxy relays is counted: its counters, the per-node and per-key
@@ -19,12 +21,24 @@ final class Recorder {
     private final RequestMetrics metrics;
     private final UsageAccounting usage;
     private final KeyLimits keyLimits;
+    private final Map<Migration.Result, io.micrometer.core.instrument.Counter> migrations = new EnumMap<>(Migration.Result.class);
 
     Recorder(ProxyCounters counters, RequestMetrics metrics, KeyLimits keyLimits) {
         this.counters = counters;
         this.metrics = metrics;
         this.usage = metrics.usage();
         this.keyLimits = keyLimits;
+        for (Migration.Result r : Migration.Result.values()) {
+            migrations.put(r, io.micrometer.core.instrument.Counter.builder("heartgate_stream_migrations_total").tag("result", r.label())
+                    .description("Streams whose node failed mid-answer, by what followed: continued on another "
+                            + "node, no_candidate, not_continuable, or failed on the next node too")
+                    .register(metrics.registry()));
+        }
+    }
+
+    /** Counts how a stream whose node failed mid-answer went on ({@link Migration}). */
+    void migration(Migration.Result result) {
+        migrations.get(result).increment();
     }
 
     /** Counts one occurrence of {@code counter}. */

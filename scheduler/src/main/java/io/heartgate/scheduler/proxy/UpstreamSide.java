@@ -55,6 +55,11 @@ final class UpstreamSide {
         this.req = request;
     }
 
+    /** Replaces the request that later attempts send (an answer moving to another node sends its continuation). */
+    void request(FullHttpRequest next) {
+        this.req = next;
+    }
+
     /** Returns the parsed target of a node URL, parsed once for every loop. */
     Target target(String url) {
         return pool.target(url);
@@ -214,6 +219,15 @@ final class UpstreamSide {
         if (conn != null) {
             conn.autoRead(on);
         }
+    }
+
+    /** The response ended: the connection goes back to the pool, or is closed; {@code unwanted}: the node's rest is not read, so closed. */
+    void responseEnded(boolean unwanted) {
+        if (unwanted) {
+            close();
+            return;
+        }
+        responseEnded();
     }
 
     /** The response ended: the connection goes back to the pool, or is closed. */

@@ -30,6 +30,7 @@ public final class ProxyConfigBuilder {
     private int maxQueue = 1000;
     private boolean forceUsage;
     private int reserveSlots;
+    private int migrateStreams = 1;
     private Duration queueTimeout = Duration.ofSeconds(60);
 
     public ProxyConfigBuilder allowModelManagement(boolean allow) {
@@ -112,6 +113,11 @@ public final class ProxyConfigBuilder {
         return this;
     }
 
+    public ProxyConfigBuilder migrateStreams(int n) {
+        this.migrateStreams = n;
+        return this;
+    }
+
     public ProxyConfigBuilder transport(Transport t) {
         this.transport = t;
         return this;
@@ -121,6 +127,6 @@ public final class ProxyConfigBuilder {
         return new ProxyConfig(bind, port, maxBodyBytes, retries, connectTimeout, firstByteTimeout, idleTimeout,
                 drainTimeout, ejectAfter, ejectFor, eventLoops, transport, keepAliveTimeout, allowUpstream,
                 headerTimeout, bodyTimeout, maxConnections, allowModelManagement, stallTimeout, maxQueue, queueTimeout,
-                forceUsage, reserveSlots);
+                forceUsage, reserveSlots, migrateStreams);
     }
 }

@@ -54,6 +54,11 @@ public final class RetryPolicy {
         PASS_THROUGH,
         /** Close the node's connection and the client's: the client already has part of the response. */
         CUT,
+        /**
+         * The node failed mid-stream: continue the answer on another node, from the text the client
+         * already has, if the answer can be continued (else {@link #CUT}).
+         */
+        MIGRATE,
         /** Close the node's connection; nobody is left to answer. */
         ABANDON
     }
@@ -71,17 +76,31 @@ public final class RetryPolicy {
         static final Decision TIMEOUT = new Decision(Action.ANSWER, ErrorType.UPSTREAM_TIMEOUT);
         static final Decision PASS = new Decision(Action.PASS_THROUGH, null);
         static final Decision CUT = new Decision(Action.CUT, null);
+        static final Decision MIGRATE = new Decision(Action.MIGRATE, null);
         static final Decision ABANDON = new Decision(Action.ABANDON, null);
     }
 
     private final int retries;
+    private final int migrations;
 
-    /** Creates the policy; {@code retries} other nodes may be tried after the first (0 to 10). */
+    /** Creates the policy; {@code retries} other nodes may be tried after the first (0 to 10); no stream moves. */
     public RetryPolicy(int retries) {
+        this(retries, 0);
+    }
+
+    /**
+     * Creates the policy; {@code retries} other nodes may be tried after the first (0 to 10), and an
+     * answer cut mid-stream may move to another node {@code migrations} times ({@code --migrate-streams}).
+     */
+    public RetryPolicy(int retries, int migrations) {
         if (retries < 0) {
             throw new IllegalArgumentException("retries must not be negative, was " + retries);
         }
+        if (migrations < 0) {
+            throw new IllegalArgumentException("migrations must not be negative, was " + migrations);
+        }
         this.retries = retries;
+        this.migrations = migrations;
     }
 
     /**
@@ -93,11 +112,21 @@ public final class RetryPolicy {
      * @param resentOnce whether this request was already sent again after a stale connection
      */
     public Decision decide(Failure failure, int attempts, boolean bytesToClient, boolean resentOnce) {
+        return decide(failure, attempts, bytesToClient, resentOnce, Integer.MAX_VALUE);
+    }
+
+    /**
+     * Returns what follows {@code failure}, as {@link #decide(Failure, int, boolean, boolean)}; an
+     * answer that has moved {@code moved} times so far may move again when its node broke off or
+     * went silent mid-answer and moves are left.
+     */
+    public Decision decide(Failure failure, int attempts, boolean bytesToClient, boolean resentOnce, int moved) {
         if (failure == Failure.CLIENT_GONE) {
             return Decision.ABANDON;
         }
         if (bytesToClient) {
-            return Decision.CUT;
+            return (failure == Failure.BROKE_OFF || failure == Failure.IDLE_TIMEOUT) && moved < migrations
+                    ? Decision.MIGRATE : Decision.CUT;
         }
         boolean retriesLeft = attempts <= retries;
         return switch (failure) {
@@ -108,6 +137,11 @@ public final class RetryPolicy {
             case IDLE_TIMEOUT, BROKE_OFF -> Decision.CUT; // not reached: both happen only while relaying
             case CLIENT_GONE -> Decision.ABANDON;
         };
+    }
+
+    /** Says whether a stream cut by its node may move to another node at all ({@code --migrate-streams} above 0). */
+    public boolean migrates() {
+        return migrations > 0;
     }
 
     /** Returns whether {@code failure} counts toward the node's ejection: only a failed connect does. */

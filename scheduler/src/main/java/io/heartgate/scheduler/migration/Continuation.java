@@ -1,0 +1,140 @@
+package io.heartgate.scheduler.migration;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+
+/**
+ * Builds the request that asks another node to go on from the text a cut stream already sent, in
+ * the form that node's server understands. Pure: the original body, what was sent and the node's
+ * backend in, the new body (or the reason there is none) out.
+ *
+ * <p>A chat continues as a final assistant message holding the text, which each server treats its
+ * own way:
+ * <ul>
+ *   <li>vLLM continues it only with {@code continue_final_message: true} and
+ *       {@code add_generation_prompt: false}, and answers 400 to the first without the second
+ *       (validator {@code check_generation_prompt}, {@code vllm/entrypoints/openai/chat_completion/protocol.py});
+ *   <li>llama.cpp's server continues a final assistant message by default and accepts the same pair
+ *       ({@code tools/server/server-common.cpp}, {@code oaicompat_chat_params_parse});
+ *   <li>TGI continues a final assistant message implicitly and has no flag
+ *       ({@code router/src/infer/chat_template.rs});
+ *   <li>Ollama continues only where the model's template allows it, which the gateway does not
+ *       know, and a server reported only as OpenAI-compatible may be any of the above: neither is
+ *       continued.
+ * </ul>
+ * Several servers trim the final message's trailing whitespace ({@code rstrip} in the chat
+ * template), so the text goes without it whatever the server, and {@link Splice} keeps the client
+ * from seeing it twice. A completion continues as its prompt followed by the text, which needs no
+ * template. The token limit ({@code max_tokens}, {@code max_completion_tokens}) is reduced by the
+ * tokens already sent, to at least 1.
+ */
+public final class Continuation {
+
+    /** Why a stream cannot be continued, or the request that continues it. */
+    public record Result(byte[] body, String refusal) {
+        static Result refused(String why) {
+            return new Result(null, why);
+        }
+    }
+
+    private Continuation() {
+    }
+
+    /** Says whether {@code sent} can be continued at all, before a node is chosen: {@code null} when it can, else why not. */
+    public static String refusal(Sent sent) {
+        if (sent.id() == null) {
+            return "no event of the answer was read";
+        }
+        if (sent.finished()) {
+            return "the answer had already ended";
+        }
+        if (sent.toolCalls()) {
+            return "a tool call was being streamed";
+        }
+        if (sent.reasoning()) {
+            return "the cut fell inside a reasoning block";
+        }
+        return null;
+    }
+
+    /** Returns the request that asks a node of {@code backend} to continue {@code sent}, the answer to {@code body}. */
+    public static Result of(Form form, byte[] body, Sent sent, String backend) {
+        String why = refusal(sent);
+        if (why != null) {
+            return Result.refused(why);
+        }
+        JsonNode parsed;
+        try {
+            parsed = Sent.JSON.readTree(body);
+        } catch (IOException e) {
+            return Result.refused("the request body is not JSON");
+        }
+        if (!(parsed instanceof ObjectNode request)) {
+            return Result.refused("the request body is not a JSON object");
+        }
+        if (request.path("n").asInt(1) > 1 || request.path("best_of").asInt(1) > 1) {
+            return Result.refused("the request asks for several choices");
+        }
+        String refusal = form == Form.OPENAI_CHAT ? chat(request, sent, backend) : completion(request, sent);
+        if (refusal != null) {
+            return Result.refused(refusal);
+        }
+        for (String limit : new String[] {"max_tokens", "max_completion_tokens"}) {
+            if (request.path(limit).isNumber()) {
+                request.put(limit, Math.max(1, request.get(limit).asInt() - sent.tokens()));
+            }
+        }
+        try {
+            return new Result(Sent.JSON.writeValueAsBytes(request), null);
+        } catch (IOException e) {
+            return Result.refused("the continuation cannot be written: " + e.getMessage());
+        }
+    }
+
+    private static String chat(ObjectNode request, Sent sent, String backend) {
+        if (!(request.get("messages") instanceof ArrayNode messages) || messages.isEmpty()) {
+            return "the request has no messages";
+        }
+        boolean flags;
+        if ("vllm".equals(backend) || "llamacpp".equals(backend)) {
+            flags = true;
+        } else if ("tgi".equals(backend)) {
+            flags = false;
+        } else {
+            return "a node of backend '" + backend + "' may not continue a final assistant message";
+        }
+        String carried = carried(sent.text());
+        JsonNode last = messages.get(messages.size() - 1);
+        if ("assistant".equals(last.path("role").asText()) && last.path("content").isTextual()) {
+            // The client prefilled the answer itself: the text sent goes on from that prefill.
+            ((ObjectNode) last).put("content", carried(last.get("content").asText() + sent.text()));
+        } else {
+            messages.addObject().put("role", "assistant").put("content", carried);
+        }
+        if (flags) {
+            request.put("continue_final_message", true);
+            request.put("add_generation_prompt", false);
+        }
+        return null;
+    }
+
+    private static String completion(ObjectNode request, Sent sent) {
+        if (!request.path("prompt").isTextual()) {
+            return "the prompt is not one text";
+        }
+        request.put("prompt", request.get("prompt").asText() + sent.text());
+        request.remove("echo"); // the client has the prompt already
+        return null;
+    }
+
+    /** Returns the text a chat continues from: without trailing whitespace, nor a replacement character left by a split UTF-8 sequence. */
+    static String carried(String text) {
+        int end = text.length();
+        while (end > 0 && (Character.isWhitespace(text.charAt(end - 1)) || text.charAt(end - 1) == '\uFFFD')) {
+            end--;
+        }
+        return text.substring(0, end);
+    }
+}

@@ -1,0 +1,29 @@
+package io.heartgate.scheduler.migration;
+
+import io.heartgate.scheduler.request.Endpoint;
+
+/**
+ * The streamed generations a cut answer can be continued on another node, by the shape of their
+ * stream and of the continuation request: an OpenAI chat stream continues as a final assistant
+ * message, a completion as its prompt followed by the text already sent.
+ */
+public enum Form {
+    /** {@code /v1/chat/completions}, SSE: the text is {@code choices[0].delta.content}. */
+    OPENAI_CHAT,
+    /** {@code /v1/completions}, SSE: the text is {@code choices[0].text}. */
+    OPENAI_COMPLETIONS;
+
+    /** Returns the form of a streamed answer to {@code endpoint}, or {@code null} when it cannot be continued. */
+    public static Form of(Endpoint endpoint) {
+        return switch (endpoint) {
+            case OPENAI_CHAT -> OPENAI_CHAT;
+            case OPENAI_COMPLETIONS -> OPENAI_COMPLETIONS;
+            default -> null;
+        };
+    }
+
+    /** Says whether the stream is OpenAI's SSE (events of {@code data:} lines, ended by {@code [DONE]}). */
+    boolean sse() {
+        return true;
+    }
+}

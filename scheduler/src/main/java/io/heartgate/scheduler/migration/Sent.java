@@ -1,0 +1,108 @@
+package io.heartgate.scheduler.migration;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What the client of a cut stream has been sent, read back from the bytes relayed to it: the
+ * answer's text so far, how many events carried text (the gateway's count of tokens sent, one per
+ * event as the servers stream them), the first node's {@code id}, {@code created}, {@code model}
+ * and {@code system_fingerprint}, which every later event keeps, and what rules a continuation out.
+ *
+ * @param text the answer's text as the client has it
+ * @param tokens the events that carried text
+ * @param toolCalls a tool call was streamed: its arguments cannot be continued
+ * @param reasoning the stream is still inside a reasoning block (reasoning sent, no answer text yet)
+ * @param finished the answer had already ended (a finish reason or {@code [DONE]} was sent)
+ * @param events every whole event sent, for the count of SSE events in a cut answer's estimate
+ */
+public record Sent(String text, int tokens, String id, JsonNode created, String model, String fingerprint,
+                   boolean toolCalls, boolean reasoning, boolean finished, int events) {
+
+    static final ObjectMapper JSON = new ObjectMapper();
+
+    /** Returns what an SSE stream of {@code form} sent in its first {@code length} bytes of {@code body}. */
+    public static Sent read(Form form, byte[] body, int length) {
+        StringBuilder text = new StringBuilder();
+        int tokens = 0;
+        int events = 0;
+        String id = null;
+        JsonNode created = null;
+        String model = null;
+        String fingerprint = null;
+        boolean tools = false;
+        boolean reasoned = false;
+        boolean finished = false;
+        for (String data : sseData(body, length)) {
+            events++;
+            if (data.equals("[DONE]")) {
+                finished = true;
+                continue;
+            }
+            JsonNode event = parse(data);
+            if (event == null || !event.isObject()) {
+                continue;
+            }
+            if (id == null && event.hasNonNull("id")) {
+                id = event.get("id").asText();
+                created = event.get("created");
+                model = event.path("model").asText(null);
+                fingerprint = event.path("system_fingerprint").asText(null);
+            }
+            JsonNode choice = event.path("choices").path(0);
+            if (!choice.path("finish_reason").isMissingNode() && !choice.path("finish_reason").isNull()) {
+                finished = true;
+            }
+            JsonNode delta = form == Form.OPENAI_CHAT ? choice.path("delta") : choice;
+            String piece = delta.path(form == Form.OPENAI_CHAT ? "content" : "text").asText("");
+            if (delta.has("tool_calls")) {
+                tools = true;
+            }
+            if (!delta.path("reasoning_content").asText("").isEmpty() || !delta.path("reasoning").asText("").isEmpty()) {
+                reasoned = text.length() == 0;
+            }
+            if (!piece.isEmpty()) {
+                text.append(piece);
+                tokens++;
+            }
+        }
+        return new Sent(text.toString(), tokens, id, created, model, fingerprint, tools, reasoned && text.length() == 0,
+                finished, events);
+    }
+
+    /** Returns the {@code data:} payload of every whole SSE event in the bytes (a part event at the end is left out). */
+    static List<String> sseData(byte[] body, int length) {
+        List<String> out = new ArrayList<>();
+        String all = new String(body, 0, length, StandardCharsets.UTF_8).replace("\r\n", "\n");
+        int start = 0;
+        int end;
+        while ((end = all.indexOf("\n\n", start)) >= 0) {
+            StringBuilder data = new StringBuilder();
+            for (String line : all.substring(start, end).split("\n")) {
+                if (line.startsWith("data:")) {
+                    if (data.length() > 0) {
+                        data.append('\n');
+                    }
+                    data.append(line.substring(line.startsWith("data: ") ? 6 : 5));
+                }
+            }
+            if (data.length() > 0) {
+                out.add(data.toString().trim());
+            }
+            start = end + 2;
+        }
+        return out;
+    }
+
+    static JsonNode parse(String json) {
+        try {
+            return JSON.readTree(json);
+        } catch (IOException e) {
+            return null;
+        }
+    }
+}

@@ -1,0 +1,204 @@
+package io.heartgate.scheduler.migration;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Turns the stream of the node that continues a cut answer into the rest of the stream the client
+ * already reads, so that it sees one answer:
+ * <ul>
+ *   <li>every event keeps the first node's {@code id}, {@code created}, {@code model} and
+ *       {@code system_fingerprint};
+ *   <li>the new node's role chunk is dropped (the client had one);
+ *   <li>whitespace the cut text ended with, which the continuation was sent without, is not sent
+ *       twice: the new text's leading whitespace is dropped when the client already has some;
+ *   <li>a stop sequence of the request that began in the text already sent and ends in the new
+ *       text ends the answer there, as the first node would have (the new node sees only its own text);
+ *   <li>usage counts what both nodes did: prompt tokens of both legs (the first leg's estimated as
+ *       the second's less the text carried over, when the first reported none) and the completion
+ *       tokens of both.
+ * </ul>
+ * Events are rewritten whole: a part event at the end of a chunk waits for the rest. Not
+ * thread-safe; one per migrated answer.
+ */
+public final class Splice {
+
+    private static final byte[] DONE = "data: [DONE]\n\n".getBytes(StandardCharsets.UTF_8);
+
+    private final Form form;
+    private final Sent sent;
+    private final List<String> stops;
+    private final boolean cutAtWhitespace;
+    private final StringBuilder pending = new StringBuilder();
+    /** The text around the cut a stop sequence could span: the end of the text sent, then the new text. */
+    private final StringBuilder window = new StringBuilder();
+    private final int carriedInWindow;
+    private boolean started;
+    private boolean stopped;
+
+    /** @param requestBody the original request, for its stop sequences */
+    public Splice(Form form, Sent sent, byte[] requestBody) {
+        this.form = form;
+        this.sent = sent;
+        this.stops = stops(requestBody);
+        String text = sent.text();
+        this.cutAtWhitespace = !text.isEmpty() && !Continuation.carried(text).equals(text);
+        int longest = stops.stream().mapToInt(String::length).max().orElse(0);
+        window.append(text, Math.max(0, text.length() - Math.max(0, longest - 1)), text.length());
+        this.carriedInWindow = window.length();
+    }
+
+    /** Says whether a stop sequence across the cut ended the answer: the new node's remaining stream is not wanted. */
+    public boolean stopped() {
+        return stopped;
+    }
+
+    /** Returns what the client gets for the next {@code chunk} of the new node's stream (possibly nothing). */
+    public byte[] next(byte[] chunk) {
+        if (stopped) {
+            return new byte[0];
+        }
+        pending.append(new String(chunk, StandardCharsets.UTF_8).replace("\r\n", "\n"));
+        ByteArrayOutputStream out = new ByteArrayOutputStream(chunk.length + 64);
+        int end;
+        while (!stopped && (end = pending.indexOf("\n\n")) >= 0) {
+            String event = pending.substring(0, end);
+            pending.delete(0, end + 2);
+            event(event, out);
+        }
+        return out.toByteArray();
+    }
+
+    private void event(String event, ByteArrayOutputStream out) {
+        String data = null;
+        for (String line : event.split("\n")) {
+            if (line.startsWith("data:")) {
+                data = line.substring(line.startsWith("data: ") ? 6 : 5).trim();
+            }
+        }
+        if (data == null || data.equals("[DONE]")) {
+            write(out, event + "\n\n");
+            return;
+        }
+        JsonNode parsed = Sent.parse(data);
+        if (!(parsed instanceof ObjectNode o)) {
+            write(out, event + "\n\n");
+            return;
+        }
+        o.put("id", sent.id());
+        if (sent.created() != null) {
+            o.set("created", sent.created());
+        }
+        if (sent.model() != null) {
+            o.put("model", sent.model());
+        }
+        if (sent.fingerprint() != null) {
+            o.put("system_fingerprint", sent.fingerprint());
+        } else {
+            o.remove("system_fingerprint");
+        }
+        if (o.get("usage") instanceof ObjectNode usage) {
+            sumUsage(usage);
+        }
+        if (o.get("choices") instanceof ArrayNode choices && !choices.isEmpty() && choices.get(0) instanceof ObjectNode c) {
+            if (!text(c)) {
+                return; // the new node's role chunk, or nothing left of a chunk of whitespace
+            }
+        }
+        write(out, "data: " + o + "\n\n");
+        if (stopped) {
+            out.writeBytes(DONE);
+        }
+    }
+
+    /** Rewrites one choice's text; returns whether the event is still sent. */
+    private boolean text(ObjectNode choice) {
+        boolean finishing = choice.hasNonNull("finish_reason");
+        ObjectNode holder = choice;
+        String field = "text";
+        if (form == Form.OPENAI_CHAT) {
+            if (!(choice.get("delta") instanceof ObjectNode delta)) {
+                return true;
+            }
+            holder = delta;
+            field = "content";
+            delta.remove("role");
+        }
+        String piece = holder.path(field).asText("");
+        if (!started && !piece.isEmpty()) {
+            if (cutAtWhitespace) {
+                piece = piece.stripLeading();
+            }
+            started = !piece.isEmpty();
+            holder.put(field, piece);
+        }
+        if (!piece.isEmpty() && !stops.isEmpty() && window.length() - carriedInWindow < longestStop()) {
+            int keep = stopAt(piece);
+            if (keep >= 0) {
+                holder.put(field, piece.substring(0, keep));
+                choice.put("finish_reason", "stop");
+                stopped = true;
+                return true;
+            }
+        }
+        boolean other = form == Form.OPENAI_CHAT && holder.size() > 1;
+        return !piece.isEmpty() || finishing || other;
+    }
+
+    /** Appends {@code piece} to the window; returns how much of it precedes a stop sequence that began in the text sent, or -1. */
+    private int stopAt(String piece) {
+        int before = window.length();
+        window.append(piece);
+        for (int start = Math.max(0, before - longestStop() + 1); start < carriedInWindow; start++) {
+            for (String stop : stops) {
+                if (start + stop.length() > before && window.indexOf(stop, start) == start) {
+                    return Math.max(0, start - before);
+                }
+            }
+        }
+        return -1;
+    }
+
+    private int longestStop() {
+        return stops.stream().mapToInt(String::length).max().orElse(0);
+    }
+
+    private void sumUsage(ObjectNode usage) {
+        int prompt = usage.path("prompt_tokens").asInt(0);
+        int completion = usage.path("completion_tokens").asInt(0);
+        int firstPrompt = Math.max(0, prompt - sent.tokens());
+        usage.put("prompt_tokens", firstPrompt + prompt);
+        usage.put("completion_tokens", sent.tokens() + completion);
+        usage.put("total_tokens", firstPrompt + prompt + sent.tokens() + completion);
+    }
+
+    private static void write(ByteArrayOutputStream out, String s) {
+        out.writeBytes(s.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static List<String> stops(byte[] body) {
+        List<String> out = new ArrayList<>();
+        try {
+            JsonNode stop = Sent.JSON.readTree(body).path("stop");
+            if (stop.isTextual()) {
+                out.add(stop.asText());
+            } else if (stop.isArray()) {
+                stop.forEach(s -> {
+                    if (s.isTextual() && !s.asText().isEmpty()) {
+                        out.add(s.asText());
+                    }
+                });
+            }
+        } catch (IOException e) {
+            // no stop sequences to apply: the continuation request was built from the same body
+        }
+        out.removeIf(String::isEmpty);
+        return List.copyOf(out);
+    }
+}

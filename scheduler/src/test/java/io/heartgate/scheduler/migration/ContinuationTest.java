@@ -1,0 +1,91 @@
+package io.heartgate.scheduler.migration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+class ContinuationTest {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final byte[] CHAT = ("{\"model\":\"m\",\"stream\":true,\"max_completion_tokens\":5,"
+            + "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}").getBytes(StandardCharsets.UTF_8);
+
+    private static Sent sent(String sse) {
+        byte[] b = sse.getBytes(StandardCharsets.UTF_8);
+        return Sent.read(Form.OPENAI_CHAT, b, b.length);
+    }
+
+    private static String chunk(String delta, String finish) {
+        return "data: {\"id\":\"x\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":" + delta
+                + ",\"finish_reason\":" + finish + "}]}\n\n";
+    }
+
+    @Test
+    void sentReadsTheTextTheIdsAndLeavesOutAPartEventAtTheEnd() {
+        Sent s = sent(chunk("{\"role\":\"assistant\",\"content\":\"\"}", "null") + chunk("{\"content\":\"Hi\"}", "null")
+                + chunk("{\"content\":\" there\"}", "null") + "data: {\"id\":\"x\",\"choi");
+        assertThat(s.text()).isEqualTo("Hi there");
+        assertThat(s.tokens()).isEqualTo(2);
+        assertThat(s.id()).isEqualTo("x");
+        assertThat(s.finished()).isFalse();
+        assertThat(Continuation.refusal(s)).isNull();
+    }
+
+    @Test
+    void tgiGetsNoFlagsAndOllamaOrAGenericServerIsNotAskedToContinue() throws Exception {
+        Sent s = sent(chunk("{\"content\":\"Hi \\uFFFD\"}", "null"));
+        JsonNode tgi = JSON.readTree(Continuation.of(Form.OPENAI_CHAT, CHAT, s, "tgi").body());
+        assertThat(tgi.has("continue_final_message")).isFalse();
+        assertThat(tgi.get("messages").get(1).get("content").asText()).isEqualTo("Hi");
+        assertThat(tgi.get("max_completion_tokens").asInt()).isEqualTo(4);
+        assertThat(Continuation.of(Form.OPENAI_CHAT, CHAT, s, "ollama").refusal()).contains("ollama");
+        assertThat(Continuation.of(Form.OPENAI_CHAT, CHAT, s, "openai").refusal()).contains("openai");
+    }
+
+    @Test
+    void whatCannotBeContinuedSaysWhy() {
+        assertThat(Continuation.refusal(sent(chunk("{\"content\":\"a\"}", "\"stop\"")))).contains("ended");
+        assertThat(Continuation.refusal(sent(chunk("{\"tool_calls\":[{\"index\":0}]}", "null")))).contains("tool call");
+        assertThat(Continuation.refusal(sent(chunk("{\"reasoning_content\":\"hmm\"}", "null")))).contains("reasoning");
+        Sent s = sent(chunk("{\"content\":\"a\"}", "null"));
+        byte[] two = "{\"n\":2,\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}".getBytes(StandardCharsets.UTF_8);
+        assertThat(Continuation.of(Form.OPENAI_CHAT, two, s, "vllm").refusal()).contains("several choices");
+    }
+
+    @Test
+    void aCompletionContinuesAsItsPromptFollowedByTheText() throws Exception {
+        byte[] body = "{\"prompt\":\"Once\",\"max_tokens\":9,\"stream\":true}".getBytes(StandardCharsets.UTF_8);
+        String sse = "data: {\"id\":\"c\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"text\":\" upon\","
+                + "\"finish_reason\":null}]}\n\n";
+        byte[] b = sse.getBytes(StandardCharsets.UTF_8);
+        JsonNode next = JSON.readTree(Continuation.of(Form.OPENAI_COMPLETIONS, body, Sent.read(Form.OPENAI_COMPLETIONS, b,
+                b.length), "ollama").body());
+        assertThat(next.get("prompt").asText()).isEqualTo("Once upon");
+        assertThat(next.get("max_tokens").asInt()).isEqualTo(8);
+    }
+
+    @Test
+    void aSpliceDropsTheRoleChunkKeepsTheFirstIdsAndSumsUsage() throws Exception {
+        Sent s = sent(chunk("{\"content\":\"a \"}", "null"));
+        Splice splice = new Splice(Form.OPENAI_CHAT, s, CHAT);
+        String out = new String(splice.next(("data: {\"id\":\"y\",\"created\":2,\"model\":\"n\",\"choices\":[{\"index\":0,"
+                + "\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\ndata: {\"id\":\"y\","
+                + "\"created\":2,\"model\":\"n\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" b\"},\"finish_reason\":null}]}"
+                + "\n\ndata: {\"id\":\"y\",\"choices\":[],\"usage\":{\"prompt_tokens\":4,\"completion_tokens\":1,"
+                + "\"total_tokens\":5}}\n\ndata: [DO").getBytes(StandardCharsets.UTF_8)), StandardCharsets.UTF_8);
+        String[] events = out.split("\n\n");
+        assertThat(events).hasSize(2);
+        JsonNode text = JSON.readTree(events[0].substring(6));
+        assertThat(text.get("id").asText()).isEqualTo("x");
+        assertThat(text.get("model").asText()).isEqualTo("m");
+        assertThat(text.get("choices").get(0).get("delta").get("content").asText()).isEqualTo("b");
+        JsonNode usage = JSON.readTree(events[1].substring(6)).get("usage");
+        assertThat(usage.get("prompt_tokens").asInt()).isEqualTo(3 + 4);
+        assertThat(usage.get("completion_tokens").asInt()).isEqualTo(2);
+        assertThat(new String(splice.next("NE]\n\n".getBytes(StandardCharsets.UTF_8)), StandardCharsets.UTF_8))
+                .isEqualTo("data: [DONE]\n\n");
+    }
+}
