@@ -20,6 +20,13 @@ import java.util.function.LongSupplier;
 /**
  * Speaks Ollama's API ({@code /} and {@code /api/*}) in the shapes of Ollama {@value #VERSION}: NDJSON
  * streams with a final object of durations, model lists, embeddings and Ollama's error objects.
+ *
+ * <p>Partial answers are continued ({@link Continuation}) where Ollama continues them: a raw
+ * {@code /api/generate} prompt (no template) that ends with sim output, and, with prefill on, an
+ * {@code /api/chat} whose final message is the assistant's. Ollama's templates leave that message open
+ * (those over {@code .Messages} test {@code $last}; older ones are cut after {@code .Response},
+ * {@code template/template.go}), so the model goes on with it; a template that closes every turn
+ * would make it a new answer, as with prefill off.
  */
 final class OllamaApi implements Dialect {
 
@@ -32,6 +39,7 @@ final class OllamaApi implements Dialect {
     private final Clock clock;
     private final LongSupplier nanos;
     private final Duration firstTokenDelay;
+    private final boolean prefill;
 
     /**
      * Creates the adapter; it serves nothing until {@link #mount} adds its routes.
@@ -39,15 +47,17 @@ final class OllamaApi implements Dialect {
      * @param clock wall clock for {@code created_at} and {@code expires_at}
      * @param nanos monotonic nanoseconds for the embedding duration
      * @param firstTokenDelay the configured delay, reported as prompt evaluation time
+     * @param prefill a chat's final assistant message is continued rather than answered anew
      */
     OllamaApi(SimEngine engine, Requests requests, FaultControl faults, Clock clock, LongSupplier nanos,
-              Duration firstTokenDelay) {
+              Duration firstTokenDelay, boolean prefill) {
         this.engine = engine;
         this.requests = requests;
         this.faults = faults;
         this.clock = clock;
         this.nanos = nanos;
         this.firstTokenDelay = firstTokenDelay;
+        this.prefill = prefill;
     }
 
     /** Adds Ollama's routes to {@code router}. */
@@ -107,8 +117,16 @@ final class OllamaApi implements Dialect {
         JsonObject body = accepted.get().body();
         boolean stream = !(body.getValue("stream") instanceof Boolean b) || b; // Ollama streams unless told not to
         Object numPredict = body.getValue("options") instanceof JsonObject o ? o.getValue("num_predict") : null;
+        boolean raw = !chat && body.getValue("raw") instanceof Boolean r && r;
+        int start;
+        if (chat) {
+            start = prefill ? Continuation.lastMessage(body).filter(Continuation::isAssistant)
+                    .map(Continuation::fromAssistant).orElse(0) : 0;
+        } else {
+            start = raw ? Continuation.fromPrompt(body.getValue("prompt")) : 0;
+        }
         Ask ask = new Ask(accepted.get().model(), chat, stream, Requests.promptTokens(body));
-        requests.generate(ctx, ask.model(), Requests.maxTokens(numPredict), new Answer(ctx, ask), this,
+        requests.generate(ctx, ask.model(), Requests.maxTokens(numPredict), start, new Answer(ctx, ask, raw), this,
                 body);
     }
 
@@ -177,15 +195,21 @@ final class OllamaApi implements Dialect {
         }
     }
 
-    /** Writes one generation as Ollama does: a line per token then a final object, or that object alone. */
+    /**
+     * Writes one generation as Ollama does: a line per token then a final object, or that object alone;
+     * the final object of a generate has the {@code context} tokens unless its prompt was raw
+     * ({@code server/routes.go}, {@code GenerateHandler}).
+     */
     private final class Answer implements TokenSink {
         private final RoutingContext ctx;
         private final Ask ask;
+        private final boolean raw;
         private final ResponseStream out;
 
-        Answer(RoutingContext ctx, Ask ask) {
+        Answer(RoutingContext ctx, Ask ask, boolean raw) {
             this.ctx = ctx;
             this.ask = ask;
+            this.raw = raw;
             this.out = new ResponseStream(ctx, "application/x-ndjson");
         }
 
@@ -222,7 +246,7 @@ final class OllamaApi implements Dialect {
         private JsonObject last(Generation g, String text) {
             long total = g.elapsedNanos();
             JsonObject o = content(head(), text).put("done", true).put("done_reason", g.finishReason());
-            if (!ask.chat()) {
+            if (!ask.chat() && !raw) {
                 JsonArray context = new JsonArray();
                 for (int i = 0; i < Math.min(ask.promptTokens() + g.sent(), 64); i++) {
                     context.add(1000 + i);

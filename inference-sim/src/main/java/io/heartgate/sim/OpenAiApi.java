@@ -11,15 +11,20 @@ import java.time.Clock;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 
 /**
  * Speaks the OpenAI-compatible API ({@code /v1/*}) the way vLLM serves it, with vLLM's {@code /health}:
  * SSE streams ending in {@code [DONE]}, whole JSON answers with usage, and vLLM's error objects.
+ * A chat with {@code continue_final_message} and a completion whose prompt ends with sim output
+ * continue the partial answer they carry ({@link Continuation}).
  */
 final class OpenAiApi implements Dialect {
 
     private static final String DONE = "data: [DONE]\n\n";
+    private static final Set<String> LAX_TRUE = Set.of("1", "on", "t", "true", "y", "yes");
+    private static final Set<String> LAX_FALSE = Set.of("0", "off", "f", "false", "n", "no");
 
     private final SimEngine engine;
     private final Requests requests;
@@ -91,11 +96,43 @@ final class OpenAiApi implements Dialect {
                 || laxTrue(options.getValue("include_usage")));
         boolean continuousUsage = includeUsage && options.containsKey("continuous_usage_stats")
                 && laxTrue(options.getValue("continuous_usage_stats"));
+        OptionalInt start = chat ? chatStart(ctx, body)
+                : OptionalInt.of(Continuation.fromPrompt(body.getValue("prompt")));
+        if (start.isEmpty()) {
+            return;
+        }
         Object maxTokens = body.getValue("max_completion_tokens") != null
                 ? body.getValue("max_completion_tokens") : body.getValue("max_tokens");
         Ask ask = new Ask(accepted.get().model(), chat, stream, Requests.promptTokens(body));
-        requests.generate(ctx, ask.model(), Requests.maxTokens(maxTokens), new Answer(ctx, ask, includeUsage,
-                continuousUsage), this, body);
+        requests.generate(ctx, ask.model(), Requests.maxTokens(maxTokens), start.getAsInt(),
+                new Answer(ctx, ask, includeUsage, continuousUsage), this, body);
+    }
+
+    /**
+     * Returns the first token of a chat's answer: 0 for a new one, or where the final assistant message
+     * leaves off when {@code continue_final_message} asks to continue it; empty once it has answered 400.
+     *
+     * <p>vLLM's rule ({@code vllm/entrypoints/openai/chat_completion/protocol.py}, validator
+     * {@code check_generation_prompt}): {@code continue_final_message} defaults to false and
+     * {@code add_generation_prompt} to true, and both true is refused, so continuing needs
+     * {@code "add_generation_prompt": false} as well. The sim also refuses a final message that is not
+     * the assistant's: it holds no partial answer to go on from. Without {@code continue_final_message}
+     * a final assistant message is a closed turn and the answer a new one.
+     */
+    private OptionalInt chatStart(RoutingContext ctx, JsonObject body) {
+        if (!laxTrue(body.getValue("continue_final_message"))) {
+            return OptionalInt.of(0);
+        }
+        if (!laxFalse(body.getValue("add_generation_prompt"))) {
+            error(ctx, 400, "Cannot set both `continue_final_message` and `add_generation_prompt` to True.");
+            return OptionalInt.empty();
+        }
+        Optional<JsonObject> last = Continuation.lastMessage(body).filter(Continuation::isAssistant);
+        if (last.isEmpty()) {
+            error(ctx, 400, "continue_final_message is set but the final message is not an assistant message");
+            return OptionalInt.empty();
+        }
+        return OptionalInt.of(Continuation.fromAssistant(last.get()));
     }
 
     /** Says whether pydantic's lax mode (vLLM's) reads {@code v} as {@code true}: true, 1, "true", "yes" and the like. */
@@ -106,8 +143,18 @@ final class OpenAiApi implements Dialect {
         if (v instanceof Number n) {
             return n.doubleValue() == 1;
         }
-        return v instanceof String s && Set.of("1", "on", "t", "true", "y", "yes")
-                .contains(s.toLowerCase(Locale.ROOT));
+        return v instanceof String s && LAX_TRUE.contains(s.toLowerCase(Locale.ROOT));
+    }
+
+    /** Says whether pydantic's lax mode reads {@code v} as {@code false}: false, 0, "false", "no" and the like. */
+    private static boolean laxFalse(Object v) {
+        if (v instanceof Boolean b) {
+            return !b;
+        }
+        if (v instanceof Number n) {
+            return n.doubleValue() == 0;
+        }
+        return v instanceof String s && LAX_FALSE.contains(s.toLowerCase(Locale.ROOT));
     }
 
     private void embeddings(RoutingContext ctx) {
@@ -206,8 +253,8 @@ final class OpenAiApi implements Dialect {
             if (!ask.stream()) {
                 return;
             }
-            if (ask.chat() && g.sent() == 1) {
-                out.write(event(chunk(g, new JsonObject().put("role", "assistant").put("content", ""), false, 0)));
+            if (g.sent() == 1) {
+                roleChunk(g);
             }
             out.write(event(chunk(g, ask.chat() ? new JsonObject().put("content", token) : token, false, g.sent())));
         }
@@ -215,6 +262,9 @@ final class OpenAiApi implements Dialect {
         @Override
         public void finish(Generation g) {
             if (ask.stream()) {
+                if (g.sent() == 0) {
+                    roleChunk(g); // an answer with no token: a continued one that was whole already
+                }
                 out.write(event(chunk(g, ask.chat() ? new JsonObject().put("content", "") : "", true, g.sent())));
                 if (includeUsage) {
                     out.write(event(head(g, chunkObject()).put("choices", new JsonArray()).put("usage", usage(g))));
@@ -237,6 +287,13 @@ final class OpenAiApi implements Dialect {
         @Override
         public void cut(Generation g) {
             out.cut();
+        }
+
+        /** Writes a chat stream's first chunk, which names the role. */
+        private void roleChunk(Generation g) {
+            if (ask.chat()) {
+                out.write(event(chunk(g, new JsonObject().put("role", "assistant").put("content", ""), false, 0)));
+            }
         }
 
         private String chunkObject() {

@@ -76,10 +76,12 @@ final class PrefixCache {
      * Caches the blocks of a finished generation, prompt and answer, as vLLM keeps a request's full
      * blocks (generated ones too) for the next prompt that starts the same way: a chat's next turn,
      * whose messages render this {@code prompt}, then the answer as an {@code assistant} message.
-     * A completion's answer simply follows its prompt. Counts no query.
+     * A completion's answer simply follows its prompt, and so does a {@code continued} chat's: its
+     * prompt ends inside the assistant message that the answer completes. Counts no query.
      */
-    void answered(String prompt, boolean chat, String answer) {
-        String text = chat ? prompt + "<assistant>\n" + answer + "\n" : prompt + answer;
+    void answered(String prompt, boolean chat, boolean continued, String answer) {
+        String text = !chat ? prompt + answer
+                : continued ? prompt + answer + "\n" : prompt + "<assistant>\n" + answer + "\n";
         int whole = text.length() / blockChars;
         long hash = 0xcbf29ce484222325L;
         for (int b = 0; b < whole; b++) {

@@ -49,6 +49,8 @@ final class PrometheusText {
         counter(sb, "sim_usage_completion_tokens_total", "Completion tokens reported in answers' usage figures.",
                 stats.usageCompletionTokens.sum());
         counter(sb, "sim_completed_requests_total", "Generations that ran to the end.", stats.completed.sum());
+        counter(sb, "sim_continued_answers_total", "Generations that continue a partial answer.",
+                stats.continued.sum());
         counter(sb, "sim_injected_errors_total", "Requests answered with an injected error status.",
                 stats.injectedErrors.sum());
         counter(sb, "sim_model_loads_total", "Models loaded into memory on demand.", stats.modelLoads.sum());

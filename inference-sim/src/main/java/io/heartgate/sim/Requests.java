@@ -67,15 +67,21 @@ final class Requests {
     }
 
     /**
-     * Runs a generation of {@code model} of at most {@code maxTokens} tokens into {@code sink}, stopping it
-     * when the client goes away, and answers "busy" through {@code dialect} when the engine refuses it.
+     * Runs a generation of {@code model} of at most {@code maxTokens} tokens into {@code sink}, from token
+     * {@code start} of the node's answer (more than 0 continues a partial answer, and is counted),
+     * stopping it when the client goes away, and answers "busy" through {@code dialect} when the engine
+     * refuses it.
      */
-    void generate(RoutingContext ctx, String model, int maxTokens, TokenSink sink, Dialect dialect, JsonObject body) {
-        Generation g = engine.open(model, maxTokens, sink, promptText(body), body.getValue("messages") instanceof JsonArray);
+    void generate(RoutingContext ctx, String model, int maxTokens, int start, TokenSink sink, Dialect dialect,
+                  JsonObject body) {
+        boolean chat = body.getValue("messages") instanceof JsonArray;
+        Generation g = engine.open(model, maxTokens, sink, promptText(body, start > 0), chat, start);
         ctx.response().closeHandler(v -> engine.cancel(g));
         ctx.response().exceptionHandler(e -> log.debug("Node {} response error: {}", nodeName, e.toString()));
         if (engine.admit(g) == Admission.BUSY) {
             dialect.busy(ctx, engine.maxQueue());
+        } else if (start > 0) {
+            stats.continued.increment();
         }
     }
 
@@ -138,9 +144,10 @@ final class Requests {
     /**
      * Returns the prompt as a server renders it before prefill, for the prefix cache: a chat's
      * messages in order, each as its role and content, or a completion's {@code system} (Ollama) and
-     * {@code prompt}; so every turn of one conversation starts with the turns before it.
+     * {@code prompt}; so every turn of one conversation starts with the turns before it. A chat whose
+     * answer is {@code continued} ends inside its final message, which the template leaves open.
      */
-    static String promptText(JsonObject body) {
+    static String promptText(JsonObject body, boolean continued) {
         StringBuilder sb = new StringBuilder();
         if (body.getValue("messages") instanceof JsonArray messages) {
             for (Object m : messages) {
@@ -148,6 +155,10 @@ final class Requests {
                     sb.append('<').append(o.getValue("role") instanceof String r ? r : "user").append(">\n")
                             .append(s).append('\n');
                 }
+            }
+            if (continued && Continuation.lastMessage(body).filter(o -> o.getValue("content") instanceof String)
+                    .isPresent()) {
+                sb.setLength(sb.length() - 1);
             }
             return sb.toString();
         }

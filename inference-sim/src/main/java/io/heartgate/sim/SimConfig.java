@@ -27,11 +27,13 @@ import java.util.Objects;
  * @param loadTime how long loading a model into memory takes; with this and {@code maxLoadedModels}
  *     both zero every model is in memory from the start, else the node starts with none, as Ollama does
  * @param prefill the prompt-prefix cache and the prefill cost of what it does not hold
+ * @param ollamaPrefill an Ollama chat whose final message is the assistant's continues that message,
+ *     as Ollama's templates that leave it open do; else it gets a new answer
  */
 public record SimConfig(String name, String bindHost, int port, List<String> models, int tokens,
                         Duration tokenDelay, Duration firstTokenDelay, int maxConcurrency, int maxQueue,
                         int embeddingDim, Faults faults, String apiKey, int maxLoadedModels, Duration loadTime,
-                        Prefill prefill) {
+                        Prefill prefill, boolean ollamaPrefill) {
 
     /**
      * The prompt-prefix cache ({@code --kv-cache-blocks}, {@code --kv-block-chars}) and the time each
@@ -58,6 +60,15 @@ public record SimConfig(String name, String bindHost, int port, List<String> mod
                 throw new InvalidSettingException("prefillPerToken", "must be 0 to 1s, was " + Durations.format(perToken));
             }
         }
+    }
+
+    /** Configures a node whose Ollama chats continue a final assistant message. */
+    public SimConfig(String name, String bindHost, int port, List<String> models, int tokens,
+                     Duration tokenDelay, Duration firstTokenDelay, int maxConcurrency, int maxQueue,
+                     int embeddingDim, Faults faults, String apiKey, int maxLoadedModels, Duration loadTime,
+                     Prefill prefill) {
+        this(name, bindHost, port, models, tokens, tokenDelay, firstTokenDelay, maxConcurrency, maxQueue,
+                embeddingDim, faults, apiKey, maxLoadedModels, loadTime, prefill, true);
     }
 
     /** Configures a node without a prefix cache or prefill time. */

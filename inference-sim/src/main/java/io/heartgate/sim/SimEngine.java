@@ -139,13 +139,18 @@ final class SimEngine {
      * and starts its clock; it waits for {@link #admit} before it takes a slot.
      */
     Generation open(String model, int maxTokens, TokenSink sink) {
-        return open(model, maxTokens, sink, "", false);
+        return open(model, maxTokens, sink, "", false, 0);
     }
 
-    /** Opens a generation for the rendered {@code prompt} (a chat's messages when {@code chat}). */
-    Generation open(String model, int maxTokens, TokenSink sink, String prompt, boolean chat) {
-        return new Generation(nextRequestNumber(), model, Math.min(config.tokens(), maxTokens), sink,
-                nanos.getAsLong(), prompt, chat);
+    /**
+     * Opens a generation for the rendered {@code prompt} (a chat's messages when {@code chat}) whose
+     * first token is token {@code start} of the node's answer: 0 for a new answer, more for one that
+     * continues a partial answer (see {@link Continuation}). It sends at most {@code maxTokens} tokens and
+     * never goes past the configured count in all, so it sends none when the partial answer was whole.
+     */
+    Generation open(String model, int maxTokens, TokenSink sink, String prompt, boolean chat, int start) {
+        return new Generation(nextRequestNumber(), model, Math.min(Math.max(0, config.tokens() - start), maxTokens),
+                sink, nanos.getAsLong(), prompt, chat, start);
     }
 
     /** Returns the node's prompt-prefix cache, for its counters. */
@@ -275,7 +280,10 @@ final class SimEngine {
         }
     }
 
-    /** Sends one token; returns the delay before the next one, or 0 to go on at once (or when over). */
+    /**
+     * Sends one token, and ends the answer after its last (at once for an answer with none to send);
+     * returns the delay before the next one, or 0 to go on at once (or when over).
+     */
     private long emitOne(Generation g) {
         Faults f = faults.get();
         if (f.dropAfterTokens() >= 0 && g.sent >= f.dropAfterTokens()) {
@@ -285,19 +293,22 @@ final class SimEngine {
             g.sink.cut(g);
             return 0;
         }
-        String token = text.token(g.sent);
-        g.sent++;
-        stats.tokensSent.increment();
-        g.sink.token(g, token);
-        if (g.phase != Phase.RUNNING) {
-            return 0; // the sink's write found the client gone
-        }
         if (g.sent < g.tokens) {
-            return f.tokenDelayMs() != null ? f.tokenDelayMs() : config.tokenDelay().toMillis();
+            String token = text.token(g.start + g.sent);
+            g.sent++;
+            stats.tokensSent.increment();
+            g.sink.token(g, token);
+            if (g.phase != Phase.RUNNING) {
+                return 0; // the sink's write found the client gone
+            }
+            if (g.sent < g.tokens) {
+                return f.tokenDelayMs() != null ? f.tokenDelayMs() : config.tokenDelay().toMillis();
+            }
         }
         g.phase = Phase.DONE;
         stats.completed.increment();
-        prefixCache.answered(g.prompt, g.chat, g.text()); // its KV blocks stay, as vLLM keeps a finished request's
+        // its KV blocks stay, as vLLM keeps a finished request's
+        prefixCache.answered(g.prompt, g.chat, g.start > 0, g.text());
         g.sink.finish(g);
         freeSlot(g);
         return 0;
@@ -328,11 +339,14 @@ final class SimEngine {
         private long loadWaitNanos;
         private final String prompt;
         private final boolean chat;
+        /** The index of its first token in the node's answer; 0 unless it continues a partial answer. */
+        private final int start;
 
         private Generation(long number, String model, int tokens, TokenSink sink, long startNanos, String prompt,
-                           boolean chat) {
+                           boolean chat, int start) {
             this.prompt = prompt;
             this.chat = chat;
+            this.start = start;
             this.number = number;
             this.model = model;
             this.tokens = tokens;
@@ -360,9 +374,9 @@ final class SimEngine {
             return sent;
         }
 
-        /** Returns the text of the tokens sent so far. */
+        /** Returns the text of the tokens sent so far, in this answer. */
         String text() {
-            return text.text(sent);
+            return text.text(start, sent);
         }
 
         /** Returns the nanoseconds since the generation was opened, time in the queue included. */
@@ -372,10 +386,11 @@ final class SimEngine {
 
         /**
          * Returns why generation ended in the words both APIs use: {@code "stop"} when the model said all
-         * it had (the configured count), {@code "length"} when the request's token limit cut it short.
+         * it had (the configured count, a partial answer it continued included), {@code "length"} when the
+         * request's token limit cut it short.
          */
         String finishReason() {
-            return sent >= config.tokens() ? "stop" : "length";
+            return start + sent >= config.tokens() ? "stop" : "length";
         }
     }
 }

@@ -101,6 +101,14 @@ public final class SimMain implements Callable<Integer> {
                 "Accepted: 0 to 1s"})
     Duration prefillPerToken;
 
+    @Option(names = "--ollama-prefill", paramLabel = "BOOL", arity = "0..1", fallbackValue = "true",
+            defaultValue = "true",
+            description = {"an Ollama `/api/chat` whose last message is the assistant's continues that "
+                    + "message, as a model whose template uses `$last` does; `--ollama-prefill=false` gives it a "
+                    + "new answer instead, as a template that closes the turn (default: on)",
+                "Accepted: `true`, `false`"})
+    boolean ollamaPrefill;
+
     @Option(names = "--api-key", paramLabel = "KEY",
             description = "POST requests need `Authorization: Bearer KEY`, else 401 "
                     + "`{\"error\":\"Unauthorized\"}` as vLLM's `--api-key` answers; GET requests (listings, health) "
@@ -142,7 +150,7 @@ public final class SimMain implements Callable<Integer> {
             Faults faults = new Faults(failHealth, errorStatus, hang, dropAfter, null, null);
             config = new SimConfig(name, bind, port, models, tokens, tokenDelay, firstTokenDelay, maxConcurrency,
                     maxQueue, embeddingDim, faults, apiKey, maxLoadedModels, loadTime,
-                    new SimConfig.Prefill(kvCacheBlocks, kvBlockChars, prefillPerToken));
+                    new SimConfig.Prefill(kvCacheBlocks, kvBlockChars, prefillPerToken), ollamaPrefill);
         } catch (InvalidSettingException e) {
             spec.commandLine().getErr().println("inference-sim: " + Cli.flagError(e, Map.of("bindHost", "--bind",
                     "dropAfterTokens", "--drop-after")) + " (see --help)");

@@ -47,7 +47,8 @@ public final class SimServer extends VerticleBase {
         this.faults = new FaultControl(config.name(), config.faults());
         this.engine = new SimEngine(config, faults::current, nanoTicker, new EventLoopTimers(), stats);
         Requests requests = new Requests(config.name(), engine, stats, faults);
-        this.ollama = new OllamaApi(engine, requests, faults, clock, nanoTicker, config.firstTokenDelay());
+        this.ollama = new OllamaApi(engine, requests, faults, clock, nanoTicker, config.firstTokenDelay(),
+                config.ollamaPrefill());
         this.openAi = new OpenAiApi(config.name(), engine, requests, faults, clock);
         this.metrics = new PrometheusText(engine, stats);
     }

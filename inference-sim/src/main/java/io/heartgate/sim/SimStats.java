@@ -16,6 +16,8 @@ final class SimStats {
     final LongAdder droppedConnections = new LongAdder();
     final LongAdder tokensSent = new LongAdder();
     final LongAdder completed = new LongAdder();
+    /** Generations admitted that continue a partial answer rather than start a new one. */
+    final LongAdder continued = new LongAdder();
     final LongAdder injectedErrors = new LongAdder();
     final LongAdder rejectedBusy = new LongAdder();
     final LongAdder modelNotFound = new LongAdder();
@@ -47,6 +49,7 @@ final class SimStats {
                 .put("queued", queued)
                 .put("busySlotSeconds", busySlotNanos / 1e9)
                 .put("completed", completed.sum())
+                .put("continued", continued.sum())
                 .put("unauthorized", unauthorized.sum())
                 .put("cancelledStreams", cancelledStreams.sum())
                 .put("droppedConnections", droppedConnections.sum())

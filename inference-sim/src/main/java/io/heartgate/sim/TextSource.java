@@ -29,11 +29,51 @@ final class TextSource {
 
     /** Returns the whole text of {@code count} tokens. */
     String text(int count) {
+        return text(0, count);
+    }
+
+    /** Returns the text of {@code count} tokens from token {@code from} on. */
+    String text(int from, int count) {
         StringBuilder sb = new StringBuilder();
-        for (int i = 0; i < count; i++) {
+        for (int i = from; i < from + count; i++) {
             sb.append(token(i));
         }
         return sb.toString();
+    }
+
+    /**
+     * Returns how many tokens of a sim's answer {@code text} holds: k when it is the first k tokens of
+     * some node's answer (a {@code [NAME]} marker, counted as 1, then the words in order), trailing
+     * whitespace ignored, so that a text cut after {@code " the "} or {@code " the"} both count; -1
+     * when it is not sim output. A stream cut mid-way and handed to another node as a continuation
+     * tells that node where to go on. The marker ends at its first {@code ]}, so a node name holding
+     * one is not recognised.
+     */
+    static int continuedFrom(String text) {
+        if (text == null || !text.startsWith("[")) {
+            return -1;
+        }
+        String s = text.stripTrailing();
+        int close = s.indexOf(']');
+        if (close < 2) {
+            return -1; // no marker, or one without a name
+        }
+        int words = wordsAt(s, close + 1);
+        return words < 0 ? -1 : 1 + words;
+    }
+
+    /** Returns how many of the words in order make up {@code s} from {@code pos} to its end, or -1. */
+    private static int wordsAt(String s, int pos) {
+        int n = 0;
+        while (pos < s.length()) {
+            String word = WORDS.get(n % WORDS.size());
+            if (!s.startsWith(word, pos)) {
+                return -1;
+            }
+            pos += word.length();
+            n++;
+        }
+        return n;
     }
 
     /** Returns a rough token count for a prompt: its whitespace-separated words, at least 1. */

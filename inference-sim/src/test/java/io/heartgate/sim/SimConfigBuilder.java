@@ -20,6 +20,7 @@ public final class SimConfigBuilder {
     private String apiKey;
     private int maxLoadedModels;
     private Duration loadTime = Duration.ZERO;
+    private boolean ollamaPrefill = true;
 
     public SimConfigBuilder(String name, List<String> models) {
         this.name = name;
@@ -55,6 +56,12 @@ public final class SimConfigBuilder {
 
     private SimConfig.Prefill prefill = SimConfig.Prefill.NONE;
 
+    /** Whether an Ollama chat continues a final assistant message (the default) or answers it anew. */
+    public SimConfigBuilder ollamaPrefill(boolean on) {
+        this.ollamaPrefill = on;
+        return this;
+    }
+
     public SimConfigBuilder faults(Faults f) {
         this.faults = f;
         return this;
@@ -68,6 +75,6 @@ public final class SimConfigBuilder {
 
     public SimConfig build() {
         return new SimConfig(name, "127.0.0.1", 0, models, tokens, tokenDelay, firstTokenDelay, maxConcurrency, maxQueue,
-                8, faults, apiKey, maxLoadedModels, loadTime, prefill);
+                8, faults, apiKey, maxLoadedModels, loadTime, prefill, ollamaPrefill);
     }
 }

@@ -36,14 +36,14 @@ class SimEngineTest {
         SimEngine engine = new SimEngine(config, () -> faults, timers::nanos, timers, stats);
         String prompt = "x".repeat(400); // 100 tokens, 25 blocks
         Recorder first = new Recorder("first");
-        engine.admit(engine.open("m", Integer.MAX_VALUE, first, prompt, true));
+        engine.admit(engine.open("m", Integer.MAX_VALUE, first, prompt, true, 0));
         timers.advanceMs(199);
         assertThat(first.calls).isZero();
         timers.advanceMs(1); // 100 ms first-token delay + 100 tokens x 1 ms
         assertThat(first.calls).isEqualTo(1);
         timers.advanceMs(1_000);
         Recorder again = new Recorder("again");
-        engine.admit(engine.open("m", Integer.MAX_VALUE, again, prompt + "y".repeat(40), true)); // 10 new tokens
+        engine.admit(engine.open("m", Integer.MAX_VALUE, again, prompt + "y".repeat(40), true, 0)); // 10 new tokens
         timers.advanceMs(109);
         assertThat(again.calls).isZero();
         timers.advanceMs(1);
@@ -59,11 +59,11 @@ class SimEngineTest {
         SimEngine engine = new SimEngine(config, () -> faults, timers::nanos, timers, stats);
         String turn1 = "<system>\n" + "s".repeat(300) + "\n<user>\nhello\n";
         Recorder first = new Recorder("first");
-        engine.admit(engine.open("m", Integer.MAX_VALUE, first, turn1, true));
+        engine.admit(engine.open("m", Integer.MAX_VALUE, first, turn1, true, 0));
         timers.advanceMs(1_000);
         String turn2 = turn1 + "<assistant>\n" + first.text + "\n<user>\n" + "q".repeat(200) + "\n";
         long hitsBefore = engine.prefixCache().hitTokens();
-        engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("second"), turn2, true));
+        engine.admit(engine.open("m", Integer.MAX_VALUE, new Recorder("second"), turn2, true, 0));
         int answered = (turn1 + "<assistant>\n" + first.text + "\n").length() / 16 * 16; // whole blocks
         assertThat(engine.prefixCache().hitTokens() - hitsBefore).isEqualTo(answered / 4);
         assertThat(answered).as("more than the first prompt's blocks").isGreaterThan(turn1.length() / 16 * 16);

@@ -17,7 +17,27 @@ class SimMainTest {
 
         assertThat(cmd.execute("--help")).isZero();
         assertThat(out.toString()).contains("--port", "--name", "--models", "--token-delay", "--first-token-delay",
-                "--max-concurrency", "--max-loaded-models", "--load-time", "--fail-health", "--error-status", "--hang", "--drop-after");
+                "--max-concurrency", "--max-loaded-models", "--load-time", "--fail-health", "--error-status", "--hang", "--drop-after",
+                "--ollama-prefill");
+    }
+
+    @Test
+    void ollamaPrefillIsOnUnlessSetToFalse() {
+        assertThat(prefill()).isTrue();
+        assertThat(prefill("--ollama-prefill")).isTrue();
+        assertThat(prefill("--ollama-prefill=true")).isTrue();
+        assertThat(prefill("--ollama-prefill=false")).isFalse();
+        assertThat(prefill("--ollama-prefill", "false")).isFalse();
+    }
+
+    private static boolean prefill(String... flags) {
+        CommandLine cmd = SimMain.commandLine();
+        String[] args = new String[flags.length + 2];
+        args[0] = "--name";
+        args[1] = "x";
+        System.arraycopy(flags, 0, args, 2, flags.length);
+        cmd.parseArgs(args);
+        return ((SimMain) cmd.getCommand()).ollamaPrefill;
     }
 
     @Test
