@@ -33,7 +33,7 @@ public final class NodeClients {
                 "node and npm are not on the PATH: skipping the official-client test (CI installs them)");
         Files.writeString(dir.resolve("package.json"), "{\"private\": true, \"type\": \"module\"}",
                 StandardCharsets.UTF_8);
-        for (String name : List.of("clients.mjs", "catalogue.mjs")) {
+        for (String name : List.of("clients.mjs", "catalogue.mjs", "migrated.mjs")) {
             try (InputStream script = NodeClients.class.getResourceAsStream("/node/" + name)) {
                 Files.copy(script, dir.resolve(name));
             }
@@ -61,6 +61,15 @@ public final class NodeClients {
      */
     public static Run catalogue(Path dir, String baseUrl, String model) throws Exception {
         return run(dir, 60, "node", "catalogue.mjs", baseUrl, model);
+    }
+
+    /**
+     * Streams one chat through the openai client and one raw generate through the ollama client
+     * from {@code baseUrl}; prints an OPENAI line (text and the chunk ids seen) and an OLLAMA line
+     * (text and whether the last object said done).
+     */
+    public static Run migrated(Path dir, String baseUrl, String model) throws Exception {
+        return run(dir, 60, "node", "migrated.mjs", baseUrl, model);
     }
 
     private static boolean onPath(String command) {

@@ -44,7 +44,7 @@ public final class Continuation {
 
     /** Says whether {@code sent} can be continued at all, before a node is chosen: {@code null} when it can, else why not. */
     public static String refusal(Sent sent) {
-        if (sent.id() == null) {
+        if (sent.events() == 0) {
             return "no event of the answer was read";
         }
         if (sent.finished()) {
@@ -77,7 +77,11 @@ public final class Continuation {
         if (request.path("n").asInt(1) > 1 || request.path("best_of").asInt(1) > 1) {
             return Result.refused("the request asks for several choices");
         }
-        String refusal = form == Form.OPENAI_CHAT ? chat(request, sent, backend) : completion(request, sent);
+        String refusal = switch (form) {
+            case OPENAI_CHAT -> chat(request, sent, backend);
+            case OPENAI_COMPLETIONS -> completion(request, sent);
+            case OLLAMA_GENERATE -> rawGenerate(request, sent);
+        };
         if (refusal != null) {
             return Result.refused(refusal);
         }
@@ -126,6 +130,28 @@ public final class Continuation {
         }
         request.put("prompt", request.get("prompt").asText() + sent.text());
         request.remove("echo"); // the client has the prompt already
+        return null;
+    }
+
+    /**
+     * Ollama's {@code /api/generate}: only with {@code "raw": true}, where the prompt reaches the
+     * model as it is; without it the model's template wraps the prompt as a user turn and the text
+     * could not be appended. {@code options.num_predict} is reduced as the token limit is; the
+     * deprecated {@code context} is dropped (raw mode returns none).
+     */
+    private static String rawGenerate(ObjectNode request, Sent sent) {
+        if (!request.path("raw").asBoolean(false)) {
+            return "an Ollama generate without \"raw\": true applies the model's template";
+        }
+        if (!request.path("prompt").isTextual()) {
+            return "the prompt is not one text";
+        }
+        request.put("prompt", request.get("prompt").asText() + sent.text());
+        request.remove("context");
+        if (request.get("options") instanceof ObjectNode options && options.path("num_predict").isNumber()
+                && options.get("num_predict").asInt() > 0) {
+            options.put("num_predict", Math.max(1, options.get("num_predict").asInt() - sent.tokens()));
+        }
         return null;
     }
 

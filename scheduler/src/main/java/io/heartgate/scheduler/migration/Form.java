@@ -11,19 +11,22 @@ public enum Form {
     /** {@code /v1/chat/completions}, SSE: the text is {@code choices[0].delta.content}. */
     OPENAI_CHAT,
     /** {@code /v1/completions}, SSE: the text is {@code choices[0].text}. */
-    OPENAI_COMPLETIONS;
+    OPENAI_COMPLETIONS,
+    /** Ollama's {@code /api/generate} with {@code "raw": true}, NDJSON: the text is {@code response}. */
+    OLLAMA_GENERATE;
 
     /** Returns the form of a streamed answer to {@code endpoint}, or {@code null} when it cannot be continued. */
     public static Form of(Endpoint endpoint) {
         return switch (endpoint) {
             case OPENAI_CHAT -> OPENAI_CHAT;
             case OPENAI_COMPLETIONS -> OPENAI_COMPLETIONS;
+            case OLLAMA_GENERATE -> OLLAMA_GENERATE;
             default -> null;
         };
     }
 
-    /** Says whether the stream is OpenAI's SSE (events of {@code data:} lines, ended by {@code [DONE]}). */
-    boolean sse() {
-        return true;
+    /** Says whether the stream is OpenAI's SSE (events of {@code data:} lines, ended by {@code [DONE]}), else NDJSON. */
+    public boolean sse() {
+        return this != OLLAMA_GENERATE;
     }
 }

@@ -14,6 +14,7 @@ import java.util.List;
  * and {@code system_fingerprint}, which every later event keeps, and what rules a continuation out.
  *
  * @param text the answer's text as the client has it
+ * @param id the first node's {@code id} ({@code null} for Ollama, whose objects have none)
  * @param tokens the events that carried text
  * @param toolCalls a tool call was streamed: its arguments cannot be continued
  * @param reasoning the stream is still inside a reasoning block (reasoning sent, no answer text yet)
@@ -25,8 +26,47 @@ public record Sent(String text, int tokens, String id, JsonNode created, String 
 
     static final ObjectMapper JSON = new ObjectMapper();
 
-    /** Returns what an SSE stream of {@code form} sent in its first {@code length} bytes of {@code body}. */
+    /** Returns what a stream of {@code form} sent in its first {@code length} bytes of {@code body}. */
     public static Sent read(Form form, byte[] body, int length) {
+        return form.sse() ? readSse(form, body, length) : readNdjson(body, length);
+    }
+
+    /**
+     * Ollama's NDJSON: one object per line, the text in {@code response}, {@code thinking} for
+     * reasoning, {@code done: true} on the last. Ollama's objects have no id: the model and
+     * {@code created_at} of the first stand for it.
+     */
+    private static Sent readNdjson(byte[] body, int length) {
+        String all = new String(body, 0, length, StandardCharsets.UTF_8);
+        StringBuilder text = new StringBuilder();
+        int tokens = 0;
+        int events = 0;
+        String model = null;
+        boolean reasoned = false;
+        boolean finished = false;
+        int end;
+        for (int start = 0; (end = all.indexOf('\n', start)) >= 0; start = end + 1) {
+            JsonNode o = parse(all.substring(start, end));
+            if (o == null || !o.isObject()) {
+                continue;
+            }
+            events++;
+            if (model == null) {
+                model = o.path("model").asText(null);
+            }
+            finished |= o.path("done").asBoolean(false);
+            reasoned |= !o.path("thinking").asText("").isEmpty() && text.length() == 0;
+            String piece = o.path("response").asText("");
+            if (!piece.isEmpty()) {
+                text.append(piece);
+                tokens++;
+            }
+        }
+        return new Sent(text.toString(), tokens, null, null, model, null, false,
+                reasoned && text.length() == 0, finished, events);
+    }
+
+    private static Sent readSse(Form form, byte[] body, int length) {
         StringBuilder text = new StringBuilder();
         int tokens = 0;
         int events = 0;

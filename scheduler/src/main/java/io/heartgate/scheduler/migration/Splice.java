@@ -48,7 +48,8 @@ public final class Splice {
         this.sent = sent;
         this.stops = stops(requestBody);
         String text = sent.text();
-        this.cutAtWhitespace = !text.isEmpty() && !Continuation.carried(text).equals(text);
+        // Only a chat's text is carried without its trailing whitespace; a prompt carries it exactly.
+        this.cutAtWhitespace = form == Form.OPENAI_CHAT && !text.isEmpty() && !Continuation.carried(text).equals(text);
         int longest = stops.stream().mapToInt(String::length).max().orElse(0);
         window.append(text, Math.max(0, text.length() - Math.max(0, longest - 1)), text.length());
         this.carriedInWindow = window.length();
@@ -66,15 +67,48 @@ public final class Splice {
         }
         pending.append(new String(chunk, StandardCharsets.UTF_8).replace("\r\n", "\n"));
         ByteArrayOutputStream out = new ByteArrayOutputStream(chunk.length + 64);
+        String boundary = form.sse() ? "\n\n" : "\n";
         int end;
-        while (!stopped && (end = pending.indexOf("\n\n")) >= 0) {
+        while (!stopped && (end = pending.indexOf(boundary)) >= 0) {
             String event = pending.substring(0, end);
-            pending.delete(0, end + 2);
-            event(event, out);
+            pending.delete(0, end + boundary.length());
+            if (form.sse()) {
+                event(event, out);
+            } else {
+                line(event, out);
+            }
         }
         return out.toByteArray();
     }
 
+    /** One Ollama object: the first node's model, the text as for a chunk, and the last one's counts summed. */
+    private void line(String line, ByteArrayOutputStream out) {
+        JsonNode parsed = Sent.parse(line);
+        if (!(parsed instanceof ObjectNode o)) {
+            write(out, line + "\n");
+            return;
+        }
+        if (sent.model() != null) {
+            o.put("model", sent.model());
+        }
+        boolean done = o.path("done").asBoolean(false);
+        if (!text(o, "response") && !done) {
+            return;
+        }
+        if (stopped) {
+            o.put("done", true);
+            o.put("done_reason", "stop");
+        }
+        if (o.path("done").asBoolean(false) && o.has("eval_count")) {
+            int prompt = o.path("prompt_eval_count").asInt(0);
+            int completion = o.path("eval_count").asInt(0);
+            o.put("prompt_eval_count", Math.max(0, prompt - sent.tokens()) + prompt);
+            o.put("eval_count", sent.tokens() + completion);
+        }
+        write(out, o + "\n");
+    }
+
+    /** One SSE event: the first node's ids, the choice's text, usage summed. */
     private void event(String event, ByteArrayOutputStream out) {
         String data = null;
         for (String line : event.split("\n")) {
@@ -91,7 +125,9 @@ public final class Splice {
             write(out, event + "\n\n");
             return;
         }
-        o.put("id", sent.id());
+        if (sent.id() != null) {
+            o.put("id", sent.id());
+        }
         if (sent.created() != null) {
             o.set("created", sent.created());
         }
@@ -107,7 +143,7 @@ public final class Splice {
             sumUsage(usage);
         }
         if (o.get("choices") instanceof ArrayNode choices && !choices.isEmpty() && choices.get(0) instanceof ObjectNode c) {
-            if (!text(c)) {
+            if (!choice(c)) {
                 return; // the new node's role chunk, or nothing left of a chunk of whitespace
             }
         }
@@ -117,19 +153,32 @@ public final class Splice {
         }
     }
 
-    /** Rewrites one choice's text; returns whether the event is still sent. */
-    private boolean text(ObjectNode choice) {
+    /** Rewrites one OpenAI choice; returns whether its event is still sent. */
+    private boolean choice(ObjectNode choice) {
         boolean finishing = choice.hasNonNull("finish_reason");
-        ObjectNode holder = choice;
-        String field = "text";
-        if (form == Form.OPENAI_CHAT) {
-            if (!(choice.get("delta") instanceof ObjectNode delta)) {
-                return true;
+        if (form != Form.OPENAI_CHAT) {
+            boolean kept = text(choice, "text");
+            if (stopped) {
+                choice.put("finish_reason", "stop");
             }
-            holder = delta;
-            field = "content";
-            delta.remove("role");
+            return kept || finishing;
         }
+        if (!(choice.get("delta") instanceof ObjectNode delta)) {
+            return true;
+        }
+        delta.remove("role");
+        boolean kept = text(delta, "content");
+        if (stopped) {
+            choice.put("finish_reason", "stop");
+        }
+        return kept || finishing || delta.size() > 1;
+    }
+
+    /**
+     * Rewrites the text in {@code holder}'s {@code field}: whitespace at the cut, a stop sequence
+     * across it ({@link #stopped} then). Returns whether any text is left.
+     */
+    private boolean text(ObjectNode holder, String field) {
         String piece = holder.path(field).asText("");
         if (!started && !piece.isEmpty()) {
             if (cutAtWhitespace) {
@@ -142,13 +191,11 @@ public final class Splice {
             int keep = stopAt(piece);
             if (keep >= 0) {
                 holder.put(field, piece.substring(0, keep));
-                choice.put("finish_reason", "stop");
                 stopped = true;
                 return true;
             }
         }
-        boolean other = form == Form.OPENAI_CHAT && holder.size() > 1;
-        return !piece.isEmpty() || finishing || other;
+        return !piece.isEmpty();
     }
 
     /** Appends {@code piece} to the window; returns how much of it precedes a stop sequence that began in the text sent, or -1. */
@@ -185,7 +232,8 @@ public final class Splice {
     private static List<String> stops(byte[] body) {
         List<String> out = new ArrayList<>();
         try {
-            JsonNode stop = Sent.JSON.readTree(body).path("stop");
+            JsonNode request = Sent.JSON.readTree(body);
+            JsonNode stop = request.has("stop") ? request.path("stop") : request.path("options").path("stop");
             if (stop.isTextual()) {
                 out.add(stop.asText());
             } else if (stop.isArray()) {

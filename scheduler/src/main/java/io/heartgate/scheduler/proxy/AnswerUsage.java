@@ -46,11 +46,6 @@ final class AnswerUsage {
                 && !response.headers().contains(HttpHeaderNames.CONTENT_ENCODING));
     }
 
-    /** Says whether the answer relayed now is an SSE stream. */
-    boolean sse() {
-        return sse;
-    }
-
     /** Returns a chunk of the answer's body as its client gets it ({@link UnaskedUsageChunk#shown}). */
     HttpContent shown(HttpContent content, boolean last) {
         return unasked.shown(content, last);

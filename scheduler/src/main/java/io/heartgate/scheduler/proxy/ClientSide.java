@@ -81,7 +81,7 @@ final class ClientSide {
                 headRequest, http10, keep && !conn.draining(), nodeId);
         keep = plan.keepClient();
         streaming = plan.streaming();
-        transcript.begin(movable && streaming && status < 300 && usage.sse());
+        transcript.begin(movable && streaming && status < 300);
         if (streaming) {
             recorder.counters().streamStarted();
         }
