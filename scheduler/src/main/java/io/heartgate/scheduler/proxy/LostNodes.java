@@ -12,10 +12,15 @@ import java.util.function.Supplier;
 /**
  * Moves the requests of one event loop awaiting an answer from a node the table stopped routing
  * (its heartbeat says DOWN, it left or expired, or it was ejected while others are not) to other
- * nodes, as a connect failure would: nothing reached their clients yet. Cheap when nothing changed:
+ * nodes, as a connect failure would: nothing reached their clients yet; and gives up on its answers
+ * being relayed that have gone silent ({@link Timeouts#rescueSilent}), which then move to another
+ * node where they can ({@link Migration}). Cheap when nothing changed:
  * it looks only when the table's snapshot or the ejections are new. Event-loop confined.
  */
 final class LostNodes {
+
+    /** How long a stream from a lost node must have been silent to be given up on (it may then move). */
+    static final long SILENT_MS = 1000;
 
     private final Timeouts timeouts;
     private final Supplier<TableSnapshot> table;
@@ -24,6 +29,7 @@ final class LostNodes {
     private final Rescues rescues;
     private TableSnapshot checkedAt;
     private long ejectionsCheckedAt = -1;
+    private long nextSilentCheckMs;
 
     /** @param rescues where every loop's moves are gathered into one log line per node */
     LostNodes(Timeouts timeouts, Supplier<TableSnapshot> table, EjectionView routing, PassiveHealth health,
@@ -47,6 +53,11 @@ final class LostNodes {
             Map<String, Integer> moved = timeouts.rescue(id -> whyLost(snapshot, id) != null,
                     id -> isHeldOnly(snapshot, id));
             moved.forEach((id, n) -> rescues.moved(id, n, whyLost(snapshot, id), timeouts.nowMs()));
+        }
+        // A stream goes silent some time after its node is lost: looked for twice a second.
+        if (timeouts.nowMs() >= nextSilentCheckMs) {
+            nextSilentCheckMs = timeouts.nowMs() + SILENT_MS / 2;
+            timeouts.rescueSilent(id -> whyLost(snapshot, id) != null, SILENT_MS);
         }
         rescues.flush(timeouts.nowMs());
     }

@@ -222,6 +222,16 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
     }
 
     @Override
+    public String answeringNode() {
+        return exchange.upstream().answering() && lease != null ? lease.node().id() : null;
+    }
+
+    @Override
+    public void streamLost() {
+        exchange.upstream().streamLost();
+    }
+
+    @Override
     public boolean nodeLost(boolean onlyWithAlternative) {
         if (!exchange.beforeHead()
                 || onlyWithAlternative && !dispatcher.healthyUntriedLeft(facts, tried())) {

@@ -56,6 +56,15 @@ final class Timeouts {
          * it stays, returning {@code false}, when nowhere better is left for it.
          */
         boolean nodeLost(boolean onlyWithAlternative);
+
+        /** Returns the id of the node whose answer the owner relays now, or {@code null}. */
+        default String answeringNode() {
+            return null;
+        }
+
+        /** The table stopped routing the node whose answer has gone silent: the owner gives up on it (it may move). */
+        default void streamLost() {
+        }
     }
 
     /** One exchange's handle: where it stands as far as timeouts go. */
@@ -173,6 +182,22 @@ final class Timeouts {
      * its request, only if it has somewhere better to go when {@code onlyWithAlternative} names the
      * node too; returns how many moved, by node id (empty when none did).
      */
+    /**
+     * Gives up on answers relayed from a node the table stopped routing ({@code lost}) that sent
+     * nothing for {@code silentMs}: its host died without closing the connection, and only the idle
+     * timeout would end them. One still flowing (a leaving node finishing its streams) is left alone.
+     */
+    void rescueSilent(Predicate<String> lost, long silentMs) {
+        List<Watched> silent = new ArrayList<>(0);
+        for (Watch w = relayingFirst; w != null; w = w.next) {
+            String node = nowMs - w.lastChunkMs >= silentMs ? w.owner.answeringNode() : null;
+            if (node != null && lost.test(node)) {
+                silent.add(w.owner);
+            }
+        }
+        silent.forEach(Watched::streamLost); // after the walk: giving up unlinks the watch
+    }
+
     Map<String, Integer> rescue(Predicate<String> lost, Predicate<String> onlyWithAlternative) {
         List<Watched> moving = null;
         List<String> from = null;

@@ -194,6 +194,14 @@ final class UpstreamSide {
         exchange.nodeFailed(Failure.NODE_LOST, null);
     }
 
+    /** The table stopped routing the node whose answer has gone silent: its connection is closed and the answer may move. */
+    void streamLost() {
+        if (state == State.ANSWERING) {
+            close();
+            exchange.nodeFailed(Failure.NODE_LOST, null);
+        }
+    }
+
     /** Sends the request again to the same node on a new connection (a pooled one went stale). */
     void resend() {
         open(target, false);

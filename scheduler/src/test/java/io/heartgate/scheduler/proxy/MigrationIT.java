@@ -28,6 +28,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
@@ -50,9 +52,13 @@ class MigrationIT {
     private final List<String> continuations = new ArrayList<>();
     private ProxyServer proxy;
     private SimpleMeterRegistry registry;
+    private NodeTable table;
+    /** Released at the end of each test: a node that hangs mid-answer waits on it. */
+    private final CountDownLatch hung = new CountDownLatch(1);
 
     @AfterEach
     void tearDown() throws Exception {
+        hung.countDown();
         if (proxy != null) {
             proxy.close();
         }
@@ -109,7 +115,7 @@ class MigrationIT {
     }
 
     private void start(UnaryOperator<ProxyConfigBuilder> config, RawNode... nodes) {
-        NodeTable table = new NodeTable(Clock.systemUTC(), 3, Duration.ofMillis(50));
+        table = new NodeTable(Clock.systemUTC(), 3, Duration.ofMillis(50));
         for (int i = 0; i < nodes.length; i++) {
             table.apply(Heartbeat.builder("n" + (i + 1), nodes[i].url()).instance("i1").seq(1L).state(NodeState.UP)
                     .backend("vllm").intervalMs(60_000).models(List.of("llama3:8b")).build(), Instant.now());
@@ -208,6 +214,59 @@ class MigrationIT {
         assertThat(last.get("role").asText()).isEqualTo("assistant");
         assertThat(last.get("content").asText()).as("without the trailing whitespace servers trim").isEqualTo("Hello world");
         await().untilAsserted(() -> assertThat(migrations("continued")).isEqualTo(1));
+    }
+
+    @Test
+    void aStreamWhoseNodeFallsSilentAndLeavesTheTableMovesWithoutWaitingForTheIdleTimeout() throws Exception {
+        CountDownLatch leave = new CountDownLatch(1);
+        RawNode.Script script = (req, out) -> {
+            String body = new String(req.body(), StandardCharsets.UTF_8);
+            out.write("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+                    .getBytes(StandardCharsets.ISO_8859_1));
+            if (!body.contains("continue_final_message") && died.compareAndSet(false, true)) {
+                chunk(out, event("A", "{\"role\":\"assistant\",\"content\":\"\"}", "null"));
+                chunk(out, event("A", "{\"content\":\"Hello\"}", "null"));
+                leave.countDown();
+                try {
+                    hung.await(30, TimeUnit.SECONDS); // its host is gone: the connection stays open and silent
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return false;
+            }
+            chunk(out, event("B", "{\"content\":\" there\"}", "\"stop\""));
+            chunk(out, "data: [DONE]\n\n");
+            chunk(out, "");
+            return true;
+        };
+        RawNode first = new RawNode(script);
+        RawNode second = new RawNode(script);
+        closing.add(first);
+        closing.add(second);
+        start(c -> c.idleTimeout(Duration.ofMinutes(2)), first, second);
+        Thread leaver = new Thread(() -> {
+            try {
+                leave.await();
+                // The node that answered leaves the table, as its expiry or tombstone would make it.
+                String gone = first.connections.get() > 0 ? "n1" : "n2";
+                table.remove(gone);
+                table.publish();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        leaver.start();
+
+        String sse = stream(CHAT);
+
+        leaver.join(5_000);
+        StringBuilder text = new StringBuilder();
+        for (JsonNode e : events(sse)) {
+            text.append(e.path("choices").path(0).path("delta").path("content").asText(""));
+        }
+        assertThat(text.toString()).isEqualTo("Hello there");
+        assertThat(sse).endsWith("data: [DONE]\n\n");
+        assertThat(migrations("continued")).isEqualTo(1);
     }
 
     @Test

@@ -37,7 +37,8 @@ public final class RetryPolicy {
         CLIENT_GONE,
         /**
          * The table stopped routing the node (its heartbeat said DOWN, it expired or left, or it was
-         * ejected) while the response head was awaited: the request is moved at once.
+         * ejected) while the response head was awaited, or while its answer had gone silent: the
+         * request is moved at once.
          */
         NODE_LOST
     }
@@ -125,7 +126,8 @@ public final class RetryPolicy {
             return Decision.ABANDON;
         }
         if (bytesToClient) {
-            return (failure == Failure.BROKE_OFF || failure == Failure.IDLE_TIMEOUT) && moved < migrations
+            return (failure == Failure.BROKE_OFF || failure == Failure.IDLE_TIMEOUT || failure == Failure.NODE_LOST)
+                    && moved < migrations
                     ? Decision.MIGRATE : Decision.CUT;
         }
         boolean retriesLeft = attempts <= retries;
