@@ -1,5 +1,6 @@
 package io.heartgate.scheduler.proxy;
 
+import io.heartgate.scheduler.migration.Form;
 import io.heartgate.scheduler.proxy.policy.HeaderPolicy;
 import io.heartgate.scheduler.proxy.stage.Answer;
 import io.heartgate.scheduler.request.ErrorType;
@@ -13,6 +14,7 @@ import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
 import java.util.Map;
 
 /**
@@ -63,10 +65,10 @@ final class ClientSide {
     /**
      * Writes the node's response head as the client gets it: marked with how the affinity strategy
      * placed the request ({@code affinity}, or {@code null} under another strategy), and seen by the
-     * usage accounting first; {@code movable}: a stream of it is kept, so that it can move to another
-     * node if its node fails ({@link Transcript}).
+     * usage accounting first; {@code movable}: the form of a stream that is kept, so that it can move
+     * to another node if its node fails ({@link Transcript}), or {@code null}.
      */
-    void head(HttpResponse response, String nodeId, AffinityPick affinity, boolean movable) {
+    void head(HttpResponse response, String nodeId, AffinityPick affinity, Form movable) {
         status = response.status().code();
         usage.head(req, status, response);
         if (affinity != null) {
@@ -81,7 +83,7 @@ final class ClientSide {
                 headRequest, http10, keep && !conn.draining(), nodeId);
         keep = plan.keepClient();
         streaming = plan.streaming();
-        transcript.begin(movable && streaming && status < 300);
+        transcript.begin(movable != null && streaming && status < 300, movable != null && !movable.sse());
         if (streaming) {
             recorder.counters().streamStarted();
         }
@@ -91,8 +93,11 @@ final class ClientSide {
 
     /** Writes a chunk that is not the last; returns {@code false} when the client's buffer is full and the node should pause. */
     boolean chunk(HttpContent content) {
+        content = transcript.whole(content);
+        if (content == null) {
+            return channel.isWritable();
+        }
         usage.add(content.content());
-        transcript.add(content.content());
         HttpContent shown = usage.shown(content, false);
         if (shown != null) {
             channel.write(shown, channel.voidPromise());
@@ -106,8 +111,11 @@ final class ClientSide {
      * returns the write.
      */
     ChannelFuture last(HttpContent content, Node node) {
+        if (content instanceof LastHttpContent l) {
+            content = transcript.last(l);
+        }
+        transcript.end();
         usage.add(content.content());
-        transcript.begin(false);
         HttpContent shown = usage.shown(content, true);
         unflushed = false;
         ChannelFuture written = channel.writeAndFlush(shown);

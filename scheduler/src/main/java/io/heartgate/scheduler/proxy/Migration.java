@@ -64,9 +64,9 @@ final class Migration {
         this.moves = moves;
     }
 
-    /** Says whether a stream answering {@code call} is kept so that it can move ({@link Transcript}). */
-    static boolean movable(RetryPolicy retry, Admitted call) {
-        return retry.migrates() && Form.of(call.endpoint()) != null;
+    /** Returns the form of a stream answering {@code call} that is kept so that it can move ({@link Transcript}), or {@code null}. */
+    static Form movable(RetryPolicy retry, Admitted call) {
+        return retry.migrates() ? Form.of(call.endpoint()) : null;
     }
 
     /**
@@ -80,7 +80,8 @@ final class Migration {
         if (form == null || !transcript.on()) {
             why = transcript.overflowed() ? "the answer is longer than the gateway keeps" : "not a stream that can be continued";
         } else {
-            Sent sent = Sent.read(form, transcript.bytes(), transcript.length());
+            transcript.cut();
+            Sent sent = Sent.read(form, transcript.bytes(), transcript.relayed());
             why = Continuation.refusal(sent);
             if (why == null) {
                 byte[] original = previous != null ? previous.original : ByteBufUtil.getBytes(call.request().content());

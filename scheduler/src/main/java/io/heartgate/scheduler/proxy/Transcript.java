@@ -1,6 +1,11 @@
 package io.heartgate.scheduler.proxy;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.DefaultLastHttpContent;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.LastHttpContent;
 import java.util.Arrays;
 
 /**
@@ -9,7 +14,12 @@ import java.util.Arrays;
  * could be continued are kept. One per connection, reused by its answers, so a stream that never
  * fails costs a copy of its bytes and no allocation once the buffer has grown; a buffer grown past
  * {@link #KEEP} by one long answer is let go when the next begins. An answer longer than
- * {@link #MAX} is no longer kept, and is cut as before if its node fails. Event-loop confined.
+ * {@link #MAX} is no longer kept, and is cut as before if its node fails.
+ *
+ * <p>While a stream is kept, its client gets whole events only (SSE events, NDJSON lines): a chunk
+ * that ends inside one is split and its end held until the rest comes, so that a stream cut inside
+ * an event leaves the client no broken line and the next node's text follows a whole one. Servers
+ * flush whole events, so this costs nothing unless a chunk really ends inside one. Event-loop confined.
  */
 final class Transcript {
 
@@ -22,17 +32,85 @@ final class Transcript {
 
     private byte[] bytes = NONE;
     private int length;
+    /** How many of the kept bytes the client got: the rest is part of an event still to be completed. */
+    private int relayed;
+    private boolean lines;
     private boolean on;
     private boolean overflowed;
 
-    /** An answer begins: keep its bytes when {@code keep}. */
-    void begin(boolean keep) {
+    /** An answer begins: keep its bytes when {@code keep}; {@code lines}: its events are NDJSON lines, else SSE events. */
+    void begin(boolean keep, boolean lines) {
         if (bytes.length > KEEP) {
             bytes = NONE;
         }
         length = 0;
+        relayed = 0;
         overflowed = false;
+        this.lines = lines;
         on = keep;
+    }
+
+    /** The node that sent the answer so far failed: the part of an event it held back is dropped, never sent. */
+    void cut() {
+        length = relayed;
+    }
+
+    /** The answer ended or is not kept: nothing more is. */
+    void end() {
+        on = false;
+    }
+
+    /**
+     * Keeps a chunk that is not the last and returns what its client gets now: the chunk itself when
+     * it ends on an event's end and nothing was held, else the held bytes and the chunk's whole
+     * events, or {@code null} when it completes none. Takes ownership of {@code content}.
+     */
+    HttpContent whole(HttpContent content) {
+        if (!on) {
+            return content;
+        }
+        boolean held = relayed < length;
+        add(content.content());
+        if (!on) { // grown past MAX: no longer kept, so whatever was held goes now
+            return held ? content.replace(Unpooled.wrappedBuffer(Unpooled.copiedBuffer(bytes, relayed, length - relayed),
+                    content.content())) : content;
+        }
+        int end = lastEnd();
+        if (end == length && !held) {
+            relayed = length;
+            return content;
+        }
+        content.release();
+        if (end <= relayed) {
+            return null;
+        }
+        HttpContent out = new DefaultHttpContent(Unpooled.copiedBuffer(bytes, relayed, end - relayed));
+        relayed = end;
+        return out;
+    }
+
+    /** Returns the last chunk as its client gets it, after whatever was held; takes ownership of {@code content}. */
+    LastHttpContent last(LastHttpContent content) {
+        boolean held = on && relayed < length;
+        on = false;
+        if (!held) {
+            return content;
+        }
+        DefaultLastHttpContent out = new DefaultLastHttpContent(Unpooled.wrappedBuffer(
+                Unpooled.copiedBuffer(bytes, relayed, length - relayed), content.content()));
+        out.trailingHeaders().set(content.trailingHeaders());
+        return out;
+    }
+
+    /** Returns the end of the last whole event kept (just past its blank line, or its line). */
+    private int lastEnd() {
+        for (int i = length - 1; i >= relayed; i--) {
+            if (bytes[i] == '\n' && (lines || i > 0 && (bytes[i - 1] == '\n'
+                    || bytes[i - 1] == '\r' && i > 1 && bytes[i - 2] == '\n'))) {
+                return i + 1;
+            }
+        }
+        return relayed;
     }
 
     /** Says whether the answer relayed now is kept. */
@@ -41,7 +119,7 @@ final class Transcript {
     }
 
     /** Keeps the readable bytes of {@code chunk} (indexes untouched). */
-    void add(ByteBuf chunk) {
+    private void add(ByteBuf chunk) {
         if (!on) {
             return;
         }
@@ -68,8 +146,8 @@ final class Transcript {
         return bytes;
     }
 
-    /** Returns how many bytes of the answer are kept. */
-    int length() {
-        return length;
+    /** Returns how many bytes of the answer its client got, all whole events. */
+    int relayed() {
+        return relayed;
     }
 }

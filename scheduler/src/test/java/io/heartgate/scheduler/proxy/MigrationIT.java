@@ -270,6 +270,47 @@ class MigrationIT {
     }
 
     @Test
+    void anEventCutInHalfNeverReachesTheClientAndTheContinuationFollowsTheLastWholeOne() throws Exception {
+        RawNode.Script script = (req, out) -> {
+            String body = new String(req.body(), StandardCharsets.UTF_8);
+            out.write("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+                    .getBytes(StandardCharsets.ISO_8859_1));
+            if (!body.contains("continue_final_message") && died.compareAndSet(false, true)) {
+                String half = event("A", "{\"content\":\" wor\"}", "null");
+                chunk(out, event("A", "{\"role\":\"assistant\",\"content\":\"\"}", "null")
+                        + event("A", "{\"content\":\"Hello\"}", "null") + half.substring(0, 30));
+                return false; // dies inside the third event
+            }
+            synchronized (continuations) {
+                continuations.add(body);
+            }
+            chunk(out, event("B", "{\"content\":\" world\"}", "\"stop\""));
+            chunk(out, "data: [DONE]\n\n");
+            chunk(out, "");
+            return true;
+        };
+        RawNode first = new RawNode(script);
+        RawNode second = new RawNode(script);
+        closing.add(first);
+        closing.add(second);
+        start(c -> c, first, second);
+
+        String sse = stream(CHAT);
+
+        assertThat(sse).doesNotContain("\"content\":\" wor\"");
+        for (String e : sse.split("\n\n")) {
+            assertThat(e).as("every event the client got is whole").matches("(?s)data: (\\{.*\\}|\\[DONE])");
+        }
+        StringBuilder text = new StringBuilder();
+        for (JsonNode e : events(sse)) {
+            text.append(e.path("choices").path(0).path("delta").path("content").asText(""));
+        }
+        assertThat(text.toString()).isEqualTo("Hello world");
+        JsonNode asked = JSON.readTree(continuations.get(0));
+        assertThat(asked.get("messages").get(1).get("content").asText()).isEqualTo("Hello");
+    }
+
+    @Test
     void withMigrationOffTheStreamIsCutAsBefore() throws Exception {
         start(c -> c.migrateStreams(0), node(true), node(true));
 
