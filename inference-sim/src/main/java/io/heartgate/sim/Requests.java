@@ -12,7 +12,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Does for both wire formats what every model endpoint does: counts the request, reads its JSON body,
+ * Does for every wire format what every model endpoint does: counts the request, reads its JSON body,
  * checks the model, applies an injected error, and hands generations to the engine; plus the parsing
  * and JSON writing the formats share. Used on the server's event loop.
  */

@@ -14,8 +14,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Serves one simulated inference node: Ollama ({@code /api/*}) and OpenAI-compatible ({@code /v1/*})
- * endpoints, vLLM/TGI-style health and metrics, and the simulator's own fault and stats endpoints.
+ * Serves one simulated inference node: Ollama ({@code /api/*}), OpenAI-compatible ({@code /v1/*}) and
+ * Anthropic ({@code /v1/messages}, as llama.cpp serves it) endpoints, vLLM/TGI-style health and metrics,
+ * and the simulator's own fault and stats endpoints.
  *
  * <p>All request state lives on this verticle's single event loop, so the slot count and the wait
  * queue need no locks. Generation is a chain of timers: a client that disconnects cancels the chain
@@ -32,6 +33,7 @@ public final class SimServer extends VerticleBase {
     private final SimEngine engine;
     private final OllamaApi ollama;
     private final OpenAiApi openAi;
+    private final AnthropicApi anthropic;
     private final PrometheusText metrics;
     private volatile int actualPort = -1;
     private HttpServer server;
@@ -50,6 +52,7 @@ public final class SimServer extends VerticleBase {
         this.ollama = new OllamaApi(engine, requests, faults, clock, nanoTicker, config.firstTokenDelay(),
                 config.ollamaPrefill());
         this.openAi = new OpenAiApi(config.name(), engine, requests, faults, clock);
+        this.anthropic = new AnthropicApi(config.name(), engine, requests);
         this.metrics = new PrometheusText(engine, stats);
     }
 
@@ -77,6 +80,7 @@ public final class SimServer extends VerticleBase {
         }
         ollama.mount(router);
         openAi.mount(router);
+        anthropic.mount(router);
         faults.mount(router);
         router.get("/metrics").handler(ctx -> ctx.response().putHeader("content-type", PrometheusText.CONTENT_TYPE)
                 .end(metrics.render()));
@@ -103,15 +107,25 @@ public final class SimServer extends VerticleBase {
     /**
      * vLLM with {@code --api-key}: a missing or wrong bearer token is 401 {@code {"error":"Unauthorized"}}.
      * Only inference calls (POST) are guarded, so an agent without the key can still probe the node.
+     * {@code /v1/messages} also takes the key as Anthropic's clients send it, in {@code x-api-key} when
+     * there is no {@code authorization} header, and refuses as llama.cpp does ({@code "Invalid API Key"},
+     * {@code middleware_validate_api_key} in llama.cpp's {@code tools/server/server-http.cpp}), in
+     * Anthropic's error shape.
      */
     private void requireKey(RoutingContext ctx) {
+        boolean messages = isMessages(ctx);
         String auth = ctx.request().getHeader("authorization");
-        if (auth != null && auth.equals("Bearer " + config.apiKey())) {
+        if ((auth != null && auth.equals("Bearer " + config.apiKey()))
+                || (messages && auth == null && config.apiKey().equals(ctx.request().getHeader("x-api-key")))) {
             ctx.next();
             return;
         }
         stats.unauthorized.increment();
-        Requests.json(ctx, 401, new JsonObject().put("error", "Unauthorized"));
+        if (messages) {
+            anthropic.error(ctx, 401, "Invalid API Key");
+        } else {
+            Requests.json(ctx, 401, new JsonObject().put("error", "Unauthorized"));
+        }
     }
 
     @Override
@@ -119,10 +133,20 @@ public final class SimServer extends VerticleBase {
         return server == null ? Future.succeededFuture() : server.close();
     }
 
-    /** Returns the format whose error shape a failed request gets: Ollama's under {@code /api/}, else OpenAI's. */
+    /**
+     * Returns the format whose error shape a failed request gets: Ollama's under {@code /api/}, Anthropic's
+     * on {@code /v1/messages}, else OpenAI's.
+     */
     private Dialect dialect(RoutingContext ctx) {
+        if (isMessages(ctx)) {
+            return anthropic;
+        }
         String path = ctx.request().path();
         return path != null && path.startsWith("/api/") ? ollama : openAi;
+    }
+
+    private static boolean isMessages(RoutingContext ctx) {
+        return "/v1/messages".equals(ctx.request().path());
     }
 
     /** Runs the engine's timers on this verticle's event loop, the thread that drives the engine. */

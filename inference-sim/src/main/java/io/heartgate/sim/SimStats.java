@@ -24,9 +24,15 @@ final class SimStats {
     final LongAdder unauthorized = new LongAdder();
     final LongAdder modelLoads = new LongAdder();
     final LongAdder modelEvictions = new LongAdder();
-    /** Prompt tokens reported in usage figures (OpenAI {@code usage}, Ollama {@code prompt_eval_count}). */
+    /**
+     * Prompt tokens reported in usage figures (OpenAI {@code usage}, Ollama {@code prompt_eval_count},
+     * Anthropic {@code input_tokens}).
+     */
     final LongAdder usagePromptTokens = new LongAdder();
-    /** Completion tokens reported in usage figures (OpenAI {@code usage}, Ollama {@code eval_count}). */
+    /**
+     * Completion tokens reported in usage figures (OpenAI {@code usage}, Ollama {@code eval_count},
+     * Anthropic {@code output_tokens}).
+     */
     final LongAdder usageCompletionTokens = new LongAdder();
 
     void request(String endpoint) {
