@@ -11,14 +11,19 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
 
 /**
  * The chaos suite (run by bench/chaos.sh): three simulated nodes with agents at a 500 ms interval,
@@ -26,6 +31,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * of 8 clients sending small chats back to back and 2 streaming, while the faults of a production
  * fleet happen one phase after another. Prints, per phase, the requests sent, failed, over 5 s and
  * the worst latency, streams apart, and what the phase checks (nodes lost, time to ready).
+ *
+ * <p>{@code --phase kill-mid-stream} runs instead a phase that needs its own fleet (long answers,
+ * agents probing as vLLM, no background load): a node's server killed under 20 or more streams, once
+ * with stream migration on and once with {@code --migrate-streams 0} ({@link #killMidStreamPhase}).
  *
  * <p>Single-file Java (JDK only) so that it runs with nothing but the JDK and the packaged jars.
  */
@@ -54,12 +63,21 @@ public final class Chaos {
     final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(5)).build();
     final StringBuilder report = new StringBuilder();
+    /** The replicas' {@code --migrate-streams}, or null for their default. */
+    Integer migrateStreams;
 
     Chaos(Path work) {
         this.work = work;
     }
 
     public static void main(String[] args) throws Exception {
+        if (args.length == 2 && args[0].equals("--phase") && args[1].equals("kill-mid-stream")) {
+            System.exit(killMidStreamPhase());
+        }
+        if (args.length > 0) {
+            System.err.println("usage: bench/chaos.sh [--phase kill-mid-stream]");
+            System.exit(2);
+        }
         Path work = Files.createTempDirectory("heartgate-chaos");
         Chaos c = new Chaos(work);
         Runtime.getRuntime().addShutdownHook(new Thread(c::stopAll));
@@ -85,15 +103,25 @@ public final class Chaos {
     }
 
     void startSim(int i) throws IOException {
+        startSim(i, "llama3:8b", 8, "5ms");
+    }
+
+    /** Starts sim {@code i} (node gpu-i, port 19100+i) serving {@code models}, answers of {@code tokens} tokens. */
+    void startSim(int i, String models, int tokens, String tokenDelay) throws IOException {
         java("sim-" + i, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-jar", SIM_JAR,
-                "--name", "gpu-" + i, "--port", String.valueOf(19100 + i), "--models", "llama3:8b", "--tokens", "8",
-                "--token-delay", "5ms", "--first-token-delay", "20ms", "--max-concurrency", "64");
+                "--name", "gpu-" + i, "--port", String.valueOf(19100 + i), "--models", models, "--tokens",
+                String.valueOf(tokens), "--token-delay", tokenDelay, "--first-token-delay", "20ms", "--max-concurrency", "64");
     }
 
     void startAgent(int i) throws IOException {
+        startAgent(i, "ollama", "300ms");
+    }
+
+    /** Starts the agent of sim {@code i}, probing it as {@code backend} every 500 ms. */
+    void startAgent(int i, String backend, String probeTimeout) throws IOException {
         java("agent-" + i, "-Xmx96m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-jar", AGENT_JAR,
                 "--kafka", "127.0.0.1:" + BROKER_PORT, "--node-id", "gpu-" + i, "--url", "http://127.0.0.1:" + (19100 + i),
-                "--backend", "ollama", "--interval", "500ms", "--probe-timeout", "300ms",
+                "--backend", backend, "--interval", "500ms", "--probe-timeout", probeTimeout,
                 "--nvidia-smi", "/nonexistent/nvidia-smi");
     }
 
@@ -102,6 +130,9 @@ public final class Chaos {
         int base = replica.equals("A") ? 19180 : 19280;
         List<String> args = new ArrayList<>(List.of("-Xmx384m", "-jar", SCHEDULER_JAR, "--port", String.valueOf(base),
                 "--admin-port", String.valueOf(base + 1), "--strategy", "round-robin"));
+        if (migrateStreams != null) {
+            args.addAll(List.of("--migrate-streams", String.valueOf(migrateStreams)));
+        }
         if (replica.equals("A")) {
             args.addAll(List.of("--embedded-kafka-port", String.valueOf(BROKER_PORT), "--data-dir",
                     work.resolve("kafka-data").toString()));
@@ -175,9 +206,27 @@ public final class Chaos {
         } catch (Exception ignored) {
             // best effort
         }
+        List<ProcessHandle> stopping = new ArrayList<>();
         for (Process p : all) {
-            p.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
-            p.destroyForcibly();
+            p.toHandle().descendants().forEach(stopping::add);
+            stopping.add(p.toHandle());
+        }
+        stopping.forEach(ProcessHandle::destroyForcibly);
+        // Bounded waits, so that a fleet started next finds its ports free.
+        for (ProcessHandle h : stopping) {
+            try {
+                h.onExit().get(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (Exception ignored) {
+                // best effort
+            }
+        }
+        try {
+            waitUntil("nginx to exit", 10_000, () -> !Files.exists(work.resolve("nginx.pid")));
+        } catch (Exception ignored) {
+            // best effort
         }
     }
 
@@ -517,5 +566,343 @@ public final class Chaos {
         }
         int s = reason + "\"notRoutableReason\":\"".length();
         return body.substring(s, body.indexOf('"', s));
+    }
+
+    // ---- kill mid-stream (bench/chaos.sh --phase kill-mid-stream)
+
+    /** The phase's model: served by gpu-1 and gpu-2 only; gpu-3 serves llama3:8b and stays idle. */
+    static final String LONG_MODEL = "llama3:70b";
+    /** Streams started at once; split between two nodes, the busier one holds at least half: 20. */
+    static final int MID_STREAMS = 40;
+    /** Tokens per answer (the sims' --tokens and the request's max_tokens); at 50 ms each about 6 s. */
+    static final int MID_TOKENS = 120;
+    /** Text events every stream has read before the kill, so that the cut falls well inside each answer. */
+    static final int MID_KILL_AFTER = 30;
+    /** The simulator's words after its {@code [NAME]} marker, in order (inference-sim's TextSource). */
+    static final List<String> SIM_WORDS = List.of(" the", " GPU", " streams", " tokens", " quickly", " while",
+            " the", " scheduler", " routes", " each", " request", " to", " a", " live", " node", ".");
+    static final String LONG_STREAM = "{\"model\":\"" + LONG_MODEL + "\",\"stream\":true,\"max_tokens\":" + MID_TOKENS
+            + ",\"messages\":[{\"role\":\"user\",\"content\":\"tell me a long story\"}]}";
+
+    /** One stream of the phase as its client read it. Fields other than the volatile ones are read once it ended. */
+    static final class Read {
+        /** The node it started on, from the {@code [NAME]} marker its text begins with. */
+        volatile String node;
+        /** Events that carried text so far. */
+        final AtomicInteger texts = new AtomicInteger();
+        volatile boolean ended;
+        int status;
+        boolean done;
+        boolean afterDone;
+        int roles;
+        final Set<String> ids = new HashSet<>();
+        final StringBuilder text = new StringBuilder();
+        /** The longest time between two text events, the pause a move costs its client. */
+        long worstGapNanos;
+        String error;
+
+        /** Says why the stream is not complete and well formed, or null when it is. */
+        String fault() {
+            if (!done) {
+                return "cut after " + texts.get() + " text events: " + (error != null ? error : "status " + status + ", no [DONE]");
+            }
+            if (afterDone || roles != 1 || ids.size() != 1) {
+                return "malformed: " + roles + " role chunks, ids " + ids + (afterDone ? ", events after [DONE]" : "");
+            }
+            if (node == null) {
+                return "malformed: no text";
+            }
+            String want = expectedText(node);
+            if (!text.toString().equals(want)) {
+                int at = 0;
+                while (at < Math.min(want.length(), text.length()) && want.charAt(at) == text.charAt(at)) {
+                    at++;
+                }
+                return "malformed text from char " + at + ": got '" + excerpt(text.toString(), at) + "', want '"
+                        + excerpt(want, at) + "'";
+            }
+            return null;
+        }
+    }
+
+    /** What a sim named {@code node} answers in {@link #MID_TOKENS} tokens: its marker, then its words in order. */
+    static String expectedText(String node) {
+        StringBuilder sb = new StringBuilder("[" + node + "]");
+        for (int i = 0; i < MID_TOKENS - 1; i++) {
+            sb.append(SIM_WORDS.get(i % SIM_WORDS.size()));
+        }
+        return sb.toString();
+    }
+
+    static String excerpt(String s, int at) {
+        return s.substring(Math.max(0, at - 20), Math.min(s.length(), at + 20));
+    }
+
+    /**
+     * Returns the string value of the first {@code "key":"..."} in {@code json}, unescaped, or null when
+     * there is none (or it is not a string). Enough for the chunks of an OpenAI stream, whose top-level
+     * {@code id} comes before any other.
+     */
+    static String jsonString(String json, String key) {
+        String k = "\"" + key + "\":";
+        int at = json.indexOf(k);
+        if (at < 0) {
+            return null;
+        }
+        int i = at + k.length();
+        while (i < json.length() && json.charAt(i) == ' ') {
+            i++;
+        }
+        if (i >= json.length() || json.charAt(i) != '"') {
+            return null;
+        }
+        StringBuilder sb = new StringBuilder();
+        for (i++; i < json.length(); i++) {
+            char c = json.charAt(i);
+            if (c == '"') {
+                return sb.toString();
+            }
+            if (c == '\\' && i + 1 < json.length()) {
+                char e = json.charAt(++i);
+                switch (e) {
+                    case 'n' -> sb.append('\n');
+                    case 't' -> sb.append('\t');
+                    case 'r' -> sb.append('\r');
+                    case 'u' -> {
+                        sb.append((char) Integer.parseInt(json.substring(i + 1, i + 5), 16));
+                        i += 4;
+                    }
+                    default -> sb.append(e);
+                }
+            } else {
+                sb.append(c);
+            }
+        }
+        return null;
+    }
+
+    /** Reads one long stream through nginx to its end into {@code r}. */
+    void readStream(Read r) {
+        try {
+            HttpResponse<InputStream> resp = http.send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + LB_PORT + "/v1/chat/completions")).timeout(Duration.ofSeconds(60))
+                    .header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofString(LONG_STREAM))
+                    .build(), HttpResponse.BodyHandlers.ofInputStream());
+            r.status = resp.statusCode();
+            long last = 0;
+            try (BufferedReader in = new BufferedReader(new InputStreamReader(resp.body(), StandardCharsets.UTF_8))) {
+                for (String line; (line = in.readLine()) != null; ) {
+                    if (!line.startsWith("data: ")) {
+                        continue;
+                    }
+                    String data = line.substring("data: ".length());
+                    if (r.done) {
+                        r.afterDone = true;
+                    }
+                    if (data.equals("[DONE]")) {
+                        r.done = true;
+                        continue;
+                    }
+                    String id = jsonString(data, "id");
+                    if (id != null) {
+                        r.ids.add(id);
+                    }
+                    if (data.contains("\"role\":\"assistant\"")) {
+                        r.roles++;
+                    }
+                    String content = jsonString(data, "content");
+                    if (content != null && !content.isEmpty()) {
+                        long now = System.nanoTime();
+                        if (r.node == null) {
+                            int close = content.indexOf(']');
+                            r.node = content.startsWith("[") && close > 1 ? content.substring(1, close) : "?";
+                        } else {
+                            r.worstGapNanos = Math.max(r.worstGapNanos, now - last);
+                        }
+                        last = now;
+                        r.text.append(content);
+                        r.texts.incrementAndGet();
+                    }
+                }
+            }
+        } catch (Exception e) {
+            r.error = e.toString();
+        } finally {
+            r.ended = true;
+        }
+    }
+
+    /** Sums each replica's {@code heartgate_stream_migrations_total} by result; a replica that does not answer adds nothing. */
+    Map<String, Long> migrations() {
+        Map<String, Long> byResult = new TreeMap<>();
+        for (int port : new int[] {19181, 19281}) {
+            String body;
+            try {
+                body = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
+                        .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString()).body();
+            } catch (Exception e) {
+                continue;
+            }
+            for (String line : body.split("\n")) {
+                if (line.startsWith("heartgate_stream_migrations_total{")) {
+                    int r = line.indexOf("result=\"") + "result=\"".length();
+                    String result = line.substring(r, line.indexOf('"', r));
+                    long n = (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+                    byResult.merge(result, n, Long::sum);
+                }
+            }
+        }
+        return byResult;
+    }
+
+    /** The scheduler log lines about streams that did not move ("cut", "not continued"), both replicas. */
+    List<String> unmovedLogLines() throws IOException {
+        List<String> lines = new ArrayList<>();
+        for (String r : List.of("A", "B")) {
+            for (String line : Files.readAllLines(work.resolve("scheduler-" + r + ".log"))) {
+                if (line.contains("Stream of") && !line.contains(" moved from ")) {
+                    lines.add(r + ": " + line);
+                }
+            }
+        }
+        return lines;
+    }
+
+    record Trial(int migrate, int streams, String killed, int onKilled, int completed, int cut, int malformed,
+            long worstPauseMs, Map<String, Long> migrations, List<String> faults, List<String> unmoved) {
+
+        String row() {
+            String moves = migrations.entrySet().stream().filter(e -> e.getValue() > 0)
+                    .map(e -> e.getKey() + " " + e.getValue()).collect(Collectors.joining(", "));
+            return String.format("| %17d | %7d | %14s | %9d | %3d | %9d | %14s | %-19s |", migrate, streams,
+                    onKilled + " (" + killed + ")", completed, cut, malformed, worstPauseMs < 0 ? "-" : worstPauseMs,
+                    moves.isEmpty() ? "none" : moves);
+        }
+    }
+
+    /**
+     * One run of the phase on a fresh fleet whose replicas run with {@code --migrate-streams migrate}:
+     * gpu-1 and gpu-2 serve {@link #LONG_MODEL}, gpu-3 another model; agents probe the sims as vLLM
+     * (the backend that gets a chat continuation). Starts {@link #MID_STREAMS} streams through nginx,
+     * waits until each has read {@link #MID_KILL_AFTER} text events, SIGKILLs the server of the node
+     * holding the most (its agent keeps running and reports it DOWN), and reads every stream to its end:
+     * complete when it ends with {@code [DONE]}, one role chunk, one id, and the text the first node
+     * would have sent whole; cut when it ends without {@code [DONE]}; malformed otherwise.
+     */
+    Trial killMidStream(int migrate) throws Exception {
+        migrateStreams = migrate;
+        startSim(1, LONG_MODEL, MID_TOKENS, "50ms");
+        startSim(2, LONG_MODEL, MID_TOKENS, "50ms");
+        startSim(3, "llama3:8b", MID_TOKENS, "50ms");
+        startScheduler("A");
+        waitUntil("the embedded broker", 120_000, () -> logHas("scheduler-A", "proxy listening on"));
+        for (int i = 1; i <= 3; i++) {
+            // The agent's default probe timeout (2 s): with 300 ms, a probe of the surviving node can time
+            // out while 40 streams start on two cores and hold it out at the moment of the kill; the
+            // stream then has no node to move to, which tests the probe rather than the move.
+            startAgent(i, "vllm", "2s");
+        }
+        startScheduler("B");
+        startNginx();
+        waitUntil("3 routable vLLM nodes on both replicas", 90_000, () -> routable("A") == 3 && routable("B") == 3
+                && occurrences(adminNodes("A"), "\"backend\":\"vllm\"") == 3
+                && occurrences(adminNodes("B"), "\"backend\":\"vllm\"") == 3);
+        System.err.println("  (" + java.time.LocalTime.now().withNano(0) + ") --migrate-streams " + migrate
+                + ": fleet ready, logs in " + work);
+
+        List<Read> reads = new ArrayList<>();
+        ExecutorService pool = Executors.newFixedThreadPool(MID_STREAMS);
+        for (int i = 0; i < MID_STREAMS; i++) {
+            Read r = new Read();
+            reads.add(r);
+            pool.submit(() -> readStream(r));
+        }
+        pool.shutdown();
+        waitUntil("every stream " + MID_KILL_AFTER + " tokens in", 60_000,
+                () -> reads.stream().allMatch(r -> r.ended || r.texts.get() >= MID_KILL_AFTER));
+        Map<String, Long> perNode = reads.stream().filter(r -> !r.ended && r.node != null)
+                .collect(Collectors.groupingBy(r -> r.node, TreeMap::new, Collectors.counting()));
+        String killed = perNode.entrySet().stream().max(Map.Entry.comparingByValue())
+                .orElseThrow(() -> new IllegalStateException("no stream in flight")).getKey();
+        List<Read> onKilled = reads.stream().filter(r -> !r.ended && killed.equals(r.node)).toList();
+        kill("sim-" + killed.substring("gpu-".length())); // SIGKILL; its agent keeps running and reports it DOWN
+        System.err.println("  (" + java.time.LocalTime.now().withNano(0) + ") in flight per node " + perNode
+                + "; SIGKILLed the server of " + killed + " (agent left running)");
+        if (!pool.awaitTermination(90, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("streams still open 90 s after the kill");
+        }
+
+        List<String> faults = new ArrayList<>();
+        int completed = 0;
+        int cut = 0;
+        int malformed = 0;
+        for (int i = 0; i < reads.size(); i++) {
+            Read r = reads.get(i);
+            String fault = r.fault();
+            if (fault == null) {
+                completed++;
+            } else {
+                if (r.done) {
+                    malformed++;
+                } else {
+                    cut++;
+                }
+                faults.add("stream " + i + " on " + r.node + (onKilled.contains(r) ? " (killed)" : "") + ": " + fault);
+            }
+        }
+        long worstPause = onKilled.stream().filter(r -> r.fault() == null).mapToLong(r -> r.worstGapNanos).max()
+                .stream().map(TimeUnit.NANOSECONDS::toMillis).findFirst().orElse(-1);
+        return new Trial(migrate, reads.size(), killed, onKilled.size(), completed, cut, malformed, worstPause,
+                migrations(), faults, unmovedLogLines());
+    }
+
+    /**
+     * bench/chaos.sh --phase kill-mid-stream: the phase with stream migration on and then off, each on
+     * a fresh fleet; prints a row for each. Returns 1 when with migration on any stream was cut or
+     * malformed, or fewer than 20 streams were on the killed node; or when with it off none was cut
+     * (then the kill missed the streams and the first row proves nothing).
+     */
+    static int killMidStreamPhase() throws Exception {
+        System.out.println("kill-mid-stream: gpu-1, gpu-2 serve " + LONG_MODEL + ", gpu-3 llama3:8b (idle); agents --backend "
+                + "vllm at 500 ms; replicas A, B behind nginx; " + MID_STREAMS + " streams of " + MID_TOKENS
+                + " tokens at 50 ms; after " + MID_KILL_AFTER + " tokens each, SIGKILL the server holding the most (agent left running)");
+        List<Trial> trials = new ArrayList<>();
+        for (int migrate : new int[] {1, 0}) {
+            Chaos c = new Chaos(Files.createTempDirectory("heartgate-chaos-mid-stream"));
+            Runtime.getRuntime().addShutdownHook(new Thread(c::stopAll));
+            try {
+                trials.add(c.killMidStream(migrate));
+            } finally {
+                c.stopAll();
+            }
+        }
+        System.out.println("| --migrate-streams | streams | on killed node | completed | cut | malformed | worst pause ms | migrations (metric) |");
+        System.out.println("|-------------------|---------|----------------|-----------|-----|-----------|----------------|---------------------|");
+        for (Trial t : trials) {
+            System.out.println(t.row());
+        }
+        for (Trial t : trials) {
+            t.faults().stream().limit(5).forEach(f -> System.out.println("    --migrate-streams " + t.migrate() + ", " + f));
+            if (t.faults().size() > 5) {
+                System.out.println("    --migrate-streams " + t.migrate() + ", " + (t.faults().size() - 5) + " more");
+            }
+            if (t.migrate() > 0) {
+                t.unmoved().stream().limit(5).forEach(l -> System.out.println("    log " + l));
+            }
+        }
+        Trial on = trials.get(0);
+        Trial off = trials.get(1);
+        List<String> broke = new ArrayList<>();
+        if (on.cut() + on.malformed() > 0) {
+            broke.add((on.cut() + on.malformed()) + " streams cut or malformed with migration on");
+        }
+        if (on.onKilled() < 20) {
+            broke.add("only " + on.onKilled() + " streams on the killed node");
+        }
+        if (off.cut() == 0) {
+            broke.add("no stream cut with migration off: the kill missed the streams");
+        }
+        System.out.println("kill-mid-stream: " + (broke.isEmpty() ? "ok" : "FAILED: " + String.join("; ", broke)));
+        return broke.isEmpty() ? 0 : 1;
     }
 }

@@ -6,7 +6,12 @@
 # embedded broker restarted. Prints one table row per phase; exits 1 if any phase failed a chat
 # (or, in the phases marked so, had one over 5 s). docs/RELIABILITY.md records a run.
 #
-#   bench/chaos.sh            # about 3 minutes; needs java and nginx, after: mvn -B -DskipTests package
+# --phase kill-mid-stream runs one phase on its own, twice on a fresh fleet (stream migration on,
+# then --migrate-streams 0): 40 long streams, the server of the node holding the most SIGKILLed
+# mid-stream; exits 1 if any stream is cut with migration on.
+#
+#   bench/chaos.sh                            # about 3 minutes; needs java and nginx, after: mvn -B -DskipTests package
+#   bench/chaos.sh --phase kill-mid-stream    # about 1 minute
 set -euo pipefail
 cd "$(dirname "$0")/.."
 for tool in java nginx; do
