@@ -232,6 +232,11 @@ public final class Chaos {
 
     // ---- waiting
 
+    /** The time of day for progress lines, seconds always shown. */
+    static String clock() {
+        return java.time.LocalTime.now().format(java.time.format.DateTimeFormatter.ofPattern("HH:mm:ss"));
+    }
+
     static void waitUntil(String what, long maxMs, java.util.function.BooleanSupplier done) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(maxMs);
         while (!done.getAsBoolean()) {
@@ -388,7 +393,7 @@ public final class Chaos {
     /** Runs one phase: its step under the running load; prints its line; counts a phase that broke the suite's rule. */
     void phase(String name, boolean noneOver5s, Step step) throws Exception {
         long from = System.nanoTime();
-        System.err.println("  (" + java.time.LocalTime.now().withNano(0) + ") " + name);
+        System.err.println("  (" + clock() + ") " + name);
         String note = step.run();
         long to = System.nanoTime();
         awaitStartedBefore(to);
@@ -807,7 +812,7 @@ public final class Chaos {
         waitUntil("3 routable vLLM nodes on both replicas", 90_000, () -> routable("A") == 3 && routable("B") == 3
                 && occurrences(adminNodes("A"), "\"backend\":\"vllm\"") == 3
                 && occurrences(adminNodes("B"), "\"backend\":\"vllm\"") == 3);
-        System.err.println("  (" + java.time.LocalTime.now().withNano(0) + ") --migrate-streams " + migrate
+        System.err.println("  (" + clock() + ") --migrate-streams " + migrate
                 + ": fleet ready, logs in " + work);
 
         List<Read> reads = new ArrayList<>();
@@ -826,7 +831,7 @@ public final class Chaos {
                 .orElseThrow(() -> new IllegalStateException("no stream in flight")).getKey();
         List<Read> onKilled = reads.stream().filter(r -> !r.ended && killed.equals(r.node)).toList();
         kill("sim-" + killed.substring("gpu-".length())); // SIGKILL; its agent keeps running and reports it DOWN
-        System.err.println("  (" + java.time.LocalTime.now().withNano(0) + ") in flight per node " + perNode
+        System.err.println("  (" + clock() + ") in flight per node " + perNode
                 + "; SIGKILLed the server of " + killed + " (agent left running)");
         if (!pool.awaitTermination(90, TimeUnit.SECONDS)) {
             throw new IllegalStateException("streams still open 90 s after the kill");
