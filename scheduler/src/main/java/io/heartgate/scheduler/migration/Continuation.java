@@ -81,6 +81,7 @@ public final class Continuation {
             case OPENAI_CHAT -> chat(request, sent, backend);
             case OPENAI_COMPLETIONS -> completion(request, sent);
             case OLLAMA_GENERATE -> rawGenerate(request, sent);
+            case ANTHROPIC_MESSAGES -> anthropic(request, sent, backend);
         };
         if (refusal != null) {
             return Result.refused(refusal);
@@ -130,6 +131,33 @@ public final class Continuation {
         }
         request.put("prompt", request.get("prompt").asText() + sent.text());
         request.remove("echo"); // the client has the prompt already
+        return null;
+    }
+
+    /**
+     * Anthropic's messages continue as a final assistant message on llama.cpp's server, which turns
+     * the request into a chat and prefills it ({@code server_chat_convert_anthropic_to_oai} in
+     * {@code tools/server/server-chat.cpp}, then {@code oaicompat_chat_params_parse}); vLLM's
+     * {@code /v1/messages} sets no continuation flag ({@code vllm/entrypoints/anthropic/serving.py}),
+     * so it would answer anew. A client's own prefill (a final assistant message with text) goes on
+     * with the text sent: llama.cpp refuses two assistant messages at the end.
+     */
+    private static String anthropic(ObjectNode request, Sent sent, String backend) {
+        if (!"llamacpp".equals(backend)) {
+            return "a node of backend '" + backend + "' does not continue a final assistant message on /v1/messages";
+        }
+        if (!(request.get("messages") instanceof ArrayNode messages) || messages.isEmpty()) {
+            return "the request has no messages";
+        }
+        JsonNode last = messages.get(messages.size() - 1);
+        if ("assistant".equals(last.path("role").asText())) {
+            if (!last.path("content").isTextual()) {
+                return "the client's own prefill is not one text";
+            }
+            ((ObjectNode) last).put("content", carried(last.get("content").asText() + sent.text()));
+        } else {
+            messages.addObject().put("role", "assistant").put("content", carried(sent.text()));
+        }
         return null;
     }
 

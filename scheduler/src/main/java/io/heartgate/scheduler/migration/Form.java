@@ -13,7 +13,9 @@ public enum Form {
     /** {@code /v1/completions}, SSE: the text is {@code choices[0].text}. */
     OPENAI_COMPLETIONS,
     /** Ollama's {@code /api/generate} with {@code "raw": true}, NDJSON: the text is {@code response}. */
-    OLLAMA_GENERATE;
+    OLLAMA_GENERATE,
+    /** Anthropic's {@code /v1/messages}, SSE of typed events: the text is in {@code text_delta}s. */
+    ANTHROPIC_MESSAGES;
 
     /** Returns the form of a streamed answer to {@code endpoint}, or {@code null} when it cannot be continued. */
     public static Form of(Endpoint endpoint) {
@@ -21,6 +23,7 @@ public enum Form {
             case OPENAI_CHAT -> OPENAI_CHAT;
             case OPENAI_COMPLETIONS -> OPENAI_COMPLETIONS;
             case OLLAMA_GENERATE -> OLLAMA_GENERATE;
+            case ANTHROPIC_MESSAGES -> ANTHROPIC_MESSAGES;
             default -> null;
         };
     }

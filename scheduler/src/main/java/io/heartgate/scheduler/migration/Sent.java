@@ -19,16 +19,68 @@ import java.util.List;
  * @param toolCalls a tool call was streamed: its arguments cannot be continued
  * @param reasoning the stream is still inside a reasoning block (reasoning sent, no answer text yet)
  * @param finished the answer had already ended (a finish reason or {@code [DONE]} was sent)
- * @param events every whole event sent, for the count of SSE events in a cut answer's estimate
+ * @param events every whole event sent
+ * @param block Anthropic's index of the content block open at the cut (the text the next node's
+ *     block continues), or -1
  */
 public record Sent(String text, int tokens, String id, JsonNode created, String model, String fingerprint,
-                   boolean toolCalls, boolean reasoning, boolean finished, int events) {
+                   boolean toolCalls, boolean reasoning, boolean finished, int events, int block) {
 
     static final ObjectMapper JSON = new ObjectMapper();
 
     /** Returns what a stream of {@code form} sent in its first {@code length} bytes of {@code body}. */
     public static Sent read(Form form, byte[] body, int length) {
+        if (form == Form.ANTHROPIC_MESSAGES) {
+            return readAnthropic(body, length);
+        }
         return form.sse() ? readSse(form, body, length) : readNdjson(body, length);
+    }
+
+    /**
+     * Anthropic's SSE: {@code message_start} names the message, text comes in
+     * {@code content_block_delta} events of type {@code text_delta} inside a text block, a
+     * {@code tool_use} block or {@code input_json_delta} is a tool call, {@code thinking} is
+     * reasoning, and {@code message_delta} with a stop reason or {@code message_stop} ends it.
+     */
+    private static Sent readAnthropic(byte[] body, int length) {
+        StringBuilder text = new StringBuilder();
+        int tokens = 0;
+        String id = null;
+        String model = null;
+        boolean tools = false;
+        boolean thinking = false;
+        boolean finished = false;
+        int block = -1;
+        List<String> data = sseData(body, length);
+        for (String d : data) {
+            JsonNode e = parse(d);
+            switch (e == null ? "" : e.path("type").asText()) {
+                case "message_start" -> {
+                    id = e.path("message").path("id").asText(null);
+                    model = e.path("message").path("model").asText(null);
+                }
+                case "content_block_start" -> {
+                    block = e.path("index").asInt(block + 1);
+                    String type = e.path("content_block").path("type").asText();
+                    tools |= type.equals("tool_use") || type.equals("server_tool_use");
+                    thinking = type.equals("thinking") || type.equals("redacted_thinking");
+                }
+                case "content_block_delta" -> {
+                    JsonNode delta = e.path("delta");
+                    tools |= delta.path("type").asText().equals("input_json_delta");
+                    String piece = delta.path("type").asText().equals("text_delta") ? delta.path("text").asText("") : "";
+                    if (!piece.isEmpty()) {
+                        text.append(piece);
+                        tokens++;
+                    }
+                }
+                case "message_delta" -> finished |= e.path("delta").hasNonNull("stop_reason");
+                case "message_stop" -> finished = true;
+                default -> {
+                }
+            }
+        }
+        return new Sent(text.toString(), tokens, id, null, model, null, tools, thinking, finished, data.size(), block);
     }
 
     /**
@@ -63,7 +115,7 @@ public record Sent(String text, int tokens, String id, JsonNode created, String 
             }
         }
         return new Sent(text.toString(), tokens, null, null, model, null, false,
-                reasoned && text.length() == 0, finished, events);
+                reasoned && text.length() == 0, finished, events, -1);
     }
 
     private static Sent readSse(Form form, byte[] body, int length) {
@@ -111,7 +163,7 @@ public record Sent(String text, int tokens, String id, JsonNode created, String 
             }
         }
         return new Sent(text.toString(), tokens, id, created, model, fingerprint, tools, reasoned && text.length() == 0,
-                finished, events);
+                finished, events, -1);
     }
 
     /** Returns the {@code data:} payload of every whole SSE event in the bytes (a part event at the end is left out). */

@@ -49,7 +49,8 @@ public final class Splice {
         this.stops = stops(requestBody);
         String text = sent.text();
         // Only a chat's text is carried without its trailing whitespace; a prompt carries it exactly.
-        this.cutAtWhitespace = form == Form.OPENAI_CHAT && !text.isEmpty() && !Continuation.carried(text).equals(text);
+        this.cutAtWhitespace = (form == Form.OPENAI_CHAT || form == Form.ANTHROPIC_MESSAGES) && !text.isEmpty()
+                && !Continuation.carried(text).equals(text);
         int longest = stops.stream().mapToInt(String::length).max().orElse(0);
         window.append(text, Math.max(0, text.length() - Math.max(0, longest - 1)), text.length());
         this.carriedInWindow = window.length();
@@ -72,7 +73,9 @@ public final class Splice {
         while (!stopped && (end = pending.indexOf(boundary)) >= 0) {
             String event = pending.substring(0, end);
             pending.delete(0, end + boundary.length());
-            if (form.sse()) {
+            if (form == Form.ANTHROPIC_MESSAGES) {
+                anthropic(event, out);
+            } else if (form.sse()) {
                 event(event, out);
             } else {
                 line(event, out);
@@ -106,6 +109,54 @@ public final class Splice {
             o.put("eval_count", sent.tokens() + completion);
         }
         write(out, o + "\n");
+    }
+
+    /**
+     * One Anthropic event. The client has had {@code message_start} and its text block (index
+     * {@link Sent#block()}) is still open: the new node's {@code message_start} and the start of its
+     * first text block are dropped, its blocks are numbered on from the client's, its output tokens
+     * are added to those sent. A stop sequence across the cut closes the block and the message.
+     */
+    private void anthropic(String event, ByteArrayOutputStream out) {
+        String data = null;
+        for (String line : event.split("\n")) {
+            if (line.startsWith("data:")) {
+                data = line.substring(line.startsWith("data: ") ? 6 : 5).trim();
+            }
+        }
+        JsonNode parsed = data == null ? null : Sent.parse(data);
+        if (!(parsed instanceof ObjectNode o)) {
+            write(out, event + "\n\n");
+            return;
+        }
+        String type = o.path("type").asText();
+        int shift = Math.max(0, sent.block());
+        if (type.equals("message_start")
+                || type.equals("content_block_start") && o.path("index").asInt() == 0 && sent.block() >= 0
+                && o.path("content_block").path("type").asText().equals("text")) {
+            return;
+        }
+        if (o.has("index")) {
+            o.put("index", o.get("index").asInt() + shift);
+        }
+        if (type.equals("content_block_delta") && o.get("delta") instanceof ObjectNode delta
+                && delta.path("type").asText().equals("text_delta")) {
+            boolean kept = text(delta, "text");
+            if (!kept && !stopped) {
+                return;
+            }
+        }
+        if (type.equals("message_delta") && o.get("usage") instanceof ObjectNode usage && usage.has("output_tokens")) {
+            usage.put("output_tokens", usage.get("output_tokens").asInt() + sent.tokens());
+        }
+        write(out, "event: " + type + "\ndata: " + o + "\n\n");
+        if (stopped) {
+            int index = o.path("index").asInt(shift);
+            write(out, "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":" + index + "}\n\n");
+            write(out, "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"
+                    + "\"stop_sequence\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":" + sent.tokens() + "}}\n\n");
+            write(out, "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
+        }
     }
 
     /** One SSE event: the first node's ids, the choice's text, usage summed. */
@@ -233,7 +284,8 @@ public final class Splice {
         List<String> out = new ArrayList<>();
         try {
             JsonNode request = Sent.JSON.readTree(body);
-            JsonNode stop = request.has("stop") ? request.path("stop") : request.path("options").path("stop");
+            JsonNode stop = request.has("stop") ? request.path("stop")
+                    : request.has("stop_sequences") ? request.path("stop_sequences") : request.path("options").path("stop");
             if (stop.isTextual()) {
                 out.add(stop.asText());
             } else if (stop.isArray()) {

@@ -56,6 +56,26 @@ class ContinuationTest {
     }
 
     @Test
+    void anAnthropicMessageContinuesOnLlamaCppOnlyAndAfterTheClientsOwnPrefill() throws Exception {
+        String sse = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"m\"}}\n\n"
+                + "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
+                + "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+                + "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+                + "\"delta\":{\"type\":\"text_delta\",\"text\":\" world \"}}\n\n";
+        byte[] b = sse.getBytes(StandardCharsets.UTF_8);
+        Sent s = Sent.read(Form.ANTHROPIC_MESSAGES, b, b.length);
+        assertThat(s.id()).isEqualTo("msg_1");
+        assertThat(s.block()).isZero();
+        byte[] body = ("{\"max_tokens\":10,\"messages\":[{\"role\":\"user\",\"content\":\"x\"},"
+                + "{\"role\":\"assistant\",\"content\":\"Hello\"}]}").getBytes(StandardCharsets.UTF_8);
+        assertThat(Continuation.of(Form.ANTHROPIC_MESSAGES, body, s, "vllm").refusal()).contains("vllm");
+        JsonNode next = JSON.readTree(Continuation.of(Form.ANTHROPIC_MESSAGES, body, s, "llamacpp").body());
+        assertThat(next.get("messages")).hasSize(2);
+        assertThat(next.get("messages").get(1).get("content").asText()).isEqualTo("Hello world");
+        assertThat(next.get("max_tokens").asInt()).isEqualTo(9);
+    }
+
+    @Test
     void aCompletionContinuesAsItsPromptFollowedByTheText() throws Exception {
         byte[] body = "{\"prompt\":\"Once\",\"max_tokens\":9,\"stream\":true}".getBytes(StandardCharsets.UTF_8);
         String sse = "data: {\"id\":\"c\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"text\":\" upon\","

@@ -39,8 +39,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Stream migration end to end on simulated nodes that continue a partial answer as vLLM and
- * Ollama's raw generate do: two nodes, each cutting every answer it starts after 5 of its 8
+ * Stream migration end to end on simulated nodes that continue a partial answer as the servers do
+ * (llama.cpp's nodes, which take vLLM's continuation flags on chats and prefill Anthropic's
+ * messages; Ollama's raw generate): two nodes, each cutting every answer it starts after 5 of its 8
  * tokens; a migrated answer is the first node's 5 tokens followed by the other node's last 3, one
  * stream per dialect, read by a raw client and by the official {@code openai} and {@code ollama}
  * npm clients.
@@ -69,7 +70,7 @@ class SimMigrationIT {
             vertx.deployVerticle(sim).await(20, TimeUnit.SECONDS);
             sims.add(sim);
             table.apply(Heartbeat.builder(name, "http://127.0.0.1:" + sim.port()).instance("i1").seq(1L)
-                    .state(NodeState.UP).backend("vllm").intervalMs(60_000).models(List.of(MODEL)).build(), Instant.now());
+                    .state(NodeState.UP).backend("llamacpp").intervalMs(60_000).models(List.of(MODEL)).build(), Instant.now());
         }
         table.publish();
         ProxyConfig c = new ProxyConfigBuilder().build();
@@ -174,6 +175,36 @@ class SimMigrationIT {
         assertThat(text.toString()).isEqualTo(marker(text.toString()) + REST);
         assertThat(last.get("done").asBoolean()).isTrue();
         assertThat(last.get("eval_count").asInt()).isEqualTo(8);
+    }
+
+    @Test
+    void anAnthropicMessageGoesOnInTheClientsOpenTextBlock() throws Exception {
+        String sse = post("/v1/messages", "{\"model\":\"" + MODEL + "\",\"stream\":true,\"max_tokens\":100,"
+                + "\"messages\":[{\"role\":\"user\",\"content\":\"Say hello\"}]}");
+
+        StringBuilder text = new StringBuilder();
+        List<String> types = new ArrayList<>();
+        int outputTokens = -1;
+        for (String e : sse.split("\n\n")) {
+            String data = e.substring(e.indexOf("data: ") + 6);
+            JsonNode o = JSON.readTree(data);
+            types.add(o.get("type").asText());
+            assertThat(e).startsWith("event: " + o.get("type").asText() + "\n");
+            if (o.has("index")) {
+                assertThat(o.get("index").asInt()).as("one text block, index 0").isZero();
+            }
+            text.append(o.path("delta").path("text").asText(""));
+            if (o.path("usage").has("output_tokens") && o.get("type").asText().equals("message_delta")) {
+                outputTokens = o.get("usage").get("output_tokens").asInt();
+            }
+        }
+        assertThat(text.toString()).isEqualTo(marker(text.toString()) + REST);
+        assertThat(types.stream().filter(t -> t.equals("message_start")).count()).isEqualTo(1);
+        assertThat(types.stream().filter(t -> t.equals("content_block_start")).count()).isEqualTo(1);
+        assertThat(types.stream().filter(t -> t.equals("message_stop")).count()).isEqualTo(1);
+        assertThat(types.get(types.size() - 1)).isEqualTo("message_stop");
+        assertThat(outputTokens).isEqualTo(8);
+        assertThat(continued()).isEqualTo(1);
     }
 
     @Test
