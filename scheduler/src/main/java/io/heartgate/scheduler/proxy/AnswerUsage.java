@@ -12,18 +12,25 @@ import io.netty.handler.codec.http.HttpResponse;
  * A connection's usage accounting, for the answer it relays now: which answers are counted (every
  * success answer to a POST, whether or not the body named a model: vLLM, TGI and llama.cpp serve
  * one without), how their tail is kept ({@link BodyTail}), and what is counted and charged when the
- * answer ends or is cut. Keeps that job out of the exchange's state machine; one per connection,
+ * answer ends or is cut; and the copy of a stream kept so that it can move to another node
+ * ({@link Transcript}). Keeps that job out of the exchange's state machine; one per connection,
  * reused by its answers (a connection relays one at a time), so it costs the request path no
  * allocation. Event-loop confined.
  */
 final class AnswerUsage {
 
     private final BodyTail tail = new BodyTail();
+    private final Transcript transcript = new Transcript();
     private final UnaskedUsageChunk unasked = new UnaskedUsageChunk();
     /** Whether the answer is an SSE stream (an OpenAI one reports usage only when asked). */
     private boolean sse;
     /** Whether the proxy, not the client, asked for the usage chunk of the request relayed now. */
     private boolean usageUnasked;
+
+    /** Returns the connection's copy of the stream it relays now. */
+    Transcript transcript() {
+        return transcript;
+    }
 
     /** A request is to be relayed; {@code usageUnasked}: the proxy alone asked for its stream's usage chunk. */
     void relaying(boolean usageUnasked) {

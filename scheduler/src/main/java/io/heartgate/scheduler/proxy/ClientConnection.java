@@ -54,8 +54,6 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Cli
     private StagedCall staging;
     /** The end of the current response's body, for usage accounting. */
     private final AnswerUsage usage = new AnswerUsage();
-    /** The stream relayed now, kept while it could move to another node. */
-    private final Transcript transcript = new Transcript();
     private Exchange current;
     private ArrayDeque<FullHttpRequest> queued;
     /** Set once a request could not be framed: whatever follows on this connection is not read as requests. */
@@ -260,11 +258,6 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Cli
     }
 
     /** Returns the usage accounting of the answer relayed now. */
-    /** Returns the connection's copy of the stream it relays now ({@link Transcript}). */
-    Transcript transcript() {
-        return transcript;
-    }
-
     AnswerUsage usage() {
         return usage;
     }

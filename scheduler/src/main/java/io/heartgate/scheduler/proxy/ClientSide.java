@@ -53,7 +53,7 @@ final class ClientSide {
         this.startNanos = call.startNanos();
         this.req = call.request();
         this.usage = conn.usage();
-        this.transcript = conn.transcript();
+        this.transcript = usage.transcript();
         this.recorder = recorder;
         this.extra = call.responseHeaders();
         this.channel = conn.channel();

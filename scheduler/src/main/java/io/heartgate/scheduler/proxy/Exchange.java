@@ -210,7 +210,7 @@ final class Exchange {
 
     /** The node failed mid-stream: the answer goes on from another node, or is cut when it cannot. */
     private void migrate() {
-        Migration next = Migration.after(call, conn.transcript(), answered, migration);
+        Migration next = Migration.after(call, conn.usage().transcript(), answered, migration);
         if (next == null) {
             client.cutShort(answered);
             cut(Migration.Result.NOT_CONTINUABLE);
