@@ -1,0 +1,69 @@
+package io.heartgate.scheduler.proxy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.DefaultLastHttpContent;
+import io.netty.handler.codec.http.HttpContent;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+class TranscriptTest {
+
+    private static HttpContent chunk(String s) {
+        return new DefaultHttpContent(Unpooled.copiedBuffer(s, StandardCharsets.UTF_8));
+    }
+
+    private static String text(HttpContent c) {
+        String s = c.content().toString(StandardCharsets.UTF_8);
+        c.release();
+        return s;
+    }
+
+    @Test
+    void aChunkEndingOnAnEventsEndPassesThroughUntouched() {
+        Transcript t = new Transcript();
+        t.begin(true, false);
+        HttpContent in = chunk("data: {\"a\":1}\n\n");
+        HttpContent out = t.whole(in);
+        assertThat(out).isSameAs(in);
+        out.release();
+        assertThat(t.relayed()).isEqualTo(15);
+    }
+
+    @Test
+    void aChunkEndingInsideAnEventIsSplitAndItsEndHeldUntilTheRestComes() {
+        Transcript t = new Transcript();
+        t.begin(true, false);
+        assertThat(text(t.whole(chunk("data: 1\n\ndata: 2")))).isEqualTo("data: 1\n\n");
+        assertThat(t.whole(chunk(" and"))).as("still no whole event").isNull();
+        assertThat(text(t.whole(chunk(" more\r\n\r\ndata: 3\n\n")))).isEqualTo("data: 2 and more\r\n\r\ndata: 3\n\n");
+        assertThat(t.relayed()).isEqualTo(new String(t.bytes(), 0, t.relayed(), StandardCharsets.UTF_8).length());
+    }
+
+    @Test
+    void ndjsonIsHeldByLineAndTheLastChunkTakesWhatIsHeld() {
+        Transcript t = new Transcript();
+        t.begin(true, true);
+        assertThat(text(t.whole(chunk("{\"a\":1}\n{\"b\"")))).isEqualTo("{\"a\":1}\n");
+        assertThat(text(t.last(new DefaultLastHttpContent(Unpooled.copiedBuffer(":2}\n", StandardCharsets.UTF_8)))))
+                .isEqualTo("{\"b\":2}\n");
+    }
+
+    @Test
+    void aCutDropsTheHeldPartAndAStreamNotKeptIsNeverTouched() {
+        Transcript t = new Transcript();
+        t.begin(true, false);
+        text(t.whole(chunk("data: 1\n\ndata: 2")));
+        t.cut();
+        assertThat(t.relayed()).isEqualTo(9);
+        assertThat(text(t.whole(chunk("data: 3\n\n")))).as("the held part is gone").isEqualTo("data: 3\n\n");
+
+        Transcript off = new Transcript();
+        off.begin(false, false);
+        HttpContent in = chunk("data: 1");
+        assertThat(off.whole(in)).isSameAs(in);
+        in.release();
+    }
+}
