@@ -1,6 +1,7 @@
 package io.heartgate.protocol;
 
 import static io.heartgate.protocol.StrictFields.describe;
+import static io.heartgate.protocol.StrictFields.optionalBoolean;
 import static io.heartgate.protocol.StrictFields.optionalInt;
 import static io.heartgate.protocol.StrictFields.optionalLong;
 import static io.heartgate.protocol.StrictFields.optionalText;
@@ -17,6 +18,10 @@ import java.util.List;
  * Writes and reads the heartbeat's catalogue fields, {@code modelInfo} and {@code loaded}, for
  * {@link HeartbeatCodec}: the same strict typing as the rest of the message, each bad value a
  * rejection naming its field; the limits are {@link HeartbeatRules#checkCatalogue}'s.
+ *
+ * <p>A model's {@code prefill} is written only when known, so a heartbeat that knows nothing of it is
+ * byte for byte what agents sent before it existed; decoders that predate it skip it as they skip
+ * every field they do not read.
  */
 final class CatalogueFields {
 
@@ -50,6 +55,9 @@ final class CatalogueFields {
                     optionalString(g, "parameterSize", d.parameterSize());
                     optionalString(g, "quantizationLevel", d.quantizationLevel());
                     g.writeEndObject();
+                }
+                if (m.prefill() != null) {
+                    g.writeBooleanField("prefill", m.prefill());
                 }
                 g.writeEndObject();
             }
@@ -115,7 +123,7 @@ final class CatalogueFields {
             }
             out.add(new ModelInfo(optionalText(m, "name", field + ".name"), optionalLong(m, "size", field + ".size"),
                     optionalText(m, "digest", field + ".digest"), optionalText(m, "modifiedAt", field + ".modifiedAt"),
-                    details));
+                    details, optionalBoolean(m, "prefill", field + ".prefill")));
         }
         return out;
     }

@@ -13,8 +13,23 @@ import java.util.Objects;
  * @param digest the content digest, or {@code null}; two nodes with different digests disagree on what the name means
  * @param modifiedAt when the node last changed it, as the server wrote it, or {@code null}
  * @param details Ollama's {@code details}, or {@code null}
+ * @param prefill whether the node's server continues a chat whose final message is the assistant's
+ *                (a partial answer) rather than closing that turn and answering anew: {@code true} when
+ *                it continues it, {@code false} when it closes the turn, {@code null} when unknown (the
+ *                agent has not asked yet or could not tell, or an older agent sent the heartbeat). What
+ *                lets another node go on with a stream cut mid-answer through Ollama's {@code /api/chat}
  */
-public record ModelInfo(String name, Long size, String digest, String modifiedAt, Details details) {
+public record ModelInfo(String name, Long size, String digest, String modifiedAt, Details details, Boolean prefill) {
+
+    /** A model described without saying whether the server continues a final assistant message. */
+    public ModelInfo(String name, Long size, String digest, String modifiedAt, Details details) {
+        this(name, size, digest, modifiedAt, details, null);
+    }
+
+    /** Returns this description with {@code value} as its {@link #prefill()}. */
+    public ModelInfo withPrefill(Boolean value) {
+        return new ModelInfo(name, size, digest, modifiedAt, details, value);
+    }
 
     /**
      * Ollama's description of a model's weights; each field {@code null} when not given.

@@ -81,6 +81,17 @@ final class StrictFields {
         return n.doubleValue();
     }
 
+    static Boolean optionalBoolean(JsonNode parent, String name, String field) {
+        JsonNode n = present(parent, name);
+        if (n == null) {
+            return null;
+        }
+        if (!n.isBoolean()) {
+            throw new Reject(Rule.WRONG_TYPE, field, "must be true or false, got " + describe(n));
+        }
+        return n.booleanValue();
+    }
+
     static String describe(JsonNode n) {
         if (n.isTextual()) {
             return "a string";

@@ -2,6 +2,7 @@ package io.heartgate.protocol;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
 import java.io.IOException;
 import java.net.URISyntaxException;
@@ -197,6 +198,57 @@ class HeartbeatCodecTest {
         assertThat(json).contains("\"modelInfo\":[{\"name\":\"llama3:8b\",\"size\":4661224676,")
                 .contains("\"details\":{\"parentModel\":\"\",\"format\":\"gguf\"")
                 .contains("\"loaded\":[{\"name\":\"llama3:8b\",\"size\":5000000000,\"sizeVram\":4900000000,");
+    }
+
+    @Test
+    void writesAModelsPrefillOnlyWhenKnownAndReadsItBack() {
+        Heartbeat original = Heartbeat.builder("gpu-y", "http://gpu-y:11434")
+                .models(List.of("a", "b", "c"))
+                .modelInfo(List.of(new ModelInfo("a", null, "d1", null, null, true),
+                        new ModelInfo("b", null, "d2", null, null, false),
+                        new ModelInfo("c", null, "d3", null, null)))
+                .build();
+
+        String json = new String(codec.encode(original), StandardCharsets.UTF_8);
+
+        assertThat(json).contains("{\"name\":\"a\",\"digest\":\"d1\",\"prefill\":true}")
+                .contains("{\"name\":\"b\",\"digest\":\"d2\",\"prefill\":false}")
+                .contains("{\"name\":\"c\",\"digest\":\"d3\"}");
+        assertThat(beat(codec.decode(codec.encode(original)))).isEqualTo(original);
+        assertThat(beat(codec.decode(codec.encodePretty(original).getBytes(StandardCharsets.UTF_8))))
+                .isEqualTo(original);
+    }
+
+    @Test
+    void readsPrefillAndTakesItsAbsenceAsUnknown() {
+        Heartbeat hb = beat(codec.decode(Fixtures.read("valid/model-info-prefill.json")));
+
+        assertThat(hb.modelInfo()).extracting(ModelInfo::name, ModelInfo::prefill).containsExactly(
+                tuple("llama3.2:3b", true), tuple("gemma3:4b", false), tuple("qwen3-coder:30b", null));
+        String base = "{\"v\":1,\"nodeId\":\"gpu-a\",\"url\":\"http://h:1\",\"state\":\"UP\",\"intervalMs\":1000,";
+        assertThat(beat(codec.decode(utf8(base + "\"modelInfo\":[{\"name\":\"m\",\"prefill\":null}]}")))
+                .modelInfo().get(0).prefill()).as("JSON null is absent").isNull();
+        Rejection notABoolean = rejection(codec.decode(
+                utf8(base + "\"modelInfo\":[{\"name\":\"m\",\"prefill\":\"true\"}]}")));
+        assertThat(notABoolean.rule()).isEqualTo(Rule.WRONG_TYPE);
+        assertThat(notABoolean.field()).isEqualTo("modelInfo[0].prefill");
+        assertThat(rejection(codec.decode(utf8(base + "\"modelInfo\":[{\"name\":\"m\",\"prefill\":1}]}"))).rule())
+                .isEqualTo(Rule.WRONG_TYPE);
+    }
+
+    /**
+     * A scheduler must take heartbeats from agents newer than itself: the decoder reads the fields it
+     * knows of each model and skips the others, which is how one that predates {@code prefill} reads
+     * a model that has it.
+     */
+    @Test
+    void skipsModelFieldsItDoesNotKnow() {
+        String base = "{\"v\":1,\"nodeId\":\"gpu-a\",\"url\":\"http://h:1\",\"state\":\"UP\",\"intervalMs\":1000,";
+
+        Heartbeat hb = beat(codec.decode(utf8(base + "\"modelInfo\":[{\"name\":\"m\",\"digest\":\"d\",\"prefill\":true,"
+                + "\"template\":{\"kind\":\"messages\"},\"renderers\":[\"x\"]}]}")));
+
+        assertThat(hb.modelInfo()).containsExactly(new ModelInfo("m", null, "d", null, null, true));
     }
 
     @Test
