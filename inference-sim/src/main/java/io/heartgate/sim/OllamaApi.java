@@ -19,19 +19,49 @@ import java.util.function.LongSupplier;
 
 /**
  * Speaks Ollama's API ({@code /} and {@code /api/*}) in the shapes of Ollama {@value #VERSION}: NDJSON
- * streams with a final object of durations, model lists, embeddings and Ollama's error objects.
+ * streams with a final object of durations, model lists, model descriptions ({@code /api/show}),
+ * embeddings and Ollama's error objects.
  *
  * <p>Partial answers are continued ({@link Continuation}) where Ollama continues them: a raw
  * {@code /api/generate} prompt (no template) that ends with sim output, and, with prefill on, an
- * {@code /api/chat} whose final message is the assistant's. Ollama's templates leave that message open
- * (those over {@code .Messages} test {@code $last}; older ones are cut after {@code .Response},
- * {@code template/template.go}), so the model goes on with it; a template that closes every turn
- * would make it a new answer, as with prefill off.
+ * {@code /api/chat} whose final message is the assistant's. A model's template may leave that message
+ * open (one over {@code .Messages} that tests {@code not $last}; a legacy one, cut after
+ * {@code .Response}, {@code template/template.go}), and the model goes on with it; a template that
+ * closes every turn makes it a new answer, as with prefill off. {@code /api/show} gives each model a
+ * template of the matching kind, so an agent that reads it reports what the sim does.
  */
 final class OllamaApi implements Dialect {
 
     static final String VERSION = "0.11.6";
     private static final String BUSY = "server busy, please try again.  maximum pending requests exceeded";
+    /**
+     * The template {@code /api/show} gives with prefill on: llama3-style, over {@code .Messages}, leaving
+     * out the end of turn after a last assistant message ({@code if not $last}) as Ollama's continuing
+     * templates do, so the model goes on with that message.
+     */
+    static final String CONTINUING_TEMPLATE = """
+            {{- range $i, $_ := .Messages }}
+            {{- $last := eq (len (slice $.Messages $i)) 1 }}
+            {{- if eq .Role "assistant" }}<|start_header_id|>assistant<|end_header_id|>
+
+            {{ .Content }}{{ if not $last }}<|eot_id|>{{ end }}
+            {{- else }}<|start_header_id|>{{ .Role }}<|end_header_id|>
+
+            {{ .Content }}<|eot_id|>{{ if $last }}<|start_header_id|>assistant<|end_header_id|>
+
+            {{ end }}
+            {{- end }}
+            {{- end }}""";
+    /**
+     * The template {@code /api/show} gives with prefill off: ChatML as Ollama bundles it
+     * ({@code template/chatml.gotmpl}), which ends every turn and opens a new assistant one after the
+     * last, so a final assistant message is answered anew.
+     */
+    static final String CLOSING_TEMPLATE = """
+            {{- range .Messages }}<|im_start|>{{ .Role }}
+            {{ .Content }}<|im_end|>
+            {{ end }}<|im_start|>assistant
+            """;
 
     private final SimEngine engine;
     private final Requests requests;
@@ -67,6 +97,7 @@ final class OllamaApi implements Dialect {
         router.get("/api/version").handler(this::version);
         router.get("/api/tags").handler(ctx -> Requests.json(ctx, 200, models(false)));
         router.get("/api/ps").handler(ctx -> Requests.json(ctx, 200, models(true)));
+        router.post("/api/show").handler(this::show);
         router.post("/api/generate").handler(ctx -> generate(ctx, false));
         router.post("/api/chat").handler(ctx -> generate(ctx, true));
         router.post("/api/embed").handler(ctx -> embed(ctx, false));
@@ -91,14 +122,7 @@ final class OllamaApi implements Dialect {
             if (!loaded) {
                 m.put("modified_at", "2026-11-01T12:00:00Z");
             }
-            m.put("digest", digest(model))
-                    .put("details", new JsonObject()
-                            .put("parent_model", "")
-                            .put("format", "gguf")
-                            .put("family", "llama")
-                            .put("families", new JsonArray().add("llama"))
-                            .put("parameter_size", "8.0B")
-                            .put("quantization_level", "Q4_0"));
+            m.put("digest", digest(model)).put("details", details());
             if (loaded) {
                 m.put("expires_at", clock.instant().plusSeconds(300).toString())
                         .put("size_vram", 4_661_224_676L)
@@ -107,6 +131,57 @@ final class OllamaApi implements Dialect {
             models.add(m);
         }
         return new JsonObject().put("models", models);
+    }
+
+    /**
+     * Answers {@code /api/show} in the shape of Ollama's {@code ShowResponse} ({@code api/types.go}):
+     * the modelfile, parameters and template, the details {@code /api/tags} gives, a model_info and the
+     * capabilities. The template is the one whose chat behaviour the sim has ({@link #CONTINUING_TEMPLATE}
+     * with prefill on, {@link #CLOSING_TEMPLATE} off), so whoever reads it learns what the sim does.
+     */
+    private void show(RoutingContext ctx) {
+        Optional<Accepted> accepted = requests.accept(ctx, "ollama.show", this);
+        if (accepted.isEmpty()) {
+            return;
+        }
+        String model = accepted.get().model();
+        String template = prefill ? CONTINUING_TEMPLATE : CLOSING_TEMPLATE;
+        String stop = prefill ? "<|eot_id|>" : "<|im_end|>";
+        String modelfile = "# Modelfile generated by \"ollama show\"\n"
+                + "# To build a new Modelfile based on this, replace FROM with:\n"
+                + "# FROM " + model + "\n\n"
+                + "FROM /usr/share/ollama/.ollama/models/blobs/sha256-" + digest(model) + "\n"
+                + "TEMPLATE " + modelfileQuote(template) + "\n"
+                + "PARAMETER stop " + stop + "\n";
+        Requests.json(ctx, 200, new JsonObject()
+                .put("modelfile", modelfile)
+                .put("parameters", String.format("%-30s \"%s\"", "stop", stop))
+                .put("template", template)
+                .put("details", details())
+                .put("model_info", new JsonObject()
+                        .put("general.architecture", "llama")
+                        .put("general.parameter_count", 8_030_261_248L)
+                        .put("llama.context_length", 8192))
+                .put("capabilities", new JsonArray().add("completion"))
+                .put("modified_at", "2026-11-01T12:00:00Z"));
+    }
+
+    /** Quotes a modelfile argument as Ollama's {@code parser.quote} does. */
+    private static String modelfileQuote(String s) {
+        if (s.contains("\n") || s.startsWith(" ") || s.endsWith(" ")) {
+            return s.contains("\"") ? "\"\"\"" + s + "\"\"\"" : "\"" + s + "\"";
+        }
+        return s;
+    }
+
+    private static JsonObject details() {
+        return new JsonObject()
+                .put("parent_model", "")
+                .put("format", "gguf")
+                .put("family", "llama")
+                .put("families", new JsonArray().add("llama"))
+                .put("parameter_size", "8.0B")
+                .put("quantization_level", "Q4_0");
     }
 
     private void generate(RoutingContext ctx, boolean chat) {

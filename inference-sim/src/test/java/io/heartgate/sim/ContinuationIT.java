@@ -193,6 +193,31 @@ class ContinuationIT {
     }
 
     @Test
+    void ollamaShowGivesATemplateThatLeavesTheLastAssistantTurnOpenWithPrefillOn() throws Exception {
+        start(new SimConfigBuilder("gpu-t", List.of("m")));
+
+        HttpResponse<String> show = sim.post("/api/show", "{\"model\":\"m\"}");
+
+        assertThat(show.statusCode()).isEqualTo(200);
+        String template = new JsonObject(show.body()).getString("template");
+        assertThat(template).isEqualTo(OllamaApi.CONTINUING_TEMPLATE)
+                .contains("{{ .Content }}{{ if not $last }}<|eot_id|>{{ end }}")
+                .contains("range $i, $_ := .Messages");
+        assertThat(new JsonObject(show.body()).getString("modelfile"))
+                .contains("TEMPLATE \"\"\"" + OllamaApi.CONTINUING_TEMPLATE + "\"\"\"\n");
+    }
+
+    @Test
+    void ollamaShowGivesATemplateThatClosesEveryTurnWithPrefillOff() throws Exception {
+        start(new SimConfigBuilder("gpu-u", List.of("m")).ollamaPrefill(false));
+
+        String template = new JsonObject(sim.post("/api/show", "{\"model\":\"m\"}").body()).getString("template");
+
+        assertThat(template).isEqualTo(OllamaApi.CLOSING_TEMPLATE).doesNotContain("$last")
+                .contains("{{ .Content }}<|im_end|>").endsWith("<|im_start|>assistant\n");
+    }
+
+    @Test
     void countsContinuedAnswersInStatsAndMetrics() throws Exception {
         start(new SimConfigBuilder("gpu-s", List.of("m")).timing(32, Duration.ofMillis(1), Duration.ofMillis(1)));
 

@@ -288,6 +288,15 @@ class SimServerIT {
                 new JsonObject(sample("ollama-api-ps.json")).getJsonArray("models").getJsonObject(0));
         assertThat(models.getJsonArray("data").stream().map(o -> ((JsonObject) o).getString("id")))
                 .containsExactly("llama3:8b", "qwen2.5:7b");
+        JsonObject show = new JsonObject(sim.post("/api/show", "{\"model\":\"qwen2.5:7b\"}").body());
+        assertThat(show.fieldNames()).containsExactlyInAnyOrder("modelfile", "parameters", "template", "details",
+                "model_info", "capabilities", "modified_at");
+        assertThat(show.getJsonObject("details")).isEqualTo(tags.getJsonArray("models").getJsonObject(1)
+                .getJsonObject("details"));
+        assertThat(show.getString("modelfile")).contains("# FROM qwen2.5:7b\n")
+                .contains("sha256-" + tags.getJsonArray("models").getJsonObject(1).getString("digest"));
+        assertThat(sim.post("/api/show", "{\"model\":\"mistral:7b\"}").statusCode()).isEqualTo(404);
+        assertThat(sim.post("/api/show", "{}").body()).contains("model is required");
         assertThat(new JsonObject(sim.get("/api/version").body()).getString("version")).isNotBlank();
         assertThat(sim.get("/health").statusCode()).isEqualTo(200);
         assertThat(sim.get("/").body()).isEqualTo("Ollama is running");
