@@ -108,7 +108,8 @@ public final class Agent {
 
     /** Returns how old a probe result may be before the node counts as DOWN. */
     Duration staleAfter() {
-        // A probe makes at most five requests, each bounded by the probe timeout.
+        // A probe makes at most five requests, each bounded by the probe timeout (Ollama's: version,
+        // tags, ps and at most Prober.SHOWS_PER_PROBE shows).
         return config.interval().multipliedBy(2).plus(config.effectiveProbeTimeout().multipliedBy(5));
     }
 

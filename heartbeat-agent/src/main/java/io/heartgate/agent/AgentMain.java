@@ -180,7 +180,7 @@ public final class AgentMain implements Callable<Integer> {
         Clock clock = Clock.systemUTC();
         if (config.once()) {
             GpuSampler gpus = AgentRuntime.gpuSampler(config, clock);
-            Agent agent = new Agent(config, AgentRuntime.prober(config), gpus, null, clock);
+            Agent agent = new Agent(config, AgentRuntime.prober(config, clock), gpus, null, clock);
             gpus.refreshIfDue();
             agent.probeNow();
             System.out.println(new HeartbeatCodec().encodePretty(agent.compose()));

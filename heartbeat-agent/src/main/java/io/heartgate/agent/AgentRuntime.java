@@ -76,7 +76,7 @@ public final class AgentRuntime implements AutoCloseable {
         if (config.signingKeys() != null) {
             log.info("Node {} signs its heartbeats with key {}", config.nodeId(), config.signingKeys().first().id());
         }
-        Agent agent = new Agent(config, prober(config), gpuSampler(config, clock), publisher, clock);
+        Agent agent = new Agent(config, prober(config, clock), gpuSampler(config, clock), publisher, clock);
         AgentRuntime runtime = new AgentRuntime(config, agent, publisher);
         if (metricsPort >= 0) {
             AgentMetrics m = new AgentMetrics();
@@ -98,9 +98,9 @@ public final class AgentRuntime implements AutoCloseable {
         return runtime;
     }
 
-    static Prober prober(AgentConfig config) {
+    static Prober prober(AgentConfig config, Clock clock) {
         return new Prober(config.backend(), new JdkHttpGetter(config.probeUrl(), config.effectiveProbeTimeout()),
-                config.nodeId());
+                config.nodeId(), clock);
     }
 
     static GpuSampler gpuSampler(AgentConfig config, Clock clock) {

@@ -1,12 +1,14 @@
 package io.heartgate.agent;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 import io.heartgate.agent.probe.Backend;
 import io.heartgate.protocol.Decoded;
 import io.heartgate.protocol.Heartbeat;
 import io.heartgate.protocol.Load;
+import io.heartgate.protocol.ModelInfo;
 import io.heartgate.protocol.NodeState;
 import io.heartgate.sim.SimConfigBuilder;
 import io.heartgate.sim.SimServer;
@@ -60,9 +62,13 @@ class AgentIT {
     }
 
     private void startAgent(TestKafka kafka, Backend backend, Duration interval) throws Exception {
+        startAgent(kafka, backend, interval, sim);
+    }
+
+    private void startAgent(TestKafka kafka, Backend backend, Duration interval, SimServer target) throws Exception {
         String topic = "agent-it-" + UUID.randomUUID();
         tail = new HeartbeatTail(kafka.bootstrapServers(), topic);
-        String url = "http://127.0.0.1:" + sim.port();
+        String url = "http://127.0.0.1:" + target.port();
         agent = AgentRuntime.start(new AgentConfig(kafka.bootstrapServers(), topic, "gpu-" + backend.label(), url, url,
                 backend, 3, null, interval, Duration.ofSeconds(2), Duration.ofSeconds(5),
                 "/nonexistent/nvidia-smi", false, false), Clock.systemUTC());
@@ -85,6 +91,32 @@ class AgentIT {
         assertThat(hb.load()).isEqualTo(Load.UNKNOWN); // Ollama exposes no load figures
         assertThat(hb.gpus()).isEmpty(); // no nvidia-smi here
         assertThat(seen).extracting(s -> s.beat().orElseThrow().seq()).isSorted().doesNotHaveDuplicates();
+    }
+
+    @Test
+    void ollamaFlavourHeartbeatsSayTheSimContinuesAFinalAssistantMessageWithPrefillOn(TestKafka kafka)
+            throws Exception {
+        startAgent(kafka, Backend.OLLAMA, Duration.ofMillis(200));
+
+        assertThat(firstWithEveryPrefillKnown().modelInfo()).extracting(ModelInfo::name, ModelInfo::prefill)
+                .containsExactly(tuple("llama3:8b", true), tuple("qwen2.5:7b", true));
+    }
+
+    @Test
+    void ollamaFlavourHeartbeatsSayTheSimClosesTheTurnWithPrefillOff(TestKafka kafka) throws Exception {
+        SimServer closing = new SimServer(new SimConfigBuilder("sim-b", List.of("llama3:8b", "qwen2.5:7b"))
+                .ollamaPrefill(false).build(), Clock.systemUTC(), System::nanoTime);
+        vertx.deployVerticle(closing).await(20, TimeUnit.SECONDS);
+        startAgent(kafka, Backend.OLLAMA, Duration.ofMillis(200), closing);
+
+        assertThat(firstWithEveryPrefillKnown().modelInfo()).extracting(ModelInfo::name, ModelInfo::prefill)
+                .containsExactly(tuple("llama3:8b", false), tuple("qwen2.5:7b", false));
+    }
+
+    private Heartbeat firstWithEveryPrefillKnown() {
+        return tail.awaitMatching(0, s -> s.beat().map(b -> !b.modelInfo().isEmpty()
+                && b.modelInfo().stream().allMatch(m -> m.prefill() != null)).orElse(false),
+                Duration.ofSeconds(10)).beat().orElseThrow();
     }
 
     @Test

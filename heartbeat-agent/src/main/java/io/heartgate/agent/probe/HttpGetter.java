@@ -12,6 +12,18 @@ public interface HttpGetter {
      */
     Response get(String path) throws IOException;
 
+    /**
+     * Returns the status and body of {@code POST base + path} with the JSON {@code body}, for the
+     * reads a server answers only to a POST (Ollama's {@code /api/show}). A getter that cannot post
+     * keeps this default, which fails as a server that cannot be reached does, so what only a POST
+     * tells stays unknown.
+     *
+     * @throws IOException when the server cannot be reached or does not answer in time
+     */
+    default Response post(String path, String body) throws IOException {
+        throw new IOException("this getter does not POST (" + path + ")");
+    }
+
     /** Holds an HTTP answer; {@code body} is never null. */
     record Response(int status, String body) {
 

@@ -35,12 +35,23 @@ public final class JdkHttpGetter implements HttpGetter {
 
     @Override
     public Response get(String path) throws IOException {
-        HttpRequest request = HttpRequest.newBuilder(URI.create(base + path))
+        return send(request(path).GET().build(), path);
+    }
+
+    @Override
+    public Response post(String path, String body) throws IOException {
+        return send(request(path).header("content-type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8)).build(), path);
+    }
+
+    private HttpRequest.Builder request(String path) {
+        return HttpRequest.newBuilder(URI.create(base + path))
                 .timeout(timeout)
                 .header("accept", "application/json, text/plain, */*")
-                .header("user-agent", "heartgate-agent")
-                .GET()
-                .build();
+                .header("user-agent", "heartgate-agent");
+    }
+
+    private Response send(HttpRequest request, String path) throws IOException {
         try {
             HttpResponse<InputStream> response = client.send(request, HttpResponse.BodyHandlers.ofInputStream());
             try (InputStream in = response.body()) {

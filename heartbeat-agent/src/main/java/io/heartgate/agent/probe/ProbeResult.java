@@ -13,7 +13,8 @@ import java.util.List;
  * @param models the models found; empty when unknown
  * @param load the load figures found; {@link Load#UNKNOWN} when the backend exposes none
  * @param detail why the server is unhealthy, or {@code "ok"}
- * @param modelInfo what the server says of each model (Ollama's {@code /api/tags}); empty when it says nothing
+ * @param modelInfo what the server says of each model (Ollama's {@code /api/tags}, and {@code /api/show}'s
+ *                  prefill); empty when it says nothing
  * @param loaded the models it holds in memory now (Ollama's {@code /api/ps}); empty when unknown
  * @param capacity requests the server says it generates at once, or {@code null} when it does not say
  */

@@ -4,7 +4,16 @@ import io.heartgate.protocol.Load;
 import io.heartgate.protocol.LoadedModel;
 import io.heartgate.protocol.ModelInfo;
 import java.io.IOException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -15,14 +24,29 @@ import org.slf4j.LoggerFactory;
  * each time the server comes back after failing (it may have been replaced by another kind on the
  * same port). A model or load fetch that fails keeps the last models known and omits the load; only
  * the health check decides UP or DOWN. Not thread-safe: one probe loop owns it.
+ *
+ * <p>For Ollama it also asks {@code POST /api/show} of each model listed, once per name and digest,
+ * whether its chat continues a final assistant message ({@link Payloads#ollamaPrefill}), and reports
+ * that as the model's {@link ModelInfo#prefill()}: at most {@link #SHOWS_PER_PROBE} models a probe,
+ * so a node with many models learns them over several probes rather than stalling one. A model whose
+ * show fails stays unknown and is asked again {@link #SHOW_RETRY} later at the soonest.
  */
 public final class Prober {
 
     private static final Logger log = LoggerFactory.getLogger(Prober.class);
 
+    /**
+     * Show calls a probe makes at most. Two keep an Ollama probe (version, tags, ps and the shows)
+     * within the five requests the agent's staleness bound allows a probe.
+     */
+    static final int SHOWS_PER_PROBE = 2;
+    /** The soonest a model whose show failed is asked again. */
+    static final Duration SHOW_RETRY = Duration.ofMinutes(1);
+
     private final Backend configured;
     private final HttpGetter http;
     private final String nodeId;
+    private final Clock clock;
     private Backend detected;
     private List<String> lastModels = List.of();
     private List<ModelInfo> lastModelInfo = List.of();
@@ -39,12 +63,30 @@ public final class Prober {
     private Integer capacity;
     /** vLLM's prefix-cache counters at the previous probe, for the hit rate between probes. */
     private Payloads.PrefixCounters prefixBefore;
+    /** What {@code /api/show} said of each model listed, by name. */
+    private final Map<String, Shown> shown = new HashMap<>();
 
-    /** Creates a prober; {@code nodeId} only labels log lines. */
+    /**
+     * What one show call said of a model.
+     *
+     * @param digest the digest the model had when asked
+     * @param prefill its answer, {@code null} when unknown
+     * @param failedAt when the call failed, or {@code null} when it answered
+     */
+    record Shown(String digest, Boolean prefill, Instant failedAt) {
+    }
+
+    /** Creates a prober on the system clock; {@code nodeId} only labels log lines. */
     public Prober(Backend configured, HttpGetter http, String nodeId) {
+        this(configured, http, nodeId, Clock.systemUTC());
+    }
+
+    /** Creates a prober; {@code clock} times the retries of failed show calls. */
+    public Prober(Backend configured, HttpGetter http, String nodeId, Clock clock) {
         this.configured = configured;
         this.http = http;
         this.nodeId = nodeId;
+        this.clock = clock;
         this.detected = configured == Backend.AUTO ? null : configured;
     }
 
@@ -77,6 +119,7 @@ public final class Prober {
         if (backend != Backend.OLLAMA) {
             lastModelInfo = List.of();
             loaded = List.of();
+            shown.clear();
         }
         Load load = load(backend);
         return new ProbeResult(true, backend, lastModels, load, "ok", lastModelInfo, loaded, capacity);
@@ -146,11 +189,11 @@ public final class Prober {
                 // Tags are what the node can serve; loaded models (ps) are added in case tags failed.
                 List<String> installed = tags != null && tags.ok() ? Payloads.ollamaModels(tags.body()) : List.of();
                 List<String> inMemory = ps != null && ps.ok() ? Payloads.ollamaModels(ps.body()) : List.of();
-                if (tags != null && tags.ok()) {
-                    lastModelInfo = Payloads.ollamaModelInfo(tags.body());
-                }
                 if (ps != null && ps.ok()) {
                     loaded = Payloads.ollamaLoaded(ps.body());
+                }
+                if (tags != null && tags.ok()) {
+                    lastModelInfo = withPrefill(Payloads.ollamaModelInfo(tags.body()));
                 }
                 return Payloads.union(installed, inMemory);
             }
@@ -167,6 +210,67 @@ public final class Prober {
                 return r != null && r.ok() ? Payloads.openAiModels(r.body()) : null;
             }
         }
+    }
+
+    /**
+     * Returns {@code models} each with its {@code prefill} as {@code /api/show} told it for the model's
+     * current digest, asking about the ones due ({@link #showDue}), at most {@link #SHOWS_PER_PROBE}
+     * and none more once one could not be reached. Forgets the models no longer listed.
+     */
+    private List<ModelInfo> withPrefill(List<ModelInfo> models) {
+        Set<String> listed = new HashSet<>();
+        models.forEach(m -> listed.add(m.name()));
+        shown.keySet().retainAll(listed);
+        Instant now = clock.instant();
+        int asked = 0;
+        List<ModelInfo> out = new ArrayList<>(models.size());
+        for (ModelInfo m : models) {
+            if (asked < SHOWS_PER_PROBE && showDue(shown.get(m.name()), m.digest(), now)) {
+                asked++;
+                try {
+                    shown.put(m.name(), show(m, now));
+                } catch (IOException e) {
+                    log.debug("Node {} POST /api/show for {} failed: {}", nodeId, m.name(), describe(e));
+                    shown.put(m.name(), new Shown(m.digest(), null, now));
+                    asked = SHOWS_PER_PROBE; // a server that cannot be reached is not asked again this probe
+                }
+            }
+            Shown known = shown.get(m.name());
+            boolean current = known != null && Objects.equals(known.digest(), m.digest());
+            out.add(current ? m.withPrefill(known.prefill()) : m);
+        }
+        return List.copyOf(out);
+    }
+
+    /**
+     * Returns whether a model with {@code digest} is to be shown now: never asked, asked about another
+     * digest, or its last show failed at least {@link #SHOW_RETRY} ago.
+     */
+    static boolean showDue(Shown known, String digest, Instant now) {
+        if (known == null || !Objects.equals(known.digest(), digest)) {
+            return true;
+        }
+        return known.failedAt() != null && !now.isBefore(known.failedAt().plus(SHOW_RETRY));
+    }
+
+    /**
+     * Asks {@code /api/show} about {@code model}; returns what it said, or a failure stamped {@code now}
+     * when it answered with an error or with a body that is not a show answer.
+     *
+     * @throws IOException when the server could not be reached or did not answer in time
+     */
+    private Shown show(ModelInfo model, Instant now) throws IOException {
+        HttpGetter.Response r = http.post("/api/show", Payloads.ollamaShowRequest(model.name()));
+        Payloads.OllamaShow show = r.ok() ? Payloads.ollamaShow(r.body()) : null;
+        if (show == null) {
+            log.debug("Node {} POST /api/show for {} answered {}; asking again in {}", nodeId, model.name(),
+                    r.status(), SHOW_RETRY);
+            return new Shown(model.digest(), null, now);
+        }
+        Boolean prefill = Payloads.ollamaPrefill(show.template(), show.renderer());
+        log.debug("Node {} model {} (digest {}) continues a final assistant message: {}", nodeId, model.name(),
+                model.digest(), prefill == null ? "unknown" : prefill);
+        return new Shown(model.digest(), prefill, null);
     }
 
     private Load load(Backend backend) {

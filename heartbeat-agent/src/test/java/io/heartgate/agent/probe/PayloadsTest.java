@@ -2,6 +2,7 @@ package io.heartgate.agent.probe;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import io.heartgate.agent.Samples;
 import io.heartgate.protocol.Load;
 import io.heartgate.protocol.LoadedModel;
@@ -37,6 +38,104 @@ class PayloadsTest {
                 new ModelInfo.Details("", "gguf", "llama", List.of("llama"), "1.7B", "Q8_0")));
         assertThat(info).extracting(ModelInfo::name).containsExactlyElementsOf(
                 Payloads.ollamaModels(Samples.read("ollama-api-tags.json")));
+    }
+
+    /**
+     * The templates Ollama ships and tests (see samples/SOURCES.md, ollama/ollama at v0.33.0-rc2): a
+     * {@code .Messages} template continues a final assistant message only when it leaves out the end
+     * of turn with {@code not $last}.
+     */
+    @Test
+    void aMessagesTemplateContinuesAFinalAssistantMessageOnlyWhenItSkipsTheEndOfTheLastTurn() {
+        assertThat(Payloads.ollamaPrefill(Samples.read("ollama-template-qwen3-thinking-test.gotmpl"), null)).isTrue();
+
+        assertThat(Payloads.ollamaPrefill(Samples.read("ollama-template-chatml.gotmpl"), null)).isFalse();
+        assertThat(Payloads.ollamaPrefill(Samples.read("ollama-template-gemma3-instruct.gotmpl"), null))
+                .as("$last only opens the model's turn").isFalse();
+        assertThat(Payloads.ollamaPrefill(Samples.read("ollama-template-llama3-instruct.gotmpl"), null)).isFalse();
+        assertThat(Payloads.ollamaPrefill(Samples.read("ollama-template-mistral-instruct.gotmpl"), null)).isFalse();
+        assertThat(Payloads.ollamaPrefill(Samples.read("ollama-template-alpaca.gotmpl"), null)).isFalse();
+    }
+
+    /** Ollama renders a template with both {@code .Messages} and {@code .Response} as a messages one. */
+    @Test
+    void aTemplateWithMessagesAndResponseIsReadAsAMessagesTemplate() {
+        // TestParse's "ChatMLLike" in ollama's template/template_test.go.
+        String chatMlLike = """
+                {{- if .Messages }}
+                {{- range .Messages }}<|im_start|>{{ .Role }}
+                {{ .Content }}<|im_end|>
+                {{ end }}<|im_start|>assistant
+                {{ else -}}
+                {{ if .System }}<|im_start|>system
+                {{ .System }}<|im_end|>
+                {{ end }}{{ if .Prompt }}<|im_start|>user
+                {{ .Prompt }}<|im_end|>
+                {{ end }}<|im_start|>assistant
+                {{ .Response }}<|im_end|>
+                {{- end -}}""";
+
+        assertThat(Payloads.ollamaPrefill(chatMlLike, null)).isFalse();
+    }
+
+    /** Ollama cuts a legacy template's last exchange after {@code .Response}, appending one where none is. */
+    @Test
+    void aLegacyTemplateContinues() {
+        // The template of the /api/show example in ollama's docs/api.md.
+        String llama3Legacy = "{{ if .System }}<|start_header_id|>system<|end_header_id|>\n\n{{ .System }}<|eot_id|>"
+                + "{{ end }}{{ if .Prompt }}<|start_header_id|>user<|end_header_id|>\n\n{{ .Prompt }}<|eot_id|>"
+                + "{{ end }}<|start_header_id|>assistant<|end_header_id|>\n\n{{ .Response }}<|eot_id|>";
+        assertThat(Payloads.ollamaPrefill(llama3Legacy, null)).isTrue();
+        // "mistral assistant" in TestExecuteWithMessages, template/template_test.go: both render
+        // "... [/INST] My name is Ollama and I" for a chat ending with that assistant text.
+        assertThat(Payloads.ollamaPrefill("[INST] {{ .Prompt }}[/INST] {{ .Response }}", null)).isTrue();
+        assertThat(Payloads.ollamaPrefill("[INST] {{ .Prompt }}[/INST] ", null)).as("no .Response").isTrue();
+    }
+
+    /**
+     * The same test's messages template leaves the last turn open without {@code $last}; such a
+     * template is taken as closing it, the answer that cannot glue a new answer onto a partial one.
+     */
+    @Test
+    void aMessagesTemplateWithoutNotLastIsTakenAsClosingTheTurn() {
+        String mistralAssistant = """
+                {{- range $i, $m := .Messages }}
+                {{- if eq .Role "user" }}[INST] {{ .Content }}[/INST] {{ else if eq .Role "assistant" }}{{ .Content }}{{ end }}
+                {{- end }}""";
+
+        assertThat(Payloads.ollamaPrefill(mistralAssistant, null)).isFalse();
+    }
+
+    @Test
+    void aRendererOrNoTemplateLeavesItUnknown() {
+        assertThat(Payloads.ollamaPrefill(Samples.read("ollama-template-qwen3-thinking-test.gotmpl"), "qwen3-coder"))
+                .as("a renderer replaces the template").isNull();
+        assertThat(Payloads.ollamaPrefill(null, null)).isNull();
+        assertThat(Payloads.ollamaPrefill("", "")).isNull();
+        assertThat(Payloads.ollamaPrefill("{{ .Prompt }}", null)).as("Ollama's stand-in for no template").isNull();
+        assertThat(Payloads.ollamaPrefill("{{ .Prompt }}", "qwen3-coder")).isNull();
+    }
+
+    @Test
+    void readsTheTemplateAndTheRendererOfAnOllamaShowAnswer() {
+        // The modelfile as Model.String (server/images.go) writes it for a model with a renderer.
+        String modelfile = "# Modelfile generated by \"ollama show\"\n# To build a new Modelfile based on this, replace"
+                + " FROM with:\n# FROM qwen3-coder:30b\n\nFROM /root/.ollama/models/blobs/sha256-0123456789ab\n"
+                + "TEMPLATE {{ .Prompt }}\nRENDERER qwen3-coder\nPARSER qwen3-coder\nPARAMETER temperature 0.7\n";
+        String withRenderer = JsonNodeFactory.instance.objectNode().put("modelfile", modelfile)
+                .put("template", "{{ .Prompt }}").toString();
+
+        assertThat(Payloads.ollamaShow(withRenderer))
+                .isEqualTo(new Payloads.OllamaShow("{{ .Prompt }}", "qwen3-coder"));
+        assertThat(Payloads.ollamaShow("{\"template\":\"{{ .Prompt }}\",\"renderer\":\"glm-4.7\"}").renderer())
+                .isEqualTo("glm-4.7");
+        String chatml = Samples.read("ollama-template-chatml.gotmpl");
+        assertThat(Payloads.ollamaShow(JsonNodeFactory.instance.objectNode().put("template", chatml)
+                .put("modelfile", "FROM /m\nTEMPLATE \"\"\"" + chatml + "\"\"\"\n").toString()))
+                .isEqualTo(new Payloads.OllamaShow(chatml, null));
+        assertThat(Payloads.ollamaShow("[]")).isNull();
+        assertThat(Payloads.ollamaShow("not json")).isNull();
+        assertThat(Payloads.ollamaShowRequest("llama3:8b")).isEqualTo("{\"model\":\"llama3:8b\"}");
     }
 
     @Test

@@ -2,14 +2,26 @@ package io.heartgate.agent.probe;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.heartgate.agent.Samples;
 import io.heartgate.protocol.Load;
 import io.heartgate.protocol.LoadedModel;
+import io.heartgate.protocol.ModelInfo;
+import io.heartgate.testkit.MutableClock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class ProberTest {
 
+    private static final String SMOLLM2_DIGEST = "cef4a1e09247f018ca0c482ad4c2ce1474aba5e87f245dacf97f07948d05d8b4";
+
     private final FakeServer server = new FakeServer();
+    private final MutableClock clock = new MutableClock();
 
     private FakeServer ollama() {
         return server.route("/api/version", 200, Samples.read("ollama-api-version.json"))
@@ -77,6 +89,132 @@ class ProberTest {
         ProbeResult r = new Prober(Backend.AUTO, vllm(), "n").probe();
         assertThat(r.modelInfo()).isEmpty();
         assertThat(r.loaded()).isEmpty();
+        assertThat(server.takeShown()).isEmpty();
+    }
+
+    /** An {@code /api/show} answer with {@code template}, and {@code renderer} when not null. */
+    private static String showAnswer(String template, String renderer) {
+        ObjectNode show = JsonNodeFactory.instance.objectNode().put("template", template);
+        if (renderer != null) {
+            show.put("renderer", renderer);
+        }
+        return show.put("modified_at", "2025-08-03T21:20:02.9178974+02:00").toString();
+    }
+
+    private static Map<String, Boolean> prefillByName(ProbeResult r) {
+        Map<String, Boolean> out = new HashMap<>();
+        r.modelInfo().forEach(m -> out.put(m.name(), m.prefill()));
+        return out;
+    }
+
+    @Test
+    void asksOllamaAboutTwoModelsAProbeAndReportsWhetherEachContinuesAFinalAssistantMessage() {
+        String continuing = Samples.read("ollama-template-qwen3-thinking-test.gotmpl");
+        String closing = Samples.read("ollama-template-chatml.gotmpl");
+        ollama().show("smollm2:1.7b", 200, showAnswer(continuing, null))
+                .show("mistral:7b", 200, showAnswer(closing, null))
+                .show("granite3.3:2b", 200, showAnswer("{{ .Prompt }}", "granite"))
+                .show("gemma3n:e2b", 200, showAnswer(Samples.read("ollama-template-gemma3-instruct.gotmpl"), null))
+                .show("hf.co/bartowski/Ministral-8B-Instruct-2410-GGUF:IQ4_XS", 200,
+                        showAnswer("[INST] {{ .Prompt }}[/INST] {{ .Response }}", null))
+                .show("dolphin3:8b", 200, showAnswer(closing, null))
+                .show("qwen3:8b", 200, showAnswer(continuing, null));
+        Prober prober = new Prober(Backend.OLLAMA, server, "n", clock);
+
+        ProbeResult first = prober.probe();
+
+        assertThat(server.takeShown()).containsExactly("smollm2:1.7b", "mistral:7b");
+        assertThat(first.modelInfo()).extracting(ModelInfo::prefill)
+                .containsExactly(true, false, null, null, null, null, null);
+        assertThat(first.modelInfo().get(0)).isEqualTo(Payloads.ollamaModelInfo(Samples.read("ollama-api-tags.json"))
+                .get(0).withPrefill(true));
+        prober.probe();
+        assertThat(server.takeShown()).containsExactly("granite3.3:2b", "gemma3n:e2b");
+        prober.probe();
+        prober.probe();
+        assertThat(server.takeShown()).containsExactly("hf.co/bartowski/Ministral-8B-Instruct-2410-GGUF:IQ4_XS",
+                "dolphin3:8b", "qwen3:8b");
+
+        ProbeResult known = prober.probe();
+
+        assertThat(server.takeShown()).as("each name and digest is asked once").isEmpty();
+        assertThat(known.modelInfo()).extracting(ModelInfo::prefill)
+                .containsExactly(true, false, null, false, true, false, true);
+    }
+
+    @Test
+    void aModelWhoseDigestChangesIsUnknownUntilAskedAgain() {
+        String continuing = showAnswer(Samples.read("ollama-template-qwen3-thinking-test.gotmpl"), null);
+        ollama().show("smollm2:1.7b", 200, continuing);
+        Prober prober = new Prober(Backend.OLLAMA, server, "n", clock);
+        for (int i = 0; i < 4; i++) {
+            prober.probe();
+        }
+        server.takeShown();
+        String tags = Samples.read("ollama-api-tags.json");
+        server.route("/api/tags", 200, tags.replace(SMOLLM2_DIGEST, "0".repeat(64)))
+                .show("smollm2:1.7b", 200, showAnswer(Samples.read("ollama-template-chatml.gotmpl"), null));
+
+        assertThat(prefillByName(prober.probe())).containsEntry("smollm2:1.7b", false);
+        assertThat(server.takeShown()).containsExactly("smollm2:1.7b");
+
+        server.route("/api/tags", 200, "{\"models\":[]}");
+        prober.probe();
+        server.route("/api/tags", 200, tags).show("smollm2:1.7b", 200, continuing);
+        assertThat(prefillByName(prober.probe())).as("a model that left and came back is asked again")
+                .containsEntry("smollm2:1.7b", true);
+        assertThat(server.takeShown()).startsWith("smollm2:1.7b");
+    }
+
+    @Test
+    void aModelWhoseShowFailsIsAskedAgainAMinuteLaterAtTheSoonest() {
+        String tags = "{\"models\":[{\"name\":\"a:1b\",\"digest\":\"d1\"}]}";
+        server.route("/api/version", 200, Samples.read("ollama-api-version.json")).route("/api/tags", 200, tags)
+                .show("a:1b", 500, "{\"error\":\"busy\"}");
+        Prober prober = new Prober(Backend.OLLAMA, server, "n", clock);
+
+        assertThat(prober.probe().modelInfo()).singleElement().satisfies(m -> assertThat(m.prefill()).isNull());
+        clock.advance(Prober.SHOW_RETRY.minusSeconds(1));
+        prober.probe();
+        assertThat(server.takeShown()).containsExactly("a:1b");
+
+        server.show("a:1b", 200, "not a show answer");
+        clock.advance(Duration.ofSeconds(1));
+        assertThat(prober.probe().modelInfo().get(0).prefill()).isNull();
+        assertThat(server.takeShown()).containsExactly("a:1b");
+
+        server.show("a:1b", 200, showAnswer(Samples.read("ollama-template-chatml.gotmpl"), null));
+        clock.advance(Prober.SHOW_RETRY);
+        assertThat(prober.probe().modelInfo().get(0).prefill()).isFalse();
+        assertThat(server.takeShown()).containsExactly("a:1b");
+    }
+
+    @Test
+    void aShowThatCannotReachTheServerEndsThatProbesShowsAndIsRetriedAMinuteLater() {
+        ollama().unreachable("/api/show", true);
+        Prober prober = new Prober(Backend.OLLAMA, server, "n", clock);
+
+        ProbeResult r = prober.probe();
+
+        assertThat(r.healthy()).isTrue();
+        assertThat(r.models()).hasSize(7);
+        assertThat(r.modelInfo()).hasSize(7).allSatisfy(m -> assertThat(m.prefill()).isNull());
+        assertThat(server.takeShown()).containsExactly("smollm2:1.7b");
+        prober.probe();
+        assertThat(server.takeShown()).as("the next model, not the one that failed").containsExactly("mistral:7b");
+    }
+
+    @Test
+    void showIsDueForANewNameOrDigestAndAMinuteAfterAFailure() {
+        Instant now = Instant.parse("2026-11-30T16:00:00Z");
+
+        assertThat(Prober.showDue(null, "d", now)).isTrue();
+        assertThat(Prober.showDue(new Prober.Shown("d", true, null), "d", now)).isFalse();
+        assertThat(Prober.showDue(new Prober.Shown("d", null, null), "d", now)).as("answered: unknown").isFalse();
+        assertThat(Prober.showDue(new Prober.Shown("d", true, null), "e", now)).isTrue();
+        assertThat(Prober.showDue(new Prober.Shown(null, true, null), null, now)).isFalse();
+        assertThat(Prober.showDue(new Prober.Shown("d", null, now.minusSeconds(59)), "d", now)).isFalse();
+        assertThat(Prober.showDue(new Prober.Shown("d", null, now.minusSeconds(60)), "d", now)).isTrue();
     }
 
     @Test
