@@ -19,12 +19,15 @@ import java.util.Arrays;
  * <p>While a stream is kept, its client gets whole events only (SSE events, NDJSON lines): a chunk
  * that ends inside one is split and its end held until the rest comes, so that a stream cut inside
  * an event leaves the client no broken line and the next node's text follows a whole one. Servers
- * flush whole events, so this costs nothing unless a chunk really ends inside one. Event-loop confined.
+ * flush whole events, so this costs nothing unless a chunk really ends inside one; no more than
+ * {@link #HOLD_MAX} is ever held, so a stream that is not made of events flows as before. Event-loop confined.
  */
 final class Transcript {
 
     /** The longest answer kept, in bytes. */
     static final int MAX = 4 * 1024 * 1024;
+    /** The most of one event held back: a longer one (or a stream that is not events) is relayed as it comes. */
+    static final int HOLD_MAX = 16 * 1024;
     /** The buffer kept between answers. */
     private static final int KEEP = 64 * 1024;
 
@@ -75,7 +78,7 @@ final class Transcript {
             return held ? content.replace(Unpooled.wrappedBuffer(Unpooled.copiedBuffer(bytes, relayed, length - relayed),
                     content.content())) : content;
         }
-        int end = lastEnd();
+        int end = length - lastEnd() > HOLD_MAX ? length : lastEnd();
         if (end == length && !held) {
             relayed = length;
             return content;

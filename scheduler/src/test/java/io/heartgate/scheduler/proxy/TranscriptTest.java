@@ -43,6 +43,15 @@ class TranscriptTest {
     }
 
     @Test
+    void noMoreThanHoldMaxIsEverHeld() {
+        Transcript t = new Transcript();
+        t.begin(true, false);
+        String noEvents = "x".repeat(Transcript.HOLD_MAX + 1);
+        assertThat(text(t.whole(chunk(noEvents)))).as("not made of events: relayed as it comes").isEqualTo(noEvents);
+        assertThat(t.whole(chunk("y"))).as("a short tail after it is held again").isNull();
+    }
+
+    @Test
     void ndjsonIsHeldByLineAndTheLastChunkTakesWhatIsHeld() {
         Transcript t = new Transcript();
         t.begin(true, true);
