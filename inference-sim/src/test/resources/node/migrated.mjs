@@ -1,5 +1,5 @@
-// Streams one chat through the official openai client and one raw generate through the official
-// ollama client, unchanged, and prints what each assembled and the ids it saw. Run by the
+// Streams one chat through the official openai client, and one raw generate and one chat through
+// the official ollama client, unchanged, and prints what each assembled and the ids it saw. Run by the
 // scheduler's stream-migration test against a proxy whose nodes die mid-answer:
 //   node migrated.mjs http://127.0.0.1:PORT MODEL
 import OpenAI from 'openai';
@@ -30,3 +30,12 @@ for await (const part of parts) {
   done = part.done;
 }
 console.log('OLLAMA ' + JSON.stringify({ text: ollamaText, done }));
+
+let chatText = '';
+let chatDone = false;
+const chat = await ollama.chat({ model, messages: [{ role: 'user', content: 'Say hello' }], stream: true });
+for await (const part of chat) {
+  chatText += part.message.content;
+  chatDone = part.done;
+}
+console.log('OLLAMA_CHAT ' + JSON.stringify({ text: chatText, done: chatDone }));

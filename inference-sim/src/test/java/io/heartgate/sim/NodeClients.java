@@ -64,9 +64,9 @@ public final class NodeClients {
     }
 
     /**
-     * Streams one chat through the openai client and one raw generate through the ollama client
-     * from {@code baseUrl}; prints an OPENAI line (text and the chunk ids seen) and an OLLAMA line
-     * (text and whether the last object said done).
+     * Streams one chat through the openai client, and one raw generate and one chat through the
+     * ollama client, from {@code baseUrl}; prints an OPENAI line (text and the chunk ids seen), an
+     * OLLAMA and an OLLAMA_CHAT line (text and whether the last object said done).
      */
     public static Run migrated(Path dir, String baseUrl, String model) throws Exception {
         return run(dir, 60, "node", "migrated.mjs", baseUrl, model);

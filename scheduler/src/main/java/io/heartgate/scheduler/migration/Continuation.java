@@ -59,8 +59,12 @@ public final class Continuation {
         return null;
     }
 
-    /** Returns the request that asks a node of {@code backend} to continue {@code sent}, the answer to {@code body}. */
-    public static Result of(Form form, byte[] body, Sent sent, String backend) {
+    /**
+     * Returns the request that asks a node of {@code backend} to continue {@code sent}, the answer to
+     * {@code body}; {@code prefill}: whether that node said its server continues a final assistant
+     * message for the model (Ollama's template, as its agent reads it), or {@code null} when unknown.
+     */
+    public static Result of(Form form, byte[] body, Sent sent, String backend, Boolean prefill) {
         String why = refusal(sent);
         if (why != null) {
             return Result.refused(why);
@@ -82,9 +86,14 @@ public final class Continuation {
             case OPENAI_COMPLETIONS -> completion(request, sent);
             case OLLAMA_GENERATE -> rawGenerate(request, sent);
             case ANTHROPIC_MESSAGES -> anthropic(request, sent, backend);
+            case OLLAMA_CHAT -> ollamaChat(request, sent, prefill);
         };
         if (refusal != null) {
             return Result.refused(refusal);
+        }
+        if (request.get("options") instanceof ObjectNode options && options.path("num_predict").isNumber()
+                && options.get("num_predict").asInt() > 0) {
+            options.put("num_predict", Math.max(1, options.get("num_predict").asInt() - sent.tokens()));
         }
         for (String limit : new String[] {"max_tokens", "max_completion_tokens"}) {
             if (request.path(limit).isNumber()) {
@@ -162,6 +171,29 @@ public final class Continuation {
     }
 
     /**
+     * Ollama's {@code /api/chat} has no flag: a final assistant message is continued only where the
+     * model's template leaves the last turn open ({@code template/template.go}), which the node's
+     * agent reads from {@code /api/show} and reports as the model's {@code prefill}. Unknown or
+     * {@code false}: not continued, since the model would start a new answer after the text.
+     */
+    private static String ollamaChat(ObjectNode request, Sent sent, Boolean prefill) {
+        if (!Boolean.TRUE.equals(prefill)) {
+            return "the next node's template for the model " + (prefill == null ? "is not known to" : "does not")
+                    + " continue a final assistant message";
+        }
+        if (!(request.get("messages") instanceof ArrayNode messages) || messages.isEmpty()) {
+            return "the request has no messages";
+        }
+        JsonNode last = messages.get(messages.size() - 1);
+        if ("assistant".equals(last.path("role").asText()) && last.path("content").isTextual()) {
+            ((ObjectNode) last).put("content", carried(last.get("content").asText() + sent.text()));
+        } else {
+            messages.addObject().put("role", "assistant").put("content", carried(sent.text()));
+        }
+        return null;
+    }
+
+    /**
      * Ollama's {@code /api/generate}: only with {@code "raw": true}, where the prompt reaches the
      * model as it is; without it the model's template wraps the prompt as a user turn and the text
      * could not be appended. {@code options.num_predict} is reduced as the token limit is; the
@@ -176,10 +208,6 @@ public final class Continuation {
         }
         request.put("prompt", request.get("prompt").asText() + sent.text());
         request.remove("context");
-        if (request.get("options") instanceof ObjectNode options && options.path("num_predict").isNumber()
-                && options.get("num_predict").asInt() > 0) {
-            options.put("num_predict", Math.max(1, options.get("num_predict").asInt() - sent.tokens()));
-        }
         return null;
     }
 

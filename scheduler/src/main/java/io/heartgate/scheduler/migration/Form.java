@@ -14,6 +14,8 @@ public enum Form {
     OPENAI_COMPLETIONS,
     /** Ollama's {@code /api/generate} with {@code "raw": true}, NDJSON: the text is {@code response}. */
     OLLAMA_GENERATE,
+    /** Ollama's {@code /api/chat}, NDJSON: the text is {@code message.content}. */
+    OLLAMA_CHAT,
     /** Anthropic's {@code /v1/messages}, SSE of typed events: the text is in {@code text_delta}s. */
     ANTHROPIC_MESSAGES;
 
@@ -23,6 +25,7 @@ public enum Form {
             case OPENAI_CHAT -> OPENAI_CHAT;
             case OPENAI_COMPLETIONS -> OPENAI_COMPLETIONS;
             case OLLAMA_GENERATE -> OLLAMA_GENERATE;
+            case OLLAMA_CHAT -> OLLAMA_CHAT;
             case ANTHROPIC_MESSAGES -> ANTHROPIC_MESSAGES;
             default -> null;
         };
@@ -30,6 +33,6 @@ public enum Form {
 
     /** Says whether the stream is OpenAI's SSE (events of {@code data:} lines, ended by {@code [DONE]}), else NDJSON. */
     public boolean sse() {
-        return this != OLLAMA_GENERATE;
+        return this != OLLAMA_GENERATE && this != OLLAMA_CHAT;
     }
 }

@@ -33,7 +33,7 @@ public record Sent(String text, int tokens, String id, JsonNode created, String 
         if (form == Form.ANTHROPIC_MESSAGES) {
             return readAnthropic(body, length);
         }
-        return form.sse() ? readSse(form, body, length) : readNdjson(body, length);
+        return form.sse() ? readSse(form, body, length) : readNdjson(form, body, length);
     }
 
     /**
@@ -84,16 +84,17 @@ public record Sent(String text, int tokens, String id, JsonNode created, String 
     }
 
     /**
-     * Ollama's NDJSON: one object per line, the text in {@code response}, {@code thinking} for
-     * reasoning, {@code done: true} on the last. Ollama's objects have no id: the model and
-     * {@code created_at} of the first stand for it.
+     * Ollama's NDJSON: one object per line, the text in {@code response} (a chat's in
+     * {@code message.content}), {@code thinking} for reasoning, {@code tool_calls} in a chat's
+     * message, {@code done: true} on the last. Ollama's objects have no id.
      */
-    private static Sent readNdjson(byte[] body, int length) {
+    private static Sent readNdjson(Form form, byte[] body, int length) {
         String all = new String(body, 0, length, StandardCharsets.UTF_8);
         StringBuilder text = new StringBuilder();
         int tokens = 0;
         int events = 0;
         String model = null;
+        boolean tools = false;
         boolean reasoned = false;
         boolean finished = false;
         int end;
@@ -107,14 +108,16 @@ public record Sent(String text, int tokens, String id, JsonNode created, String 
                 model = o.path("model").asText(null);
             }
             finished |= o.path("done").asBoolean(false);
-            reasoned |= !o.path("thinking").asText("").isEmpty() && text.length() == 0;
-            String piece = o.path("response").asText("");
+            JsonNode holder = form == Form.OLLAMA_CHAT ? o.path("message") : o;
+            tools |= holder.has("tool_calls");
+            reasoned |= !holder.path("thinking").asText("").isEmpty() && text.length() == 0;
+            String piece = holder.path(form == Form.OLLAMA_CHAT ? "content" : "response").asText("");
             if (!piece.isEmpty()) {
                 text.append(piece);
                 tokens++;
             }
         }
-        return new Sent(text.toString(), tokens, null, null, model, null, false,
+        return new Sent(text.toString(), tokens, null, null, model, null, tools,
                 reasoned && text.length() == 0, finished, events, -1);
     }
 

@@ -49,7 +49,8 @@ public final class Splice {
         this.stops = stops(requestBody);
         String text = sent.text();
         // Only a chat's text is carried without its trailing whitespace; a prompt carries it exactly.
-        this.cutAtWhitespace = (form == Form.OPENAI_CHAT || form == Form.ANTHROPIC_MESSAGES) && !text.isEmpty()
+        this.cutAtWhitespace = (form == Form.OPENAI_CHAT || form == Form.ANTHROPIC_MESSAGES || form == Form.OLLAMA_CHAT)
+                && !text.isEmpty()
                 && !Continuation.carried(text).equals(text);
         int longest = stops.stream().mapToInt(String::length).max().orElse(0);
         window.append(text, Math.max(0, text.length() - Math.max(0, longest - 1)), text.length());
@@ -95,7 +96,12 @@ public final class Splice {
             o.put("model", sent.model());
         }
         boolean done = o.path("done").asBoolean(false);
-        if (!text(o, "response") && !done) {
+        boolean chat = form == Form.OLLAMA_CHAT;
+        if (chat && !(o.get("message") instanceof ObjectNode)) {
+            write(out, o + "\n");
+            return;
+        }
+        if (!text(chat ? (ObjectNode) o.get("message") : o, chat ? "content" : "response") && !done) {
             return;
         }
         if (stopped) {

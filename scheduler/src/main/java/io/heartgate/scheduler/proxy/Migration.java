@@ -1,10 +1,12 @@
 package io.heartgate.scheduler.proxy;
 
+import io.heartgate.protocol.ModelInfo;
 import io.heartgate.scheduler.migration.Continuation;
 import io.heartgate.scheduler.migration.Form;
 import io.heartgate.scheduler.migration.Sent;
 import io.heartgate.scheduler.migration.Splice;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy;
+import io.heartgate.scheduler.table.ModelNames;
 import io.heartgate.scheduler.table.Node;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
@@ -50,13 +52,16 @@ final class Migration {
     private final Sent sent;
     private final String from;
     private final String caller;
+    /** The request's model, normalised as the table names models. */
+    private final String model;
     private final int moves;
     private Splice splice;
     private String to;
     private boolean refused;
 
-    private Migration(Form form, byte[] original, Sent sent, String from, String caller, int moves) {
+    private Migration(Form form, byte[] original, Sent sent, String from, String caller, String model, int moves) {
         this.form = form;
+        this.model = model == null ? null : ModelNames.normalize(model);
         this.original = original;
         this.sent = sent;
         this.from = from;
@@ -85,7 +90,7 @@ final class Migration {
             why = Continuation.refusal(sent);
             if (why == null) {
                 byte[] original = previous != null ? previous.original : ByteBufUtil.getBytes(call.request().content());
-                return new Migration(form, original, sent, node.id(), call.facts().caller(),
+                return new Migration(form, original, sent, node.id(), call.facts().caller(), call.facts().model(),
                         previous == null ? 1 : previous.moves + 1);
             }
         }
@@ -103,7 +108,7 @@ final class Migration {
      * method, target and headers; returns {@code false} when its server cannot (why is logged).
      */
     boolean sendTo(Node node, FullHttpRequest req, UpstreamSide upstream) {
-        Continuation.Result c = Continuation.of(form, original, sent, node.heartbeat().backend());
+        Continuation.Result c = Continuation.of(form, original, sent, node.heartbeat().backend(), prefill(node));
         if (c.body() == null) {
             log.info("Stream of {} from node {} not continued on node {}: {}", who(), from, node.id(), c.refusal());
             return false;
@@ -115,6 +120,16 @@ final class Migration {
         out.headers().set(HttpHeaderNames.CONTENT_LENGTH, c.body().length);
         upstream.request(out);
         return true;
+    }
+
+    /** Returns what {@code node} said of whether its server continues a final assistant message for the model, or {@code null}. */
+    private Boolean prefill(Node node) {
+        for (ModelInfo m : node.heartbeat().modelInfo()) {
+            if (model != null && ModelNames.normalize(m.name()).equals(model)) {
+                return m.prefill();
+            }
+        }
+        return null;
     }
 
     /**

@@ -37,12 +37,12 @@ class ContinuationTest {
     @Test
     void tgiGetsNoFlagsAndOllamaOrAGenericServerIsNotAskedToContinue() throws Exception {
         Sent s = sent(chunk("{\"content\":\"Hi \\uFFFD\"}", "null"));
-        JsonNode tgi = JSON.readTree(Continuation.of(Form.OPENAI_CHAT, CHAT, s, "tgi").body());
+        JsonNode tgi = JSON.readTree(Continuation.of(Form.OPENAI_CHAT, CHAT, s, "tgi", null).body());
         assertThat(tgi.has("continue_final_message")).isFalse();
         assertThat(tgi.get("messages").get(1).get("content").asText()).isEqualTo("Hi");
         assertThat(tgi.get("max_completion_tokens").asInt()).isEqualTo(4);
-        assertThat(Continuation.of(Form.OPENAI_CHAT, CHAT, s, "ollama").refusal()).contains("ollama");
-        assertThat(Continuation.of(Form.OPENAI_CHAT, CHAT, s, "openai").refusal()).contains("openai");
+        assertThat(Continuation.of(Form.OPENAI_CHAT, CHAT, s, "ollama", null).refusal()).contains("ollama");
+        assertThat(Continuation.of(Form.OPENAI_CHAT, CHAT, s, "openai", null).refusal()).contains("openai");
     }
 
     @Test
@@ -52,7 +52,7 @@ class ContinuationTest {
         assertThat(Continuation.refusal(sent(chunk("{\"reasoning_content\":\"hmm\"}", "null")))).contains("reasoning");
         Sent s = sent(chunk("{\"content\":\"a\"}", "null"));
         byte[] two = "{\"n\":2,\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}".getBytes(StandardCharsets.UTF_8);
-        assertThat(Continuation.of(Form.OPENAI_CHAT, two, s, "vllm").refusal()).contains("several choices");
+        assertThat(Continuation.of(Form.OPENAI_CHAT, two, s, "vllm", null).refusal()).contains("several choices");
     }
 
     @Test
@@ -68,11 +68,26 @@ class ContinuationTest {
         assertThat(s.block()).isZero();
         byte[] body = ("{\"max_tokens\":10,\"messages\":[{\"role\":\"user\",\"content\":\"x\"},"
                 + "{\"role\":\"assistant\",\"content\":\"Hello\"}]}").getBytes(StandardCharsets.UTF_8);
-        assertThat(Continuation.of(Form.ANTHROPIC_MESSAGES, body, s, "vllm").refusal()).contains("vllm");
-        JsonNode next = JSON.readTree(Continuation.of(Form.ANTHROPIC_MESSAGES, body, s, "llamacpp").body());
+        assertThat(Continuation.of(Form.ANTHROPIC_MESSAGES, body, s, "vllm", null).refusal()).contains("vllm");
+        JsonNode next = JSON.readTree(Continuation.of(Form.ANTHROPIC_MESSAGES, body, s, "llamacpp", null).body());
         assertThat(next.get("messages")).hasSize(2);
         assertThat(next.get("messages").get(1).get("content").asText()).isEqualTo("Hello world");
         assertThat(next.get("max_tokens").asInt()).isEqualTo(9);
+    }
+
+    @Test
+    void anOllamaChatContinuesOnlyWhereTheNodeSaidItsTemplateDoes() throws Exception {
+        String ndjson = "{\"model\":\"m\",\"message\":{\"role\":\"assistant\",\"content\":\"Hi \"},\"done\":false}\n";
+        byte[] b = ndjson.getBytes(StandardCharsets.UTF_8);
+        Sent s = Sent.read(Form.OLLAMA_CHAT, b, b.length);
+        assertThat(s.text()).isEqualTo("Hi ");
+        byte[] body = "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"options\":{\"num_predict\":4}}"
+                .getBytes(StandardCharsets.UTF_8);
+        assertThat(Continuation.of(Form.OLLAMA_CHAT, body, s, "ollama", null).refusal()).contains("not known");
+        assertThat(Continuation.of(Form.OLLAMA_CHAT, body, s, "ollama", false).refusal()).contains("does not");
+        JsonNode next = JSON.readTree(Continuation.of(Form.OLLAMA_CHAT, body, s, "ollama", true).body());
+        assertThat(next.get("messages").get(1).get("content").asText()).isEqualTo("Hi");
+        assertThat(next.get("options").get("num_predict").asInt()).isEqualTo(3);
     }
 
     @Test
@@ -82,7 +97,7 @@ class ContinuationTest {
                 + "\"finish_reason\":null}]}\n\n";
         byte[] b = sse.getBytes(StandardCharsets.UTF_8);
         JsonNode next = JSON.readTree(Continuation.of(Form.OPENAI_COMPLETIONS, body, Sent.read(Form.OPENAI_COMPLETIONS, b,
-                b.length), "ollama").body());
+                b.length), "ollama", null).body());
         assertThat(next.get("prompt").asText()).isEqualTo("Once upon");
         assertThat(next.get("max_tokens").asInt()).isEqualTo(8);
     }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.heartgate.protocol.Heartbeat;
+import io.heartgate.protocol.ModelInfo;
 import io.heartgate.protocol.NodeState;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.config.ProxyConfigBuilder;
@@ -70,7 +71,9 @@ class SimMigrationIT {
             vertx.deployVerticle(sim).await(20, TimeUnit.SECONDS);
             sims.add(sim);
             table.apply(Heartbeat.builder(name, "http://127.0.0.1:" + sim.port()).instance("i1").seq(1L)
-                    .state(NodeState.UP).backend("llamacpp").intervalMs(60_000).models(List.of(MODEL)).build(), Instant.now());
+                    .state(NodeState.UP).backend("llamacpp").intervalMs(60_000).models(List.of(MODEL))
+                    .modelInfo(List.of(new ModelInfo(MODEL, null, null, null, null).withPrefill(true))).build(),
+                    Instant.now());
         }
         table.publish();
         ProxyConfig c = new ProxyConfigBuilder().build();
@@ -178,6 +181,23 @@ class SimMigrationIT {
     }
 
     @Test
+    void anOllamaChatGoesOnWhereTheNodesTemplateContinuesTheLastTurn() throws Exception {
+        String ndjson = post("/api/chat", "{\"model\":\"" + MODEL + "\",\"messages\":[{\"role\":\"user\","
+                + "\"content\":\"Say hello\"}]}");
+
+        StringBuilder text = new StringBuilder();
+        JsonNode last = null;
+        for (String line : ndjson.split("\n")) {
+            last = JSON.readTree(line);
+            text.append(last.path("message").path("content").asText(""));
+        }
+        assertThat(text.toString()).isEqualTo(marker(text.toString()) + REST);
+        assertThat(last.get("done").asBoolean()).isTrue();
+        assertThat(last.get("eval_count").asInt()).isEqualTo(8);
+        assertThat(continued()).isEqualTo(1);
+    }
+
+    @Test
     void anAnthropicMessageGoesOnInTheClientsOpenTextBlock() throws Exception {
         String sse = post("/v1/messages", "{\"model\":\"" + MODEL + "\",\"stream\":true,\"max_tokens\":100,"
                 + "\"messages\":[{\"role\":\"user\",\"content\":\"Say hello\"}]}");
@@ -222,6 +242,10 @@ class SimMigrationIT {
                 .orElseThrow().substring(7));
         assertThat(ollama.get("text").asText()).endsWith("]" + REST);
         assertThat(ollama.get("done").asBoolean()).isTrue();
-        assertThat(continued()).isEqualTo(2);
+        JsonNode chat = JSON.readTree(run.output().lines().filter(l -> l.startsWith("OLLAMA_CHAT ")).findFirst()
+                .orElseThrow().substring(12));
+        assertThat(chat.get("text").asText()).endsWith("]" + REST);
+        assertThat(chat.get("done").asBoolean()).isTrue();
+        assertThat(continued()).isEqualTo(3);
     }
 }
