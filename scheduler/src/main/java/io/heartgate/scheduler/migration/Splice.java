@@ -35,7 +35,8 @@ public final class Splice {
     private final Sent sent;
     private final List<String> stops;
     private final boolean cutAtWhitespace;
-    private final StringBuilder pending = new StringBuilder();
+    /** The new node's bytes not yet part of a whole event: split on bytes, so a character or a CRLF split by a read stays whole. */
+    private final ByteArrayOutputStream pending = new ByteArrayOutputStream();
     /** The text around the cut a stop sequence could span: the end of the text sent, then the new text. */
     private final StringBuilder window = new StringBuilder();
     private final int carriedInWindow;
@@ -67,13 +68,30 @@ public final class Splice {
         if (stopped) {
             return new byte[0];
         }
-        pending.append(new String(chunk, StandardCharsets.UTF_8).replace("\r\n", "\n"));
+        pending.writeBytes(chunk);
+        byte[] in = pending.toByteArray();
         ByteArrayOutputStream out = new ByteArrayOutputStream(chunk.length + 64);
-        String boundary = form.sse() ? "\n\n" : "\n";
-        int end;
-        while (!stopped && (end = pending.indexOf(boundary)) >= 0) {
-            String event = pending.substring(0, end);
-            pending.delete(0, end + boundary.length());
+        int start = 0;
+        for (int i = 0; i < in.length && !stopped; i++) {
+            if (in[i] != '\n') {
+                continue;
+            }
+            int next = i + 1; // past the event's end: its blank line (SSE, LF or CRLF), or its line (NDJSON)
+            if (form.sse()) {
+                if (next < in.length && in[next] == '\n') {
+                    next++;
+                } else if (next + 1 < in.length && in[next] == '\r' && in[next + 1] == '\n') {
+                    next += 2;
+                } else {
+                    continue;
+                }
+            }
+            String event = new String(in, start, i - start, StandardCharsets.UTF_8).replace("\r\n", "\n").strip();
+            start = next;
+            i = next - 1;
+            if (event.isEmpty()) {
+                continue;
+            }
             if (form == Form.ANTHROPIC_MESSAGES) {
                 anthropic(event, out);
             } else if (form.sse()) {
@@ -82,6 +100,8 @@ public final class Splice {
                 line(event, out);
             }
         }
+        pending.reset();
+        pending.write(in, start, in.length - start);
         return out.toByteArray();
     }
 

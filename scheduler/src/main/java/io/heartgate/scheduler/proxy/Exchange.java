@@ -88,14 +88,20 @@ final class Exchange {
     /** The node's final head: returns whether the client gets it, or it is read away for another node (busy, not dead). */
     boolean head(HttpResponse response) {
         int code = response.status().code();
-        headNanos = timeouts.nanoTime();
-        answered = placement.node();
-        evidence.head(answered);
+        Node node = placement.node();
+        evidence.head(node);
+        if (migration == null) { // a moved answer's latencies stay those of its first head
+            headNanos = timeouts.nanoTime();
+            answered = node;
+        }
         if (placement.busyElsewhere(code, resent)) {
             return false;
         }
-        if (migration != null && !migration.answered(code, recorder)) {
-            return false; // read away, then the client's stream is cut (discarded)
+        if (migration != null) {
+            if (!migration.answered(code, recorder)) {
+                return false; // read away, then the client's stream is cut (discarded)
+            }
+            answered = node;
         }
         phase = phase.to(Phase.RELAYING);
         if (code < 300 && placement.loadsModel()) {
@@ -170,13 +176,9 @@ final class Exchange {
     /** The current attempt failed with {@code failure} (the client's going included): what follows is the retry policy's. */
     void nodeFailed(Failure failure, Throwable cause) {
         boolean relaying = phase == Phase.RELAYING;
-        Decision d = retry.decide(failure, placement.count(), relaying || migration != null, resent,
-                migration == null ? 0 : migration.moves());
+        // A continuation not answering yet is retried as any request is; what would be an answer cuts (fail).
+        Decision d = retry.decide(failure, placement.count(), relaying, resent, migration == null ? 0 : migration.moves());
         placement.failed(evidence.failed(failure, d, placement.node(), cause, facts.caller()));
-        if (migration != null && !relaying && d.action() != Action.ABANDON) {
-            cut(Migration.Result.FAILED); // the continuation failed before its answer began
-            return;
-        }
         switch (d.action()) {
             case MIGRATE -> migrate();
             case RESEND_SAME_NODE -> {
@@ -192,14 +194,14 @@ final class Exchange {
                 fail(d.error(), placement.message(d.error()));
             }
             case CUT, ABANDON, PASS_THROUGH -> { // PASS_THROUGH is only ever decided for a head
-                if (relaying) {
+                if (d.action() != Action.ABANDON) {
+                    cut(migration != null ? Migration.Result.FAILED : null);
+                    return;
+                }
+                if (relaying || migration != null) {
                     client.cutShort(answered);
                 } else if (failure == Failure.CLIENT_GONE && beforeHead()) {
                     client.goneBeforeHead(placement.streams());
-                }
-                if (d.action() != Action.ABANDON) {
-                    cut(relaying && migration != null ? Migration.Result.FAILED : null);
-                    return;
                 }
                 finish(0);
                 placement.release();
@@ -210,9 +212,13 @@ final class Exchange {
 
     /** The node failed mid-stream: the answer goes on from another node, or is cut when it cannot. */
     private void migrate() {
-        Migration next = Migration.after(call, conn.usage().transcript(), answered, migration);
+        Transcript kept = conn.usage().transcript();
+        if (!kept.on() && !kept.overflowed()) {
+            cut(null); // not a stream that can move (a whole answer, a model pull): cut as ever
+            return;
+        }
+        Migration next = Migration.after(call, kept, answered, migration);
         if (next == null) {
-            client.cutShort(answered);
             cut(Migration.Result.NOT_CONTINUABLE);
             return;
         }
@@ -222,11 +228,12 @@ final class Exchange {
         placement.retry();
     }
 
-    /** Cuts the client's answer and closes its connection; a stream that could not move, or whose move failed, is counted. */
+    /** Cuts the client's answer (charged: the node's usage, else an estimate); a stream that could not move is counted. */
     private void cut(Migration.Result result) {
         if (result != null) {
             recorder.migration(result);
         }
+        client.cutShort(answered);
         finish(client.status());
         placement.release();
         upstream.close();
@@ -261,7 +268,8 @@ final class Exchange {
      */
     void fail(ErrorType type, String message, int retryAfterSeconds, Map<String, String> limitHeaders) {
         if (migration != null) { // the client has the head and part of the answer: no error answer can follow
-            cut(Migration.Result.NO_CANDIDATE);
+            cut(type == ErrorType.UPSTREAM_TIMEOUT || type == ErrorType.UPSTREAM_UNREACHABLE
+                    ? Migration.Result.FAILED : Migration.Result.NO_CANDIDATE);
             return;
         }
         if (limitHeaders != null) {

@@ -223,7 +223,7 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
 
     @Override
     public String answeringNode() {
-        return exchange.upstream().answering() && lease != null ? lease.node().id() : null;
+        return exchange.upstream().reading() && lease != null ? lease.node().id() : null;
     }
 
     @Override

@@ -11,16 +11,16 @@ import java.util.Arrays;
 /**
  * The bytes of the stream a connection relays now, as its client got them, kept so that a stream
  * cut by its node can be continued on another ({@link Migration}). Only streamed generations that
- * could be continued are kept. One per connection, reused by its answers, so a stream that never
- * fails costs a copy of its bytes and no allocation once the buffer has grown; a buffer grown past
- * {@link #KEEP} by one long answer is let go when the next begins. An answer longer than
- * {@link #MAX} is no longer kept, and is cut as before if its node fails.
+ * could be continued are kept. One per connection; its buffer is taken from the loop's
+ * {@link TranscriptBuffers} when a kept answer begins and given back when it ends, so a stream that
+ * never fails costs a copy of its bytes and, once the loop's buffers have grown, no allocation. An
+ * answer longer than {@link #MAX} is no longer kept, and is cut if its node fails.
  *
  * <p>While a stream is kept, its client gets whole events only (SSE events, NDJSON lines): a chunk
  * that ends inside one is split and its end held until the rest comes, so that a stream cut inside
  * an event leaves the client no broken line and the next node's text follows a whole one. Servers
  * flush whole events, so this costs nothing unless a chunk really ends inside one; no more than
- * {@link #HOLD_MAX} is ever held, so a stream that is not made of events flows as before. Event-loop confined.
+ * {@link #HOLD_MAX} is ever held back. Event-loop confined.
  */
 final class Transcript {
 
@@ -28,12 +28,11 @@ final class Transcript {
     static final int MAX = 4 * 1024 * 1024;
     /** The most of one event held back: a longer one (or a stream that is not events) is relayed as it comes. */
     static final int HOLD_MAX = 16 * 1024;
-    /** The buffer kept between answers. */
-    private static final int KEEP = 64 * 1024;
 
     private static final byte[] NONE = new byte[0];
 
     private byte[] bytes = NONE;
+    private TranscriptBuffers buffers;
     private int length;
     /** How many of the kept bytes the client got: the rest is part of an event still to be completed. */
     private int relayed;
@@ -41,10 +40,18 @@ final class Transcript {
     private boolean on;
     private boolean overflowed;
 
+    /** Names the loop's buffers this connection's answers take theirs from; once, before its first answer. */
+    void from(TranscriptBuffers loopBuffers) {
+        if (buffers == null) {
+            buffers = loopBuffers;
+        }
+    }
+
     /** An answer begins: keep its bytes when {@code keep}; {@code lines}: its events are NDJSON lines, else SSE events. */
     void begin(boolean keep, boolean lines) {
-        if (bytes.length > KEEP) {
-            bytes = NONE;
+        giveBack();
+        if (keep && buffers != null) {
+            bytes = buffers.take();
         }
         length = 0;
         relayed = 0;
@@ -58,9 +65,17 @@ final class Transcript {
         length = relayed;
     }
 
-    /** The answer ended or is not kept: nothing more is. */
+    /** The answer ended or is not kept: nothing more is, and the buffer goes back to the loop. */
     void end() {
         on = false;
+        giveBack();
+    }
+
+    private void giveBack() {
+        if (bytes != NONE && buffers != null) {
+            buffers.give(bytes);
+        }
+        bytes = NONE;
     }
 
     /**

@@ -43,6 +43,7 @@ final class UpstreamSide {
     private State state = State.IDLE;
     private boolean reused;
     private boolean keepAlive;
+    private boolean paused;
 
     UpstreamSide(UpstreamPool pool) {
         this.pool = pool;
@@ -224,9 +225,15 @@ final class UpstreamSide {
 
     /** Pauses or resumes reading from the node. */
     void autoRead(boolean on) {
+        paused = !on;
         if (conn != null) {
             conn.autoRead(on);
         }
+    }
+
+    /** Says whether the node's answer is relayed and read as it comes (not paused for a slow client). */
+    boolean reading() {
+        return state == State.ANSWERING && !paused;
     }
 
     /** The response ended: the connection goes back to the pool, or is closed; {@code unwanted}: the node's rest is not read, so closed. */
@@ -240,6 +247,7 @@ final class UpstreamSide {
 
     /** The response ended: the connection goes back to the pool, or is closed. */
     void responseEnded() {
+        paused = false;
         UpstreamConnection c = conn;
         conn = null;
         state = State.IDLE;
@@ -260,6 +268,7 @@ final class UpstreamSide {
         UpstreamConnection c = conn;
         conn = null;
         state = State.IDLE;
+        paused = false;
         if (c != null && c.attached()) {
             c.detach();
             c.close();

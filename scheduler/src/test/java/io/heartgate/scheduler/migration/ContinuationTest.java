@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 
 class ContinuationTest {
@@ -88,6 +90,24 @@ class ContinuationTest {
         JsonNode next = JSON.readTree(Continuation.of(Form.OLLAMA_CHAT, body, s, "ollama", true).body());
         assertThat(next.get("messages").get(1).get("content").asText()).isEqualTo("Hi");
         assertThat(next.get("options").get("num_predict").asInt()).isEqualTo(3);
+    }
+
+    @Test
+    void aSpliceKeepsACharacterAndACrlfThatAReadSplitWhole() throws Exception {
+        Sent s = sent(chunk("{\"content\":\"a\"}", "null"));
+        Splice splice = new Splice(Form.OPENAI_CHAT, s, CHAT);
+        byte[] event = ("data: {\"id\":\"y\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\u00e9\u732b\"},"
+                + "\"finish_reason\":null}]}\r\n\r\ndata: [DONE]\r\n\r\n").getBytes(StandardCharsets.UTF_8);
+        int inCharacter = new String(event, StandardCharsets.ISO_8859_1).indexOf('\u00c3') + 1; // inside the two bytes of é
+        int inCrlf = new String(event, StandardCharsets.ISO_8859_1).indexOf("\r\n\r\n") + 3;
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        out.writeBytes(splice.next(Arrays.copyOfRange(event, 0, inCharacter)));
+        out.writeBytes(splice.next(Arrays.copyOfRange(event, inCharacter, inCrlf)));
+        out.writeBytes(splice.next(Arrays.copyOfRange(event, inCrlf, event.length)));
+        String[] events = out.toString(StandardCharsets.UTF_8).split("\n\n");
+        assertThat(JSON.readTree(events[0].substring(6)).get("choices").get(0).get("delta").get("content").asText())
+                .isEqualTo("\u00e9\u732b");
+        assertThat(events[1]).isEqualTo("data: [DONE]");
     }
 
     @Test

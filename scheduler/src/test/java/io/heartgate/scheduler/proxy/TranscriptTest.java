@@ -21,9 +21,31 @@ class TranscriptTest {
         return s;
     }
 
+    private static Transcript transcript() {
+        Transcript t = new Transcript();
+        t.from(new TranscriptBuffers());
+        return t;
+    }
+
+    @Test
+    void anAnswersBufferIsTheLoopsSpareOneAndGoesBackWhenItEnds() {
+        TranscriptBuffers loop = new TranscriptBuffers();
+        Transcript t = new Transcript();
+        t.from(loop);
+        t.begin(true, false);
+        text(t.whole(chunk("data: 1\n\n")));
+        byte[] used = t.bytes();
+        t.end();
+        assertThat(loop.spare()).isEqualTo(1);
+        t.begin(true, false);
+        assertThat(t.bytes()).as("the same buffer, not a new one").isSameAs(used);
+        t.begin(false, false);
+        assertThat(loop.spare()).as("an answer not kept holds none").isEqualTo(1);
+    }
+
     @Test
     void aChunkEndingOnAnEventsEndPassesThroughUntouched() {
-        Transcript t = new Transcript();
+        Transcript t = transcript();
         t.begin(true, false);
         HttpContent in = chunk("data: {\"a\":1}\n\n");
         HttpContent out = t.whole(in);
@@ -34,7 +56,7 @@ class TranscriptTest {
 
     @Test
     void aChunkEndingInsideAnEventIsSplitAndItsEndHeldUntilTheRestComes() {
-        Transcript t = new Transcript();
+        Transcript t = transcript();
         t.begin(true, false);
         assertThat(text(t.whole(chunk("data: 1\n\ndata: 2")))).isEqualTo("data: 1\n\n");
         assertThat(t.whole(chunk(" and"))).as("still no whole event").isNull();
@@ -44,7 +66,7 @@ class TranscriptTest {
 
     @Test
     void noMoreThanHoldMaxIsEverHeld() {
-        Transcript t = new Transcript();
+        Transcript t = transcript();
         t.begin(true, false);
         String noEvents = "x".repeat(Transcript.HOLD_MAX + 1);
         assertThat(text(t.whole(chunk(noEvents)))).as("not made of events: relayed as it comes").isEqualTo(noEvents);
@@ -53,7 +75,7 @@ class TranscriptTest {
 
     @Test
     void ndjsonIsHeldByLineAndTheLastChunkTakesWhatIsHeld() {
-        Transcript t = new Transcript();
+        Transcript t = transcript();
         t.begin(true, true);
         assertThat(text(t.whole(chunk("{\"a\":1}\n{\"b\"")))).isEqualTo("{\"a\":1}\n");
         assertThat(text(t.last(new DefaultLastHttpContent(Unpooled.copiedBuffer(":2}\n", StandardCharsets.UTF_8)))))
@@ -62,14 +84,14 @@ class TranscriptTest {
 
     @Test
     void aCutDropsTheHeldPartAndAStreamNotKeptIsNeverTouched() {
-        Transcript t = new Transcript();
+        Transcript t = transcript();
         t.begin(true, false);
         text(t.whole(chunk("data: 1\n\ndata: 2")));
         t.cut();
         assertThat(t.relayed()).isEqualTo(9);
         assertThat(text(t.whole(chunk("data: 3\n\n")))).as("the held part is gone").isEqualTo("data: 3\n\n");
 
-        Transcript off = new Transcript();
+        Transcript off = transcript();
         off.begin(false, false);
         HttpContent in = chunk("data: 1");
         assertThat(off.whole(in)).isSameAs(in);
