@@ -20,11 +20,12 @@ import java.util.List;
  * @param reasoning the stream is still inside a reasoning block (reasoning sent, no answer text yet)
  * @param finished the answer had already ended (a finish reason or {@code [DONE]} was sent)
  * @param events every whole event sent
- * @param block Anthropic's index of the content block open at the cut (the text the next node's
- *     block continues), or -1
+ * @param block Anthropic's index of the text block open at the cut (the text the next node's first
+ *     block continues), or -1 when none is open
+ * @param blocks how many Anthropic content blocks were started: the next node's are numbered on from here
  */
 public record Sent(String text, int tokens, String id, JsonNode created, String model, String fingerprint,
-                   boolean toolCalls, boolean reasoning, boolean finished, int events, int block) {
+                   boolean toolCalls, boolean reasoning, boolean finished, int events, int block, int blocks) {
 
     static final ObjectMapper JSON = new ObjectMapper();
 
@@ -51,6 +52,7 @@ public record Sent(String text, int tokens, String id, JsonNode created, String 
         boolean thinking = false;
         boolean finished = false;
         int block = -1;
+        int blocks = 0;
         List<String> data = sseData(body, length);
         for (String d : data) {
             JsonNode e = parse(d);
@@ -60,8 +62,10 @@ public record Sent(String text, int tokens, String id, JsonNode created, String 
                     model = e.path("message").path("model").asText(null);
                 }
                 case "content_block_start" -> {
-                    block = e.path("index").asInt(block + 1);
+                    int index = e.path("index").asInt(blocks);
+                    blocks = Math.max(blocks, index + 1);
                     String type = e.path("content_block").path("type").asText();
+                    block = type.equals("text") ? index : -1;
                     tools |= type.equals("tool_use") || type.equals("server_tool_use");
                     thinking = type.equals("thinking") || type.equals("redacted_thinking");
                 }
@@ -74,13 +78,15 @@ public record Sent(String text, int tokens, String id, JsonNode created, String 
                         tokens++;
                     }
                 }
+                case "content_block_stop" -> block = e.path("index").asInt(block) == block ? -1 : block;
                 case "message_delta" -> finished |= e.path("delta").hasNonNull("stop_reason");
                 case "message_stop" -> finished = true;
                 default -> {
                 }
             }
         }
-        return new Sent(text.toString(), tokens, id, null, model, null, tools, thinking, finished, data.size(), block);
+        return new Sent(text.toString(), tokens, id, null, model, null, tools, thinking, finished, data.size(), block,
+                blocks);
     }
 
     /**
@@ -118,7 +124,7 @@ public record Sent(String text, int tokens, String id, JsonNode created, String 
             }
         }
         return new Sent(text.toString(), tokens, null, null, model, null, tools,
-                reasoned && text.length() == 0, finished, events, -1);
+                reasoned && text.length() == 0, finished, events, -1, 0);
     }
 
     private static Sent readSse(Form form, byte[] body, int length) {
@@ -166,7 +172,7 @@ public record Sent(String text, int tokens, String id, JsonNode created, String 
             }
         }
         return new Sent(text.toString(), tokens, id, created, model, fingerprint, tools, reasoned && text.length() == 0,
-                finished, events, -1);
+                finished, events, -1, 0);
     }
 
     /** Returns the {@code data:} payload of every whole SSE event in the bytes (a part event at the end is left out). */

@@ -42,6 +42,8 @@ public final class Splice {
     private final int carriedInWindow;
     private boolean started;
     private boolean stopped;
+    /** Whether the next node's first Anthropic block continues the client's open text block. */
+    private boolean joined;
 
     /** @param requestBody the original request, for its stop sequences */
     public Splice(Form form, Sent sent, byte[] requestBody) {
@@ -156,14 +158,24 @@ public final class Splice {
             return;
         }
         String type = o.path("type").asText();
-        int shift = Math.max(0, sent.block());
-        if (type.equals("message_start")
-                || type.equals("content_block_start") && o.path("index").asInt() == 0 && sent.block() >= 0
-                && o.path("content_block").path("type").asText().equals("text")) {
+        if (type.equals("message_start")) {
             return;
         }
+        if (type.equals("content_block_start") && o.path("index").asInt() == 0) {
+            // The next node's first block goes on in the client's open text block, if it is text too;
+            // otherwise that block is closed and the new ones are numbered after it.
+            joined = sent.block() >= 0 && o.path("content_block").path("type").asText().equals("text");
+            if (joined) {
+                return;
+            }
+            if (sent.block() >= 0) {
+                write(out, "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":" + sent.block()
+                        + "}\n\n");
+            }
+        }
         if (o.has("index")) {
-            o.put("index", o.get("index").asInt() + shift);
+            int index = o.get("index").asInt();
+            o.put("index", joined && index == 0 ? sent.block() : index + sent.blocks() - (joined ? 1 : 0));
         }
         if (type.equals("content_block_delta") && o.get("delta") instanceof ObjectNode delta
                 && delta.path("type").asText().equals("text_delta")) {
@@ -177,7 +189,7 @@ public final class Splice {
         }
         write(out, "event: " + type + "\ndata: " + o + "\n\n");
         if (stopped) {
-            int index = o.path("index").asInt(shift);
+            int index = o.path("index").asInt(Math.max(0, sent.block()));
             write(out, "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":" + index + "}\n\n");
             write(out, "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"
                     + "\"stop_sequence\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":" + sent.tokens() + "}}\n\n");

@@ -111,6 +111,25 @@ class ContinuationTest {
     }
 
     @Test
+    void anAnthropicCutAfterItsBlockClosedNumbersTheNextNodesBlocksAfterIt() throws Exception {
+        String sse = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\"}}\n\n"
+                + "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
+                + "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+                + "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+                + "\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}\n\n"
+                + "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n";
+        byte[] b = sse.getBytes(StandardCharsets.UTF_8);
+        Sent s = Sent.read(Form.ANTHROPIC_MESSAGES, b, b.length);
+        assertThat(s.block()).as("no block open at the cut").isEqualTo(-1);
+        assertThat(s.blocks()).isEqualTo(1);
+        Splice splice = new Splice(Form.ANTHROPIC_MESSAGES, s, "{}".getBytes(StandardCharsets.UTF_8));
+        String out = new String(splice.next(("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
+                + "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n").getBytes(StandardCharsets.UTF_8)),
+                StandardCharsets.UTF_8);
+        assertThat(JSON.readTree(out.substring(out.indexOf("data: ") + 6)).get("index").asInt()).isEqualTo(1);
+    }
+
+    @Test
     void aCompletionContinuesAsItsPromptFollowedByTheText() throws Exception {
         byte[] body = "{\"prompt\":\"Once\",\"max_tokens\":9,\"stream\":true}".getBytes(StandardCharsets.UTF_8);
         String sse = "data: {\"id\":\"c\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"text\":\" upon\","
