@@ -52,9 +52,9 @@ public final class Splice {
         this.stops = stops(requestBody);
         String text = sent.text();
         // Only a chat's text is carried without its trailing whitespace; a prompt carries it exactly.
+        String beforeReplacement = text.replaceAll("\uFFFD+$", "");
         this.cutAtWhitespace = (form == Form.OPENAI_CHAT || form == Form.ANTHROPIC_MESSAGES || form == Form.OLLAMA_CHAT)
-                && !text.isEmpty()
-                && !Continuation.carried(text).equals(text);
+                && !beforeReplacement.isEmpty() && Character.isWhitespace(beforeReplacement.charAt(beforeReplacement.length() - 1));
         int longest = stops.stream().mapToInt(String::length).max().orElse(0);
         window.append(text, Math.max(0, text.length() - Math.max(0, longest - 1)), text.length());
         this.carriedInWindow = window.length();

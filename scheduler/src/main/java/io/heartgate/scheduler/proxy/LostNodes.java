@@ -14,7 +14,7 @@ import java.util.function.Supplier;
  * (its heartbeat says DOWN, it left or expired, or it was ejected while others are not) to other
  * nodes, as a connect failure would: nothing reached their clients yet; and gives up on its answers
  * being relayed that have gone silent ({@link Timeouts#rescueSilent}), which then move to another
- * node where they can ({@link Migration}). Cheap when nothing changed:
+ * node where they can ({@link Migration}), looked for twice a second. Otherwise cheap when nothing changed:
  * it looks only when the table's snapshot or the ejections are new. Event-loop confined.
  */
 final class LostNodes {

@@ -139,7 +139,9 @@ final class Migration {
      */
     boolean answered(int code, Recorder recorder) {
         refused = code >= 300;
-        if (!refused) {
+        if (refused) {
+            log.info("Stream of {} from node {} cut: node {} answered its continuation {}", who(), from, to, code);
+        } else {
             log.info("Stream of {} moved from node {} to node {} after {} tokens (move {})", who(), from, to,
                     sent.tokens(), moves);
             recorder.migration(Result.CONTINUED);

@@ -178,11 +178,6 @@ final class Timeouts {
     }
 
     /**
-     * Tells every owner still awaiting a response head from a node that {@code lost} names to move
-     * its request, only if it has somewhere better to go when {@code onlyWithAlternative} names the
-     * node too; returns how many moved, by node id (empty when none did).
-     */
-    /**
      * Gives up on answers relayed from a node the table stopped routing ({@code lost}) that sent
      * nothing for {@code silentMs}: its host died without closing the connection, and only the idle
      * timeout would end them. One still flowing (a leaving node finishing its streams) is left alone.
@@ -198,6 +193,11 @@ final class Timeouts {
         silent.forEach(Watched::streamLost); // after the walk: giving up unlinks the watch
     }
 
+    /**
+     * Tells every owner still awaiting a response head from a node that {@code lost} names to move
+     * its request, only if it has somewhere better to go when {@code onlyWithAlternative} names the
+     * node too; returns how many moved, by node id (empty when none did).
+     */
     Map<String, Integer> rescue(Predicate<String> lost, Predicate<String> onlyWithAlternative) {
         List<Watched> moving = null;
         List<String> from = null;
