@@ -108,9 +108,6 @@ public final class Continuation {
     }
 
     private static String chat(ObjectNode request, Sent sent, String backend) {
-        if (!(request.get("messages") instanceof ArrayNode messages) || messages.isEmpty()) {
-            return "the request has no messages";
-        }
         boolean flags;
         if ("vllm".equals(backend) || "llamacpp".equals(backend)) {
             flags = true;
@@ -119,13 +116,9 @@ public final class Continuation {
         } else {
             return "a node of backend '" + backend + "' may not continue a final assistant message";
         }
-        String carried = carried(sent.text());
-        JsonNode last = messages.get(messages.size() - 1);
-        if ("assistant".equals(last.path("role").asText()) && last.path("content").isTextual()) {
-            // The client prefilled the answer itself: the text sent goes on from that prefill.
-            ((ObjectNode) last).put("content", carried(last.get("content").asText() + sent.text()));
-        } else {
-            messages.addObject().put("role", "assistant").put("content", carried);
+        String refusal = withAnswer(request, sent);
+        if (refusal != null) {
+            return refusal;
         }
         if (flags) {
             request.put("continue_final_message", true);
@@ -155,19 +148,7 @@ public final class Continuation {
         if (!"llamacpp".equals(backend)) {
             return "a node of backend '" + backend + "' does not continue a final assistant message on /v1/messages";
         }
-        if (!(request.get("messages") instanceof ArrayNode messages) || messages.isEmpty()) {
-            return "the request has no messages";
-        }
-        JsonNode last = messages.get(messages.size() - 1);
-        if ("assistant".equals(last.path("role").asText())) {
-            if (!last.path("content").isTextual()) {
-                return "the client's own prefill is not one text";
-            }
-            ((ObjectNode) last).put("content", carried(last.get("content").asText() + sent.text()));
-        } else {
-            messages.addObject().put("role", "assistant").put("content", carried(sent.text()));
-        }
-        return null;
+        return withAnswer(request, sent);
     }
 
     /**
@@ -181,14 +162,26 @@ public final class Continuation {
             return "the next node's template for the model " + (prefill == null ? "is not known to" : "does not")
                     + " continue a final assistant message";
         }
+        return withAnswer(request, sent);
+    }
+
+    /**
+     * Ends the request's messages with the answer so far as the final assistant message: after the
+     * client's own prefill when it sent one (servers refuse two assistant messages at the end, so a
+     * prefill that is not one text cannot be continued), without trailing whitespace. Returns why
+     * not, or {@code null}.
+     */
+    private static String withAnswer(ObjectNode request, Sent sent) {
         if (!(request.get("messages") instanceof ArrayNode messages) || messages.isEmpty()) {
             return "the request has no messages";
         }
         JsonNode last = messages.get(messages.size() - 1);
-        if ("assistant".equals(last.path("role").asText()) && last.path("content").isTextual()) {
+        if (!"assistant".equals(last.path("role").asText())) {
+            messages.addObject().put("role", "assistant").put("content", carried(sent.text()));
+        } else if (last.path("content").isTextual()) {
             ((ObjectNode) last).put("content", carried(last.get("content").asText() + sent.text()));
         } else {
-            messages.addObject().put("role", "assistant").put("content", carried(sent.text()));
+            return "the client's own prefill is not one text";
         }
         return null;
     }

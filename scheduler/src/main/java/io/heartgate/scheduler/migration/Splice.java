@@ -146,12 +146,7 @@ public final class Splice {
      * are added to those sent. A stop sequence across the cut closes the block and the message.
      */
     private void anthropic(String event, ByteArrayOutputStream out) {
-        String data = null;
-        for (String line : event.split("\n")) {
-            if (line.startsWith("data:")) {
-                data = line.substring(line.startsWith("data: ") ? 6 : 5).trim();
-            }
-        }
+        String data = data(event);
         JsonNode parsed = data == null ? null : Sent.parse(data);
         if (!(parsed instanceof ObjectNode o)) {
             write(out, event + "\n\n");
@@ -197,14 +192,21 @@ public final class Splice {
         }
     }
 
-    /** One SSE event: the first node's ids, the choice's text, usage summed. */
-    private void event(String event, ByteArrayOutputStream out) {
-        String data = null;
+    /** Returns an SSE event's {@code data:} payload (its lines joined), or {@code null} when it has none. */
+    private static String data(String event) {
+        StringBuilder data = null;
         for (String line : event.split("\n")) {
             if (line.startsWith("data:")) {
-                data = line.substring(line.startsWith("data: ") ? 6 : 5).trim();
+                data = data == null ? new StringBuilder() : data.append('\n');
+                data.append(line.substring(line.startsWith("data: ") ? 6 : 5));
             }
         }
+        return data == null ? null : data.toString().trim();
+    }
+
+    /** One SSE event: the first node's ids, the choice's text, usage summed. */
+    private void event(String event, ByteArrayOutputStream out) {
+        String data = data(event);
         if (data == null || data.equals("[DONE]")) {
             write(out, event + "\n\n");
             return;
