@@ -11,6 +11,7 @@ import io.heartgate.scheduler.table.Node;
 import io.netty.channel.ChannelFuture;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.LastHttpContent;
 import java.util.Map;
@@ -79,7 +80,8 @@ final class Exchange {
     void send() {
         phase = phase.to(Phase.SENT);
         if (migration != null && !migration.sendTo(placement.node(), req, upstream)) {
-            cut(Migration.Result.NOT_CONTINUABLE);
+            placement.release(); // its server cannot continue: another node may (none left: cut, no_candidate)
+            placement.retry();
             return;
         }
         upstream.open(upstream.target(placement.node().url()), true);
@@ -98,7 +100,7 @@ final class Exchange {
             return false;
         }
         if (migration != null) {
-            if (!migration.answered(code, recorder)) {
+            if (!migration.answered(code, response.headers().get(HttpHeaderNames.CONTENT_TYPE), recorder)) {
                 return false; // read away, then the client's stream is cut (discarded)
             }
             answered = node;

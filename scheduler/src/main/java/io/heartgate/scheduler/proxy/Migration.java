@@ -133,14 +133,17 @@ final class Migration {
     }
 
     /**
-     * The next node's response head, of status {@code code}: returns whether it goes on with the
-     * answer (then the move is logged and counted); else its answer is to be read away and the
-     * client's stream cut ({@link #refused}).
+     * The next node's response head, of status {@code code} and {@code contentType}: returns whether
+     * it goes on with the answer as a stream of the same form (then the move is logged and
+     * counted); else its answer is to be read away and the client's stream cut ({@link #refused}).
      */
-    boolean answered(int code, Recorder recorder) {
-        refused = code >= 300;
+    boolean answered(int code, String contentType, Recorder recorder) {
+        String type = contentType == null ? "" : contentType.toLowerCase(Locale.ROOT);
+        refused = code >= 300 || !(form.sse() ? type.startsWith("text/event-stream")
+                : type.startsWith("application/x-ndjson") || type.startsWith("application/json"));
         if (refused) {
-            log.info("Stream of {} from node {} cut: node {} answered its continuation {}", who(), from, to, code);
+            log.info("Stream of {} from node {} cut: node {} answered its continuation {} {}", who(), from, to, code,
+                    type.isEmpty() ? "without a content type" : type);
         } else {
             log.info("Stream of {} moved from node {} to node {} after {} tokens (move {})", who(), from, to,
                     sent.tokens(), moves);

@@ -115,10 +115,15 @@ class MigrationIT {
     }
 
     private void start(UnaryOperator<ProxyConfigBuilder> config, RawNode... nodes) {
+        start(config, null, nodes);
+    }
+
+    /** Starts the proxy over {@code nodes} n1, n2, ... of the given backends ({@code null}: all vLLM). */
+    private void start(UnaryOperator<ProxyConfigBuilder> config, String[] backends, RawNode... nodes) {
         table = new NodeTable(Clock.systemUTC(), 3, Duration.ofMillis(50));
         for (int i = 0; i < nodes.length; i++) {
             table.apply(Heartbeat.builder("n" + (i + 1), nodes[i].url()).instance("i1").seq(1L).state(NodeState.UP)
-                    .backend("vllm").intervalMs(60_000).models(List.of("llama3:8b")).build(), Instant.now());
+                    .backend(backends == null ? "vllm" : backends[i]).intervalMs(60_000).models(List.of("llama3:8b")).build(), Instant.now());
         }
         table.publish();
         ProxyConfig c = config.apply(new ProxyConfigBuilder()).build();
@@ -308,6 +313,48 @@ class MigrationIT {
         assertThat(text.toString()).isEqualTo("Hello world");
         JsonNode asked = JSON.readTree(continuations.get(0));
         assertThat(asked.get("messages").get(1).get("content").asText()).isEqualTo("Hello");
+    }
+
+    @Test
+    void aNodeWhoseServerCannotContinueIsPassedOverForOneThatCan() throws Exception {
+        String[] rest = {event("B", "{\"content\":\"done\"}", "\"stop\""), "data: [DONE]\n\n"};
+        RawNode first = node(true, rest);
+        RawNode ollama = node(true, rest);
+        RawNode third = node(true, rest);
+        start(c -> c, new String[] {"vllm", "ollama", "vllm"}, first, ollama, third);
+
+        String sse = stream(CHAT);
+
+        assertThat(sse).endsWith("data: [DONE]\n\n");
+        assertThat(continuations).hasSize(1);
+        assertThat(ollama.seen.stream().filter(r -> new String(r.body(), StandardCharsets.UTF_8)
+                .contains("continue_final_message"))).as("the Ollama node was never asked to continue").isEmpty();
+        assertThat(migrations("continued")).isEqualTo(1);
+    }
+
+    @Test
+    void aContinuationAnsweredWithoutAStreamIsReadAwayAndTheStreamCut() throws Exception {
+        RawNode.Script script = (req, out) -> {
+            String body = new String(req.body(), StandardCharsets.UTF_8);
+            if (body.contains("continue_final_message")) {
+                RawNode.respond(out, "200 OK", "", "{\"choices\":[]}");
+                return true;
+            }
+            out.write("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+                    .getBytes(StandardCharsets.ISO_8859_1));
+            chunk(out, event("A", "{\"content\":\"Hi\"}", "null"));
+            return false;
+        };
+        RawNode first = new RawNode(script);
+        RawNode second = new RawNode(script);
+        closing.add(first);
+        closing.add(second);
+        start(c -> c, first, second);
+
+        String sse = stream(CHAT);
+
+        assertThat(sse).contains("Hi").doesNotContain("[DONE]").doesNotContain("choices\":[]");
+        await().untilAsserted(() -> assertThat(migrations("failed")).isEqualTo(1));
     }
 
     @Test
