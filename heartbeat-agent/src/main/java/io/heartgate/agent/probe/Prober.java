@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * the health check decides UP or DOWN. Not thread-safe: one probe loop owns it.
  *
  * <p>For Ollama it also asks {@code POST /api/show} of each model listed, once per name and digest,
- * whether its chat continues a final assistant message ({@link Payloads#ollamaPrefill}), and reports
+ * whether its chat continues a final assistant message ({@link OllamaShow#prefill}), and reports
  * that as the model's {@link ModelInfo#prefill()}: at most {@link #SHOWS_PER_PROBE} models a probe,
  * so a node with many models learns them over several probes rather than stalling one. A model whose
  * show fails stays unknown and is asked again {@link #SHOW_RETRY} later at the soonest.
@@ -260,14 +260,14 @@ public final class Prober {
      * @throws IOException when the server could not be reached or did not answer in time
      */
     private Shown show(ModelInfo model, Instant now) throws IOException {
-        HttpGetter.Response r = http.post("/api/show", Payloads.ollamaShowRequest(model.name()));
-        Payloads.OllamaShow show = r.ok() ? Payloads.ollamaShow(r.body()) : null;
+        HttpGetter.Response r = http.post("/api/show", OllamaShow.request(model.name()));
+        OllamaShow show = r.ok() ? OllamaShow.read(r.body()) : null;
         if (show == null) {
             log.debug("Node {} POST /api/show for {} answered {}; asking again in {}", nodeId, model.name(),
                     r.status(), SHOW_RETRY);
             return new Shown(model.digest(), null, now);
         }
-        Boolean prefill = Payloads.ollamaPrefill(show.template(), show.renderer());
+        Boolean prefill = OllamaShow.prefill(show.template(), show.renderer());
         log.debug("Node {} model {} (digest {}) continues a final assistant message: {}", nodeId, model.name(),
                 model.digest(), prefill == null ? "unknown" : prefill);
         return new Shown(model.digest(), prefill, null);

@@ -47,14 +47,14 @@ class PayloadsTest {
      */
     @Test
     void aMessagesTemplateContinuesAFinalAssistantMessageOnlyWhenItSkipsTheEndOfTheLastTurn() {
-        assertThat(Payloads.ollamaPrefill(Samples.read("ollama-template-qwen3-thinking-test.gotmpl"), null)).isTrue();
+        assertThat(OllamaShow.prefill(Samples.read("ollama-template-qwen3-thinking-test.gotmpl"), null)).isTrue();
 
-        assertThat(Payloads.ollamaPrefill(Samples.read("ollama-template-chatml.gotmpl"), null)).isFalse();
-        assertThat(Payloads.ollamaPrefill(Samples.read("ollama-template-gemma3-instruct.gotmpl"), null))
+        assertThat(OllamaShow.prefill(Samples.read("ollama-template-chatml.gotmpl"), null)).isFalse();
+        assertThat(OllamaShow.prefill(Samples.read("ollama-template-gemma3-instruct.gotmpl"), null))
                 .as("$last only opens the model's turn").isFalse();
-        assertThat(Payloads.ollamaPrefill(Samples.read("ollama-template-llama3-instruct.gotmpl"), null)).isFalse();
-        assertThat(Payloads.ollamaPrefill(Samples.read("ollama-template-mistral-instruct.gotmpl"), null)).isFalse();
-        assertThat(Payloads.ollamaPrefill(Samples.read("ollama-template-alpaca.gotmpl"), null)).isFalse();
+        assertThat(OllamaShow.prefill(Samples.read("ollama-template-llama3-instruct.gotmpl"), null)).isFalse();
+        assertThat(OllamaShow.prefill(Samples.read("ollama-template-mistral-instruct.gotmpl"), null)).isFalse();
+        assertThat(OllamaShow.prefill(Samples.read("ollama-template-alpaca.gotmpl"), null)).isFalse();
     }
 
     /** Ollama renders a template with both {@code .Messages} and {@code .Response} as a messages one. */
@@ -75,7 +75,7 @@ class PayloadsTest {
                 {{ .Response }}<|im_end|>
                 {{- end -}}""";
 
-        assertThat(Payloads.ollamaPrefill(chatMlLike, null)).isFalse();
+        assertThat(OllamaShow.prefill(chatMlLike, null)).isFalse();
     }
 
     /** Ollama cuts a legacy template's last exchange after {@code .Response}, appending one where none is. */
@@ -85,11 +85,11 @@ class PayloadsTest {
         String llama3Legacy = "{{ if .System }}<|start_header_id|>system<|end_header_id|>\n\n{{ .System }}<|eot_id|>"
                 + "{{ end }}{{ if .Prompt }}<|start_header_id|>user<|end_header_id|>\n\n{{ .Prompt }}<|eot_id|>"
                 + "{{ end }}<|start_header_id|>assistant<|end_header_id|>\n\n{{ .Response }}<|eot_id|>";
-        assertThat(Payloads.ollamaPrefill(llama3Legacy, null)).isTrue();
+        assertThat(OllamaShow.prefill(llama3Legacy, null)).isTrue();
         // "mistral assistant" in TestExecuteWithMessages, template/template_test.go: both render
         // "... [/INST] My name is Ollama and I" for a chat ending with that assistant text.
-        assertThat(Payloads.ollamaPrefill("[INST] {{ .Prompt }}[/INST] {{ .Response }}", null)).isTrue();
-        assertThat(Payloads.ollamaPrefill("[INST] {{ .Prompt }}[/INST] ", null)).as("no .Response").isTrue();
+        assertThat(OllamaShow.prefill("[INST] {{ .Prompt }}[/INST] {{ .Response }}", null)).isTrue();
+        assertThat(OllamaShow.prefill("[INST] {{ .Prompt }}[/INST] ", null)).as("no .Response").isTrue();
     }
 
     /**
@@ -103,17 +103,17 @@ class PayloadsTest {
                 {{- if eq .Role "user" }}[INST] {{ .Content }}[/INST] {{ else if eq .Role "assistant" }}{{ .Content }}{{ end }}
                 {{- end }}""";
 
-        assertThat(Payloads.ollamaPrefill(mistralAssistant, null)).isFalse();
+        assertThat(OllamaShow.prefill(mistralAssistant, null)).isFalse();
     }
 
     @Test
     void aRendererOrNoTemplateLeavesItUnknown() {
-        assertThat(Payloads.ollamaPrefill(Samples.read("ollama-template-qwen3-thinking-test.gotmpl"), "qwen3-coder"))
+        assertThat(OllamaShow.prefill(Samples.read("ollama-template-qwen3-thinking-test.gotmpl"), "qwen3-coder"))
                 .as("a renderer replaces the template").isNull();
-        assertThat(Payloads.ollamaPrefill(null, null)).isNull();
-        assertThat(Payloads.ollamaPrefill("", "")).isNull();
-        assertThat(Payloads.ollamaPrefill("{{ .Prompt }}", null)).as("Ollama's stand-in for no template").isNull();
-        assertThat(Payloads.ollamaPrefill("{{ .Prompt }}", "qwen3-coder")).isNull();
+        assertThat(OllamaShow.prefill(null, null)).isNull();
+        assertThat(OllamaShow.prefill("", "")).isNull();
+        assertThat(OllamaShow.prefill("{{ .Prompt }}", null)).as("Ollama's stand-in for no template").isNull();
+        assertThat(OllamaShow.prefill("{{ .Prompt }}", "qwen3-coder")).isNull();
     }
 
     @Test
@@ -125,17 +125,17 @@ class PayloadsTest {
         String withRenderer = JsonNodeFactory.instance.objectNode().put("modelfile", modelfile)
                 .put("template", "{{ .Prompt }}").toString();
 
-        assertThat(Payloads.ollamaShow(withRenderer))
-                .isEqualTo(new Payloads.OllamaShow("{{ .Prompt }}", "qwen3-coder"));
-        assertThat(Payloads.ollamaShow("{\"template\":\"{{ .Prompt }}\",\"renderer\":\"glm-4.7\"}").renderer())
+        assertThat(OllamaShow.read(withRenderer))
+                .isEqualTo(new OllamaShow("{{ .Prompt }}", "qwen3-coder"));
+        assertThat(OllamaShow.read("{\"template\":\"{{ .Prompt }}\",\"renderer\":\"glm-4.7\"}").renderer())
                 .isEqualTo("glm-4.7");
         String chatml = Samples.read("ollama-template-chatml.gotmpl");
-        assertThat(Payloads.ollamaShow(JsonNodeFactory.instance.objectNode().put("template", chatml)
+        assertThat(OllamaShow.read(JsonNodeFactory.instance.objectNode().put("template", chatml)
                 .put("modelfile", "FROM /m\nTEMPLATE \"\"\"" + chatml + "\"\"\"\n").toString()))
-                .isEqualTo(new Payloads.OllamaShow(chatml, null));
-        assertThat(Payloads.ollamaShow("[]")).isNull();
-        assertThat(Payloads.ollamaShow("not json")).isNull();
-        assertThat(Payloads.ollamaShowRequest("llama3:8b")).isEqualTo("{\"model\":\"llama3:8b\"}");
+                .isEqualTo(new OllamaShow(chatml, null));
+        assertThat(OllamaShow.read("[]")).isNull();
+        assertThat(OllamaShow.read("not json")).isNull();
+        assertThat(OllamaShow.request("llama3:8b")).isEqualTo("{\"model\":\"llama3:8b\"}");
     }
 
     @Test
