@@ -60,6 +60,8 @@ class SchedulerMainTest {
         "--first-byte-timeout 0s | --first-byte-timeout: must be positive",
         "--log-format yaml | --log-format: must be text or json",
         "--retries 11 | --retries: must be 0 to 10",
+        "--migrate-streams 11 | --migrate-streams: must be 0 to 10",
+        "--migrate-streams -1 | --migrate-streams: must be 0 to 10",
         "--port 70000 | --port: must be 0 to 65535",
         "--keepalive-timeout 0s | --keepalive-timeout: must be positive",
         "--allow-upstream 10.0.0.0/33 | --allow-upstream: '10.0.0.0/33' needs a prefix of 0 to 32",
