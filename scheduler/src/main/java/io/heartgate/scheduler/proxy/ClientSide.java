@@ -144,8 +144,12 @@ final class ClientSide {
     /**
      * Counts and sends the proxy's own answer {@code error} (with {@code Retry-After} when
      * {@code retryAfterSeconds} is not negative) unless the client is gone; returns the write, or {@code null}.
+     * {@code limitHeaders}, when not {@code null}, replace the key's rate-limit figures (its token came back).
      */
-    ChannelFuture error(ErrorType error, String message, int retryAfterSeconds) {
+    ChannelFuture error(ErrorType error, String message, int retryAfterSeconds, Map<String, String> limitHeaders) {
+        if (limitHeaders != null) {
+            extra = limitHeaders;
+        }
         recorder.error(error);
         Answer answer = Answer.error(error, message);
         if (retryAfterSeconds >= 0) {
@@ -157,11 +161,6 @@ final class ClientSide {
     /** Returns the request's model as metrics label it on {@code node}, or {@code null} when no node answered. */
     private String modelLabel(Node node) {
         return node == null ? null : UsageAccounting.modelLabel(model, node);
-    }
-
-    /** Replaces the headers every answer to this request carries from now on (a key's rate-limit figures changed). */
-    void extraHeaders(Map<String, String> headers) {
-        extra = headers;
     }
 
     /** Closes the client's connection: it sees a truncated response, never a clean end. */

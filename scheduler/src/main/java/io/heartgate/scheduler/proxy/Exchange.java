@@ -6,12 +6,9 @@ import io.heartgate.scheduler.proxy.policy.RetryPolicy.Decision;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy.Failure;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy;
 import io.heartgate.scheduler.request.ErrorType;
-import io.heartgate.scheduler.request.RequestFacts;
 import io.heartgate.scheduler.table.Node;
 import io.netty.channel.ChannelFuture;
-import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpContent;
-import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.LastHttpContent;
 import java.util.Map;
@@ -23,15 +20,12 @@ import java.util.Map;
  * (connecting, awaiting the head, reading away a busy answer); its {@link ClientSide} writes what
  * the client gets. A failure goes as the {@link RetryPolicy} decides. What the answer says is told
  * to two taps: {@link NodeEvidence} about the node, {@link Recorder} for counters, metrics and usage.
- * A stream whose node fails mid-answer may move to another node ({@link Migration}): routing again,
- * the continuation sent without a second head to the client, its stream spliced into the client's.
+ * {@link Moves} knows whose answer the client gets, and moves a stream whose node fails mid-answer.
  */
 final class Exchange {
 
     private final ClientConnection conn;
     private final Admitted call;
-    private final FullHttpRequest req;
-    private final RequestFacts facts;
     private final ClientSide client;
     private final UpstreamSide upstream;
     private final Timeouts timeouts;
@@ -40,30 +34,25 @@ final class Exchange {
     private final NodeEvidence evidence;
     private final Placement placement;
     private final Recorder recorder;
+    private final Moves moves;
     private Phase phase = Phase.ROUTING;
-    /** The answer's move to another node once its node failed mid-stream, else {@code null}. */
-    private Migration migration;
     private boolean resent;
-    private long headNanos;
-    /** The node whose answer the client gets, once its head came. */
-    private Node answered;
 
     Exchange(ClientConnection conn, Admitted call, UpstreamSide upstream, Timeouts timeouts, Dispatcher dispatcher,
              RetryPolicy retry, NodeEvidence evidence, Recorder recorder) {
         this.conn = conn;
         this.call = call;
-        this.req = call.request();
-        this.facts = call.facts();
         this.client = new ClientSide(conn, call, recorder, timeouts);
         this.upstream = upstream;
         this.timeouts = timeouts;
         this.retry = retry;
         this.evidence = evidence;
         this.recorder = recorder;
-        this.placement = new Placement(this, call, facts.caller() != null ? facts.caller() : conn.remoteIp(),
+        this.moves = new Moves(call, recorder);
+        this.placement = new Placement(this, call, call.facts().caller() != null ? call.facts().caller() : conn.remoteIp(),
                 conn.channel().eventLoop(), dispatcher, retry, evidence, recorder);
         this.watch = timeouts.watch(placement);
-        upstream.of(this, watch, req);
+        upstream.of(this, watch, call.request());
     }
 
     /** Sends the first attempt: to the node a stage pinned the request to, or where the dispatcher finds room. */
@@ -79,12 +68,12 @@ final class Exchange {
     /** Sends the current attempt to its node. */
     void send() {
         phase = phase.to(Phase.SENT);
-        if (migration != null && !migration.sendTo(placement.node(), req, upstream)) {
-            placement.release(); // its server cannot continue: another node may (none left: cut, no_candidate)
+        if (moves.sendTo(placement.node(), call.request(), upstream)) {
+            upstream.open(upstream.target(placement.node().url()), true);
+        } else { // its server cannot continue: another node may (none left: cut, no_candidate)
+            placement.release();
             placement.retry();
-            return;
         }
-        upstream.open(upstream.target(placement.node().url()), true);
     }
 
     /** The node's final head: returns whether the client gets it, or it is read away for another node (busy, not dead). */
@@ -92,45 +81,32 @@ final class Exchange {
         int code = response.status().code();
         Node node = placement.node();
         evidence.head(node);
-        if (migration == null) { // a moved answer's latencies stay those of its first head
-            headNanos = timeouts.nanoTime();
-            answered = node;
-        }
-        if (placement.busyElsewhere(code, resent)) {
-            return false;
-        }
-        if (migration != null) {
-            if (!migration.answered(code, response.headers().get(HttpHeaderNames.CONTENT_TYPE), recorder)) {
-                return false; // read away, then the client's stream is cut (discarded)
-            }
-            answered = node;
+        boolean first = moves.head(node, timeouts.nanoTime());
+        if (placement.busyElsewhere(code, resent) || !moves.continues(node, response)) {
+            return false; // read away: then another node, or (a refused continuation) the client's stream is cut
         }
         phase = phase.to(Phase.RELAYING);
         if (code < 300 && placement.loadsModel()) {
-            evidence.answeredWell(answered, facts);
+            evidence.answeredWell(node, call.facts());
         }
-        if (migration == null) { // a moved answer's client has its head already
-            client.head(response, answered.id(), placement.affinity(), Migration.movable(retry, call));
+        if (first) { // a moved answer's client has its head already
+            client.head(response, node.id(), placement.affinity(), Migration.movable(retry, call));
         }
         return true;
     }
 
     /** A chunk of the answer relayed; ownership of {@code content} passes here. */
     void content(HttpContent content, boolean last) {
-        evidence.chunk(answered);
-        boolean stopped = false;
-        if (migration != null) { // a stop sequence across the cut may end it early: the node's rest is not wanted
-            content = migration.splice(content, last);
-            stopped = !last && content instanceof LastHttpContent;
-            last |= stopped;
-        }
-        if (!last) {
+        evidence.chunk(moves.answered());
+        content = moves.splice(content, last);
+        boolean stopped = !last && content instanceof LastHttpContent; // a stop sequence across a move's cut
+        if (!last && !stopped) {
             if (!client.chunk(content)) {
                 upstream.autoRead(false); // resumed by clientWritabilityChanged
             }
             return;
         }
-        ChannelFuture written = client.last(content, answered);
+        ChannelFuture written = client.last(content, moves.answered());
         placement.release();
         upstream.responseEnded(stopped);
         finish(client.status());
@@ -146,8 +122,9 @@ final class Exchange {
     void discarded() {
         watch.done();
         placement.release();
-        if (migration != null && migration.refused()) {
-            cut(Migration.Result.FAILED);
+        if (moves.refused()) {
+            moves.cut(null);
+            cut();
         } else {
             placement.retry();
         }
@@ -179,29 +156,35 @@ final class Exchange {
     void nodeFailed(Failure failure, Throwable cause) {
         boolean relaying = phase == Phase.RELAYING;
         // A continuation not answering yet is retried as any request is; what would be an answer cuts (fail).
-        Decision d = retry.decide(failure, placement.count(), relaying, resent, migration == null ? 0 : migration.moves());
-        placement.failed(evidence.failed(failure, d, placement.node(), cause, facts.caller()));
+        Decision d = retry.decide(failure, placement.count(), relaying, resent, moves.count());
+        placement.failed(evidence.failed(failure, d, placement.node(), cause, call.facts().caller()));
         switch (d.action()) {
-            case MIGRATE -> migrate();
             case RESEND_SAME_NODE -> {
                 resent = true;
                 upstream.resend();
             }
-            case RETRY_ELSEWHERE -> {
+            case MIGRATE, RETRY_ELSEWHERE -> {
+                if (d.action() == Action.MIGRATE) { // the stream goes on from another node, or is cut when it cannot
+                    if (!moves.move(conn.usage().transcript())) {
+                        cut();
+                        return;
+                    }
+                    upstream.close();
+                }
                 placement.release();
                 placement.retry();
             }
             case ANSWER -> {
                 placement.release();
-                fail(d.error(), placement.message(d.error()));
+                fail(d.error(), placement.message(d.error()), -1, null);
             }
-            case CUT, ABANDON, PASS_THROUGH -> { // PASS_THROUGH is only ever decided for a head
-                if (d.action() != Action.ABANDON) {
-                    cut(migration != null ? Migration.Result.FAILED : null);
-                    return;
-                }
-                if (relaying || migration != null) {
-                    client.cutShort(answered);
+            case CUT, PASS_THROUGH -> { // PASS_THROUGH is only ever decided for a head
+                moves.cut(null);
+                cut();
+            }
+            case ABANDON -> {
+                if (relaying || moves.moved()) {
+                    client.cutShort(moves.answered());
                 } else if (failure == Failure.CLIENT_GONE && beforeHead()) {
                     client.goneBeforeHead(placement.streams());
                 }
@@ -212,30 +195,9 @@ final class Exchange {
         }
     }
 
-    /** The node failed mid-stream: the answer goes on from another node, or is cut when it cannot. */
-    private void migrate() {
-        Transcript kept = conn.usage().transcript();
-        if (!kept.on() && !kept.overflowed()) {
-            cut(null); // not a stream that can move (a whole answer, a model pull): cut as ever
-            return;
-        }
-        Migration next = Migration.after(call, kept, answered, migration);
-        if (next == null) {
-            cut(Migration.Result.NOT_CONTINUABLE);
-            return;
-        }
-        migration = next;
-        placement.release();
-        upstream.close();
-        placement.retry();
-    }
-
-    /** Cuts the client's answer (charged: the node's usage, else an estimate); a stream that could not move is counted. */
-    private void cut(Migration.Result result) {
-        if (result != null) {
-            recorder.migration(result);
-        }
-        client.cutShort(answered);
+    /** Cuts the client's answer (charged: the node's usage, else an estimate). */
+    private void cut() {
+        client.cutShort(moves.answered());
         finish(client.status());
         placement.release();
         upstream.close();
@@ -259,41 +221,29 @@ final class Exchange {
         return timeouts.firstByteMs();
     }
 
-    /** Answers the client with the proxy's own error and ends the exchange. */
-    void fail(ErrorType type, String message) {
-        fail(type, message, -1, null);
-    }
-
-    /**
-     * Answers {@code type} with {@code Retry-After} when {@code retryAfterSeconds} is not negative;
-     * {@code limitHeaders}, when not {@code null}, are the key's rate-limit figures after its token came back.
-     */
+    /** Answers the proxy's own error {@code type} and ends the exchange: {@link ClientSide#error} says how. */
     void fail(ErrorType type, String message, int retryAfterSeconds, Map<String, String> limitHeaders) {
-        if (migration != null) { // the client has the head and part of the answer: no error answer can follow
-            cut(type == ErrorType.UPSTREAM_TIMEOUT || type == ErrorType.UPSTREAM_UNREACHABLE
-                    ? Migration.Result.FAILED : Migration.Result.NO_CANDIDATE);
+        if (moves.moved()) { // the client has the head and part of the answer: no error answer can follow
+            moves.cut(type);
+            cut();
             return;
         }
-        if (limitHeaders != null) {
-            client.extraHeaders(limitHeaders);
-        }
         finish(type.status());
-        conn.exchangeDone(this, client.error(type, message, retryAfterSeconds), client.closesAfter());
+        conn.exchangeDone(this, client.error(type, message, retryAfterSeconds, limitHeaders), client.closesAfter());
     }
 
     private void finish(int metricStatus) {
-        if (phase == Phase.DONE) {
-            return;
+        if (phase != Phase.DONE) {
+            end();
+            client.ended(metricStatus, moves.answered(), moves.headNanos());
         }
-        end();
-        client.ended(metricStatus, answered, headNanos);
     }
 
     private void end() {
         if (phase != Phase.DONE) {
             phase = phase.to(Phase.DONE);
             watch.done();
-            req.release();
+            call.request().release();
         }
     }
 }

@@ -84,7 +84,7 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
     void retry() {
         if (pinned) {
             exchange.fail(ErrorType.UPSTREAM_UNREACHABLE, "node " + node().id() + " failed: "
-                    + lastFailure + " (a management call goes to its node only)");
+                    + lastFailure + " (a management call goes to its node only)", -1, null);
             return;
         }
         recorder.count(Counter.RETRIES);
@@ -127,7 +127,7 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
     @Override
     public void refused(Route.Refused refusal) {
         queued = null;
-        exchange.fail(refusal.error(), message(refusal.error()));
+        exchange.fail(refusal.error(), message(refusal.error()), -1, null);
     }
 
     @Override
