@@ -181,6 +181,9 @@ public final class HeartbeatCodec {
                 if (load.prefixCacheHitRate() != null) {
                     g.writeNumberField("prefixCacheHitRate", load.prefixCacheHitRate());
                 }
+                if (load.prefillTps() != null) {
+                    g.writeNumberField("prefillTps", load.prefillTps());
+                }
                 g.writeEndObject();
             }
             if (!hb.gpus().isEmpty()) {
@@ -311,7 +314,8 @@ public final class HeartbeatCodec {
                 optionalInt(node, "inFlight", "load.inFlight"),
                 optionalInt(node, "queued", "load.queued"),
                 optionalDouble(node, "kvCacheUsage", "load.kvCacheUsage"),
-                optionalDouble(node, "prefixCacheHitRate", "load.prefixCacheHitRate"));
+                optionalDouble(node, "prefixCacheHitRate", "load.prefixCacheHitRate"),
+                optionalDouble(node, "prefillTps", "load.prefillTps"));
     }
 
     private static List<Gpu> readGpus(JsonNode node) {

@@ -180,6 +180,12 @@ public final class HeartbeatRules {
     /** The largest capacity a heartbeat may state. */
     public static final int MAX_CAPACITY = 100_000;
 
+    /**
+     * The largest prefill speed a heartbeat may state, in prompt tokens per second: far above what one
+     * server prefills (tens of thousands on the largest GPUs), so a larger figure is a broken reading.
+     */
+    public static final int MAX_PREFILL_TPS = 10_000_000;
+
     /** Checks the optional {@code capacity}: absent, or 1 to {@value #MAX_CAPACITY} requests at once. */
     public static Optional<Rejection> checkCapacity(Integer capacity) {
         if (capacity != null && (capacity < 1 || capacity > MAX_CAPACITY)) {
@@ -279,6 +285,18 @@ public final class HeartbeatRules {
         }
         if (load.prefixCacheHitRate() != null && !isFraction(load.prefixCacheHitRate())) {
             return reject(Rule.OUT_OF_RANGE, "load.prefixCacheHitRate", "must be 0 to 1");
+        }
+        return checkPrefillTps(load.prefillTps(), "load.prefillTps");
+    }
+
+    /**
+     * Checks a prefill speed, in prompt tokens per second: absent, or finite, above 0 and at most
+     * {@value #MAX_PREFILL_TPS}. {@code field} names it in the rejection.
+     */
+    public static Optional<Rejection> checkPrefillTps(Double tps, String field) {
+        if (tps != null && !(tps > 0 && tps <= MAX_PREFILL_TPS)) {
+            return reject(Rule.OUT_OF_RANGE, field, "must be above 0 and at most " + MAX_PREFILL_TPS
+                    + " prompt tokens per second, was " + tps);
         }
         return Optional.empty();
     }

@@ -131,6 +131,8 @@ class HeartbeatCodecTest {
         "negative-in-flight.json,    OUT_OF_RANGE,        load.inFlight",
         "kv-cache-percent.json,      OUT_OF_RANGE,        load.kvCacheUsage",
         "prefix-cache-hit-rate-above-1.json, OUT_OF_RANGE, load.prefixCacheHitRate",
+        "prefill-tps-zero.json,      OUT_OF_RANGE,        load.prefillTps",
+        "prefill-tps-as-string.json, WRONG_TYPE,          load.prefillTps",
         "gpu-memory-as-string.json,  WRONG_TYPE,          gpus[0].memoryUsedMiB",
     })
     void rejectsInvalidFixtureWithItsReason(String file, Rule rule, String field) {
@@ -172,7 +174,7 @@ class HeartbeatCodecTest {
                 .sentAt(Instant.parse("2026-11-30T16:00:00.5Z"))
                 .backend("vllm")
                 .models(List.of("a", "b"))
-                .load(new Load(1, 2, 0.5, 0.82))
+                .load(new Load(1, 2, 0.5, 0.82, 1850.5))
                 .gpus(List.of(new Gpu("NVIDIA H200", 1.0, 21619L, 143771L), new Gpu(null, null, null, null)))
                 .build();
 
@@ -249,6 +251,62 @@ class HeartbeatCodecTest {
                 + "\"template\":{\"kind\":\"messages\"},\"renderers\":[\"x\"]}]}")));
 
         assertThat(hb.modelInfo()).containsExactly(new ModelInfo("m", null, "d", null, null, true));
+    }
+
+    @Test
+    void writesThePrefillSpeedOnlyWhenKnownAndReadsItBack() {
+        Heartbeat original = Heartbeat.builder("gpu-p", "http://gpu-p:8080")
+                .load(Load.UNKNOWN.withPrefillTps(514.037))
+                .build();
+
+        String json = new String(codec.encode(original), StandardCharsets.UTF_8);
+
+        assertThat(json).contains("\"load\":{\"prefillTps\":514.037}");
+        assertThat(beat(codec.decode(codec.encode(original)))).isEqualTo(original);
+        assertThat(beat(codec.decode(codec.encodePretty(original).getBytes(StandardCharsets.UTF_8))))
+                .isEqualTo(original);
+        assertThat(new String(codec.encode(Heartbeat.builder("gpu-p", "http://gpu-p:8080")
+                .load(new Load(1, 0, 0.5, 0.25)).build()), StandardCharsets.UTF_8))
+                .contains("\"load\":{\"inFlight\":1,\"queued\":0,\"kvCacheUsage\":0.5,\"prefixCacheHitRate\":0.25}");
+    }
+
+    @Test
+    void readsThePrefillSpeedAndTakesItsAbsenceAsUnknown() {
+        assertThat(beat(codec.decode(Fixtures.read("valid/load-prefill-tps.json"))).load())
+                .isEqualTo(new Load(1, 0, null, null, 514.037));
+        assertThat(beat(codec.decode(Fixtures.read("valid/full.json"))).load().prefillTps())
+                .as("a heartbeat from an agent that predates it").isNull();
+        String base = "{\"v\":1,\"nodeId\":\"gpu-a\",\"url\":\"http://h:1\",\"state\":\"UP\",\"intervalMs\":1000,";
+        assertThat(beat(codec.decode(utf8(base + "\"load\":{\"inFlight\":2,\"prefillTps\":null}}"))).load())
+                .as("JSON null is absent").isEqualTo(new Load(2, null, null));
+        assertThat(beat(codec.decode(utf8(base + "\"load\":{\"prefillTps\":12000}}"))).load().prefillTps())
+                .as("an integer is a number too").isEqualTo(12000.0);
+        assertThat(beat(codec.decode(utf8(base + "\"load\":{\"prefillTps\":10000000}}"))).load().prefillTps())
+                .isEqualTo(1.0e7);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"0", "0.0", "-5", "10000000.5", "1e400"})
+    void rejectsAPrefillSpeedOutOfRange(String value) {
+        String json = "{\"v\":1,\"nodeId\":\"gpu-a\",\"url\":\"http://h:1\",\"state\":\"UP\",\"intervalMs\":1000,"
+                + "\"load\":{\"prefillTps\":" + value + "}}";
+
+        Rejection r = rejection(codec.decode(utf8(json)));
+
+        assertThat(r.rule()).as(r.toString()).isEqualTo(Rule.OUT_OF_RANGE);
+        assertThat(r.field()).isEqualTo("load.prefillTps");
+        assertThat(r.detail()).startsWith("must be above 0 and at most 10000000 prompt tokens per second, was ");
+    }
+
+    @Test
+    void refusesToBuildAHeartbeatWithAPrefillSpeedThatIsNotFinite() {
+        for (double bad : new double[] {Double.NaN, Double.POSITIVE_INFINITY, -1.0, 0.0}) {
+            assertThatThrownBy(() -> Heartbeat.builder("gpu-a", "http://h:1")
+                    .load(Load.UNKNOWN.withPrefillTps(bad)).build())
+                    .as("prefillTps %s", bad)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("out_of_range at load.prefillTps");
+        }
     }
 
     @Test
