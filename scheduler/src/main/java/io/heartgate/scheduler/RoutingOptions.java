@@ -37,10 +37,26 @@ final class RoutingOptions {
                 "Accepted: 1 to 1048576"})
     int affinityPrefix;
 
+    @Option(names = "--affinity-bound", paramLabel = "B", defaultValue = "${env:SCHEDULER_AFFINITY_BOUND:-wait}",
+            description = {"what moves a key off its node: `wait` (sticky until saturated: the node is full, "
+                    + "or, its capacity unknown, its expected prefill wait for the request reaches "
+                    + "`--affinity-max-wait`; the key then moves to the node with the least wait and stays) or "
+                    + "`requests` (bounded loads: the node holds more than its share of requests in flight, "
+                    + "`--affinity-load-factor`) [env SCHEDULER_AFFINITY_BOUND] (default: wait)",
+                "Accepted: `wait`, `requests`"})
+    String affinityBound;
+
+    @Option(names = "--affinity-max-wait", paramLabel = "D", defaultValue = "${env:SCHEDULER_AFFINITY_MAX_WAIT:-1s}",
+            description = {"under `--affinity-bound wait`, the expected wait for a request's prefill on its "
+                    + "key's node (the node's backlog of uncached prompt tokens and the request's own, over the "
+                    + "node's prefill speed) at which the key moves [env SCHEDULER_AFFINITY_MAX_WAIT] (default: 1s)",
+                "Accepted: `0s` to `10m`"})
+    Duration affinityMaxWait;
+
     @Option(names = "--affinity-load-factor", paramLabel = "C", defaultValue = "${env:SCHEDULER_AFFINITY_LOAD_FACTOR:-1.25}",
-            description = {"a key passes its node by when the node has `ceil(C x (total in flight + 1) / "
-                    + "nodes)` requests in flight (this scheduler's, over the candidates) [env "
-                    + "SCHEDULER_AFFINITY_LOAD_FACTOR] (default: 1.25)",
+            description = {"under `--affinity-bound requests`, a key passes its node by when the node has "
+                    + "`ceil(C x (total in flight + 1) / nodes)` requests in flight (this scheduler's, over the "
+                    + "candidates) [env SCHEDULER_AFFINITY_LOAD_FACTOR] (default: 1.25)",
                 "Accepted: 1 to 100"})
     double affinityLoadFactor;
 
@@ -104,7 +120,8 @@ final class RoutingOptions {
         } catch (InvalidSettingException e) {
             throw new InvalidSettingException("affinityFallback", e.problem());
         }
-        return new AffinityConfig(AffinityKeys.parse(affinityKey, affinityPrefix), affinityLoadFactor, fallback);
+        return new AffinityConfig(AffinityKeys.parse(affinityKey, affinityPrefix),
+                AffinityConfig.Bound.parse(affinityBound), affinityMaxWait, affinityLoadFactor, fallback);
     }
 
     /** Returns the flap-damping and slow-start settings. */

@@ -210,8 +210,7 @@ public final class Scheduler implements AutoCloseable {
                                     .addDisabledMetricsCategory(MetricsDomain.VERTICLES)))
                     .withMetrics(new MicrometerMetricsFactory(registry))
                     .build();
-            Balancer balancer = config.strategy() == Strategy.AFFINITY
-                    ? Strategy.affinity(config.affinity().loadFactor(), config.affinity().fallback())
+            Balancer balancer = config.strategy() == Strategy.AFFINITY ? config.affinity().balancer(Ticker.SYSTEM)
                     : config.strategy().create();
             PassiveHealth health = new PassiveHealth(clock, config.proxy().ejectAfter(), config.proxy().ejectFor(),
                     Duration.ofMinutes(5));

@@ -105,7 +105,7 @@ class PackageDependenciesTest {
     void theRoomsOfTheRequestPathImportOnlyWhatTheirJobNeeds() {
         Map<String, Set<String>> allowed = new HashMap<>();
         allowed.put("request", Set.of());
-        allowed.put("routing", Set.of("affinity", "balancer", "request", "status", "table"));
+        allowed.put("routing", Set.of("affinity", "balancer", "request", "status", "table", "time"));
         allowed.put("admission", Set.of("request", "routing", "status", "table", "time"));
         allowed.put("balancer", Set.of("affinity", "table", "time"));
         allowed.put("table", Set.of());

@@ -16,8 +16,15 @@ import java.util.Locale;
  */
 public record AffinityKeys(List<Source> sources, int prefixChars) {
 
-    /** The default list: a session header, the two OpenAI fields that name a conversation or a user, then the prefix. */
-    public static final String DEFAULT_SOURCES = "header:X-Session-Id,body:prompt_cache_key,body:user,prefix";
+    /**
+     * The default list: a session header, the headers coding agents and chat UIs send on every
+     * request of a conversation (Claude Code's subagent then session id, Codex CLI's thread then
+     * session id in both spellings, OpenCode's and Open WebUI's), the two OpenAI fields that name a
+     * conversation or a user, then the prefix.
+     */
+    public static final String DEFAULT_SOURCES = "header:X-Session-Id,header:x-claude-code-agent-id,"
+            + "header:x-claude-code-session-id,header:thread-id,header:session-id,header:session_id,"
+            + "header:x-session-affinity,header:X-OpenWebUI-Chat-Id,body:prompt_cache_key,body:user,prefix";
     /** The default prefix length in characters. */
     public static final int DEFAULT_PREFIX_CHARS = 2048;
     /** The most characters a prefix key may cover; a longer prefix adds scanning, not selectivity. */

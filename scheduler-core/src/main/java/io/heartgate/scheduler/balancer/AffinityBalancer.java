@@ -3,14 +3,18 @@ package io.heartgate.scheduler.balancer;
 import io.heartgate.protocol.InvalidSettingException;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.time.Ticker;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Consistent hashing with bounded loads (Mirrokni, Thorup and Zadimoghaddam, 2018), for cache
- * affinity: a request's key picks the first node after it on the {@link HashRing} of its candidates
+ * Cache affinity on a consistent-hash ring of the candidates, by one of two rules. The default,
+ * sticky until saturated ({@link StickyRule}, {@code --affinity-bound wait}), keeps a key on its
+ * home node until that node is full or its prefill wait passes a limit. The other,
+ * {@code --affinity-bound requests}, is consistent hashing with bounded loads (Mirrokni, Thorup and
+ * Zadimoghaddam, 2018), described here: a request's key picks the first node after it on the {@link HashRing} of its candidates
  * whose requests in flight (this scheduler's) are under {@code ceil(c * (total + 1) / nodes)}, the
  * total being every candidate's in flight; a node at that bound passes the key on to the next node
  * on the ring, so a hot key spills instead of queueing, and no node ever holds more than {@code c}
@@ -30,8 +34,15 @@ public final class AffinityBalancer implements Balancer {
      * @param node the node chosen
      * @param owner the key's own node: the first on the whole ring, set aside or not
      * @param passedOver whether the owner could have taken it but was at its bound or its capacity
+     * @param uncached the bytes of the request's body the node is not expected to hold in its prefix
+     *     cache (the whole body but on the key's home), or -1 when the rule keeps no such memory
      */
-    public record Choice(Node node, Node owner, boolean passedOver) {
+    public record Choice(Node node, Node owner, boolean passedOver, long uncached) {
+        /** A choice by the bounded-load rule, which keeps no memory of what a node holds. */
+        public Choice(Node node, Node owner, boolean passedOver) {
+            this(node, owner, passedOver, -1);
+        }
+
         /** Whether the key's own node took it. */
         public boolean hit() {
             return node == owner;
@@ -47,6 +58,8 @@ public final class AffinityBalancer implements Balancer {
     private final double loadFactor;
     private final Balancer fallback;
     private final Ticker ticker;
+    /** The sticky-until-saturated rule, or {@code null} for the bounded-load rule. */
+    private final StickyRule sticky;
     /** Rings by member fingerprint, so that a new snapshot with the same members reuses one. */
     private final ConcurrentHashMap<Long, HashRing> rings = new ConcurrentHashMap<>();
     private final AtomicLong pointsHeld = new AtomicLong();
@@ -57,11 +70,28 @@ public final class AffinityBalancer implements Balancer {
      * @throws InvalidSettingException for {@code affinity-load-factor} unless 1 to 100
      */
     public AffinityBalancer(double loadFactor, Balancer fallback) {
-        this(loadFactor, fallback, Ticker.SYSTEM);
+        this(loadFactor, fallback, Ticker.SYSTEM, null);
+    }
+
+    /**
+     * Creates the balancer by the sticky-until-saturated rule: a key leaves its home when the home is
+     * full, or (capacity unknown) its expected prefill wait is {@code maxWait} or more; homes are kept
+     * in {@code homes}; {@code ticker} times them. {@code loadFactor} is kept for the bounded rule's
+     * figures only.
+     *
+     * @throws InvalidSettingException for {@code affinity-max-wait} unless 0 to 10 minutes
+     */
+    public static AffinityBalancer sticky(Duration maxWait, KeyHomes homes, Balancer fallback, Ticker ticker) {
+        return new AffinityBalancer(Strategy.DEFAULT_LOAD_FACTOR, fallback, ticker,
+                new StickyRule(maxWait, homes, ticker));
     }
 
     /** As {@link #AffinityBalancer(double, Balancer)}, timing a large ring's cached total by {@code ticker} (tests). */
     AffinityBalancer(double loadFactor, Balancer fallback, Ticker ticker) {
+        this(loadFactor, fallback, ticker, null);
+    }
+
+    private AffinityBalancer(double loadFactor, Balancer fallback, Ticker ticker, StickyRule sticky) {
         if (!(loadFactor >= 1.0 && loadFactor <= 100.0)) {
             throw new InvalidSettingException("affinityLoadFactor", "must be 1 to 100 (1.25: a node takes at most "
                     + "25% more than the mean), was " + loadFactor);
@@ -69,6 +99,12 @@ public final class AffinityBalancer implements Balancer {
         this.loadFactor = loadFactor;
         this.fallback = fallback;
         this.ticker = ticker;
+        this.sticky = sticky;
+    }
+
+    /** Says whether keys stay on their home until it is saturated ({@link StickyRule}), not by bounded loads. */
+    public boolean sticky() {
+        return sticky != null;
     }
 
     /** A request without a key: the fallback decides. */
@@ -99,18 +135,23 @@ public final class AffinityBalancer implements Balancer {
      * {@code base}.
      */
     public Choice pick(List<Node> base, List<Node> allowed, long key) {
-        return pick(ring(base), base, allowed, key);
+        return pick(ring(base), base, allowed, key, 0, null);
     }
 
     /**
      * As {@link #pick(List, List, long)} on {@code ring}, the ring of {@code base} ({@link #ring}), which
-     * a caller keeps with the snapshot {@code base} belongs to instead of having it looked up per pick.
+     * a caller keeps with the snapshot {@code base} belongs to instead of having it looked up per pick,
+     * for a request of {@code bytes} of body for {@code model} (normalised, or {@code null}): the
+     * sticky rule weighs its prefill.
      */
-    public Choice pick(HashRing ring, List<Node> base, List<Node> allowed, long key) {
+    public Choice pick(HashRing ring, List<Node> base, List<Node> allowed, long key, long bytes, String model) {
         if (allowed.isEmpty()) {
             return null;
         }
         boolean[] mask = allowed == base ? null : mask(ring, allowed);
+        if (sticky != null) {
+            return sticky.pick(ring, base, mask, key, bytes, model);
+        }
         int start = ring.start(key);
         int ownerIndex = ring.memberAt(start, 0);
         Node owner = base.get(ownerIndex);

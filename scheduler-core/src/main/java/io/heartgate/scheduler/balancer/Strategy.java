@@ -1,6 +1,8 @@
 package io.heartgate.scheduler.balancer;
 
 import io.heartgate.protocol.InvalidSettingException;
+import io.heartgate.scheduler.time.Ticker;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.random.RandomGenerator;
@@ -17,7 +19,7 @@ public enum Strategy {
     LEAST_CONNECTIONS,
     /** Lowest score of in-flight and reported load against capacity, KV-cache use and weight: every candidate compared when few, two random ones when many. */
     LEAST_LOADED,
-    /** Consistent hashing with bounded loads on the request's affinity key; requests without one go to the fallback strategy. */
+    /** Cache affinity on the request's key (sticky until saturated, or bounded loads); requests without one go to the fallback strategy. */
     AFFINITY;
 
     /** Returns the command-line name, such as {@code least-connections}. */
@@ -57,9 +59,13 @@ public enum Strategy {
             case WEIGHTED -> new SmoothWeightedBalancer();
             case LEAST_CONNECTIONS -> new LeastConnectionsBalancer(counterStart);
             case LEAST_LOADED -> new LeastLoadedBalancer(random, counterStart);
-            case AFFINITY -> new AffinityBalancer(DEFAULT_LOAD_FACTOR, LEAST_LOADED.create(random, counterStart));
+            case AFFINITY -> AffinityBalancer.sticky(DEFAULT_MAX_WAIT, new KeyHomes(), LEAST_LOADED.create(random, counterStart),
+                    Ticker.SYSTEM);
         };
     }
+
+    /** The sticky rule's default wait limit ({@code --affinity-max-wait}). */
+    public static final Duration DEFAULT_MAX_WAIT = Duration.ofSeconds(1);
 
     /** The affinity strategy's default load factor: a node takes at most 25% more than the mean. */
     public static final double DEFAULT_LOAD_FACTOR = 1.25;
@@ -76,5 +82,19 @@ public enum Strategy {
             throw new InvalidSettingException("affinityFallback", "must be another strategy than affinity");
         }
         return new AffinityBalancer(c, fallback.create());
+    }
+
+    /**
+     * Returns the affinity balancer by the sticky-until-saturated rule with wait limit {@code maxWait},
+     * requests without a key going to {@code fallback}'s balancer; homes timed by {@code ticker}.
+     *
+     * @throws InvalidSettingException for {@code affinity-max-wait}, or {@code affinity-fallback}
+     *     when {@code fallback} is affinity itself
+     */
+    public static Balancer sticky(Duration maxWait, Strategy fallback, Ticker ticker) {
+        if (fallback == AFFINITY) {
+            throw new InvalidSettingException("affinityFallback", "must be another strategy than affinity");
+        }
+        return AffinityBalancer.sticky(maxWait, new KeyHomes(), fallback.create(), ticker);
     }
 }

@@ -19,8 +19,17 @@ public enum Endpoint {
     OPENAI_COMPLETIONS("/v1/completions", Dialect.OPENAI, Model.BODY, Streams.WHEN_ASKED, Usage.OPENAI, Role.GENERATION),
     /** OpenAI embeddings: one whole answer with its usage. */
     OPENAI_EMBEDDINGS("/v1/embeddings", Dialect.OPENAI, Model.BODY, Streams.NEVER, Usage.OPENAI, Role.GENERATION),
-    /** Anthropic messages (vLLM, llama.cpp): SSE when asked; usage as input and output tokens, not read by the gateway. */
-    ANTHROPIC_MESSAGES("/v1/messages", Dialect.ANTHROPIC, Model.BODY, Streams.WHEN_ASKED, Usage.NONE, Role.GENERATION),
+    /**
+     * OpenAI responses (vLLM with its store on): SSE when asked; usage as input and output tokens in
+     * the answer or the stream's last event; a follow-up ({@code previous_response_id}) goes to the
+     * node that made the response it continues.
+     */
+    OPENAI_RESPONSES("/v1/responses", Dialect.OPENAI, Model.BODY, Streams.WHEN_ASKED, Usage.INPUT_OUTPUT, Role.GENERATION),
+    /**
+     * Anthropic messages (Ollama, vLLM, llama.cpp): SSE when asked; usage as input and output tokens,
+     * a stream's input tokens in its first event ({@code message_start}).
+     */
+    ANTHROPIC_MESSAGES("/v1/messages", Dialect.ANTHROPIC, Model.BODY, Streams.WHEN_ASKED, Usage.INPUT_OUTPUT, Role.GENERATION),
     /** The models of the routable nodes, answered by the gateway. */
     OPENAI_MODELS("/v1/models", Dialect.OPENAI, Model.NONE, Streams.NEVER, Usage.NONE, Role.CATALOGUE),
     /** One model by id ({@code /v1/models/{id}}, the id escaped as clients send it), answered by the gateway. */
@@ -81,6 +90,8 @@ public enum Endpoint {
         OPENAI,
         /** Ollama's {@code prompt_eval_count} and {@code eval_count} on the last object. */
         OLLAMA,
+        /** A {@code usage} object's {@code input_tokens} and {@code output_tokens} (Anthropic's, OpenAI's responses). */
+        INPUT_OUTPUT,
         /** Not read. */
         NONE
     }

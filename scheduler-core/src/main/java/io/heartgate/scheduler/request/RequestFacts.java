@@ -13,12 +13,22 @@ package io.heartgate.scheduler.request;
  *     a body field, or the prompt's beginning), or {@code null} when it has none or no stage wants one
  * @param caller who sent the request (an API key's name), or {@code null} when unknown
  * @param priority the caller's priority class in the gateway queue (its key's {@code priority=}); 0 by default
+ * @param promptBytes the size of the body, from which its prompt's tokens are estimated (a node's
+ *     token load); 0 without a body
+ * @param node the id of the node the request must go to, or {@code null}: a Responses API request
+ *     that continues a response only that node holds ({@code previous_response_id})
  */
-public record RequestFacts(String model, Boolean stream, Long affinity, String caller, int priority) {
+public record RequestFacts(String model, Boolean stream, Long affinity, String caller, int priority, int promptBytes,
+                           String node) {
 
     /** Facts in the default priority class. */
     public RequestFacts(String model, Boolean stream, Long affinity, String caller) {
-        this(model, stream, affinity, caller, 0);
+        this(model, stream, affinity, caller, 0, 0, null);
+    }
+
+    /** Facts of a body of {@code promptBytes} bytes, in the default priority class. */
+    public RequestFacts(String model, Boolean stream, Long affinity, String caller, int promptBytes) {
+        this(model, stream, affinity, caller, 0, promptBytes, null);
     }
 
     /**
@@ -40,17 +50,27 @@ public record RequestFacts(String model, Boolean stream, Long affinity, String c
 
     /** Returns a copy with the caller's identity. */
     public RequestFacts withCaller(String who) {
-        return new RequestFacts(model, stream, affinity, who, priority);
+        return new RequestFacts(model, stream, affinity, who, priority, promptBytes, node);
     }
 
     /** Returns a copy with the caller's identity and priority class. */
     public RequestFacts withCaller(String who, int priorityClass) {
-        return new RequestFacts(model, stream, affinity, who, priorityClass);
+        return new RequestFacts(model, stream, affinity, who, priorityClass, promptBytes, node);
     }
 
     /** Returns a copy with the affinity key's hash ({@code null}: none). */
     public RequestFacts withAffinity(Long key) {
-        return new RequestFacts(model, stream, key, caller, priority);
+        return new RequestFacts(model, stream, key, caller, priority, promptBytes, node);
+    }
+
+    /** Returns a copy of a body of {@code bytes} bytes. */
+    public RequestFacts withPromptBytes(int bytes) {
+        return bytes == promptBytes ? this : new RequestFacts(model, stream, affinity, caller, priority, bytes, node);
+    }
+
+    /** Returns a copy that must go to the node with id {@code nodeId}. */
+    public RequestFacts withNode(String nodeId) {
+        return new RequestFacts(model, stream, affinity, caller, priority, promptBytes, nodeId);
     }
 
     /** Returns the model as users write it, without the {@code :latest} that normalising added; "" for none. */

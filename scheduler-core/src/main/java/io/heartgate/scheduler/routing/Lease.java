@@ -1,13 +1,16 @@
 package io.heartgate.scheduler.routing;
 
 import io.heartgate.scheduler.table.Node;
+import io.heartgate.scheduler.table.TokenLoad;
 
 /**
  * One request's hold on its node: the one owner of the request's in-flight count there, and of its
  * count as a request waiting for the node to load its model (warm first). Taken when routing
  * chooses the node, so that no node is ever sent more than its capacity by this scheduler; given
  * back exactly once ({@link #release}), however many paths (the answer's end, a failure, a client
- * gone, a queue whose loop shut down) reach it. A model-management call holds its node without a
+ * gone, a queue whose loop shut down) reach it. It also holds the request's place in the node's
+ * prefill backlog ({@link TokenLoad}) from when it is sent to its first token, and is the sample
+ * of the node's prefill speed that first token gives. A model-management call holds its node without a
  * count: it works the node's disk and network, not a generation slot. Created on any thread;
  * released on the request's event loop, or on the thread that created it when the request never
  * reached its loop.
@@ -19,6 +22,11 @@ public final class Lease {
     private final boolean bounded;
     private String loading;
     private boolean released;
+    /** The request's uncached prompt tokens while in the node's backlog, else 0; the backlog ahead of it then. */
+    private long prefill;
+    private long ahead;
+    private String model;
+    private long sentNanos;
 
     private Lease(Node node, boolean counted) {
         this.node = node;
@@ -65,6 +73,45 @@ public final class Lease {
         }
     }
 
+    /**
+     * Puts the request's {@code tokens} uncached prompt tokens for {@code model} (normalised, or
+     * {@code null}) in the node's prefill backlog, until its first token or the release; once, and
+     * only for a counted lease.
+     */
+    public void prefill(long tokens, String model) {
+        if (counted && !released && prefill == 0 && tokens > 0) {
+            this.model = model;
+            this.prefill = tokens;
+            this.ahead = node.inFlight().tokens().sent(tokens);
+        }
+    }
+
+    /** Returns the request's uncached prompt tokens in the node's backlog, or 0 once out of it. */
+    public long prefill() {
+        return prefill;
+    }
+
+    /** The request went to the node at {@code nanos} (monotonic): its first token's wait counts from here. */
+    public void sent(long nanos) {
+        sentNanos = nanos;
+    }
+
+    /**
+     * The request's first token came at {@code nanos}: it leaves the node's prefill backlog and, when
+     * {@code learn} (a stream, whose first chunk is its first token), the wait teaches the node's speed.
+     */
+    public void firstToken(long nanos, boolean learn) {
+        if (prefill == 0) {
+            return;
+        }
+        TokenLoad tokens = node.inFlight().tokens();
+        tokens.prefilled(prefill);
+        if (learn && sentNanos != 0) {
+            tokens.firstToken(model, ahead, prefill, nanos - sentNanos);
+        }
+        prefill = 0;
+    }
+
     /** Returns the model the node was cold for when the request was sent (warm first), or {@code null}. */
     public String loading() {
         return loading;
@@ -84,6 +131,10 @@ public final class Lease {
             return false;
         }
         released = true;
+        if (prefill != 0) {
+            node.inFlight().tokens().prefilled(prefill);
+            prefill = 0;
+        }
         if (counted) {
             node.inFlight().decrement();
             if (loading != null) {

@@ -9,6 +9,7 @@ import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.status.Ramp;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TableSnapshot;
+import io.heartgate.scheduler.time.Ticker;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
@@ -47,6 +48,8 @@ public final class RouteSelector {
     private final Clock clock;
     /** What is worked out of each snapshot (pickers, rings, warm first's narrowed lists), kept with it. */
     private final SnapshotPickers pickers;
+    /** Which node made each response of the Responses API relayed, for the requests that continue one. */
+    private final ResponseHomes responses;
 
     /** Creates a selector picking with {@code balancer}, without slow start or warm-first. */
     public RouteSelector(Balancer balancer) {
@@ -76,6 +79,13 @@ public final class RouteSelector {
         this.random = random;
         this.warmFirst = warmFirst;
         this.clock = clock;
+        this.responses = new ResponseHomes(ResponseHomes.DEFAULT_SIZE, ResponseHomes.DEFAULT_TTL,
+                Ticker.ofMillis(clock::millis));
+    }
+
+    /** Returns which node made each response of the Responses API relayed (a follow-up must go there). */
+    public ResponseHomes responses() {
+        return responses;
     }
 
     /** Returns where affinity keys come from when the strategy uses them, else {@code null}: nothing to read. */
@@ -114,6 +124,9 @@ public final class RouteSelector {
         List<Node> candidates = snapshot.candidates(facts.model());
         if (candidates.isEmpty()) {
             return snapshot.routable().isEmpty() ? Route.Refused.NO_UPSTREAM : Route.Refused.MODEL_NOT_FOUND;
+        }
+        if (facts.node() != null) {
+            candidates = only(candidates, facts.node());
         }
         if (ramp.any()) {
             List<Node> ramped = ramped(candidates);
@@ -198,14 +211,14 @@ public final class RouteSelector {
         Node n = pick(nodes, facts, snapshot);
         Lease lease = Lease.take(n);
         if (lease != null) {
-            return new Route.To(lease, panic, false, none);
+            return sent(lease, facts.promptBytes(), facts, panic, none);
         }
         List<Node> roomy = withRoom(nodes, n);
         while (!roomy.isEmpty()) {
             n = pick(roomy, facts, snapshot);
             lease = Lease.take(n);
             if (lease != null) {
-                return new Route.To(lease, panic, false, none);
+                return sent(lease, facts.promptBytes(), facts, panic, none);
             }
             roomy = withRoom(roomy, n);
         }
@@ -235,7 +248,8 @@ public final class RouteSelector {
 
     private Route walk(List<Node> base, List<Node> allowed, RequestFacts facts, boolean panic, HashRing ring) {
         for (int race = 0; race < 4; race++) {
-            AffinityBalancer.Choice choice = affinity.pick(ring, base, allowed, facts.affinity());
+            AffinityBalancer.Choice choice = affinity.pick(ring, base, allowed, facts.affinity(), facts.promptBytes(),
+                    facts.model());
             if (choice == null) {
                 break;
             }
@@ -244,13 +258,22 @@ public final class RouteSelector {
                     : AffinityPick.spill(choice.passedOver() ? choice.owner().id() : null);
             Lease lease = Lease.take(n);
             if (lease != null) {
-                return new Route.To(lease, panic, false, how);
+                return sent(lease, choice.uncached() >= 0 ? choice.uncached() : facts.promptBytes(), facts, panic, how);
             }
             if (!anyRoom(allowed)) {
                 break;
             }
         }
         return Route.Refused.FULL;
+    }
+
+    /**
+     * Returns the route of {@code lease}, whose request brings {@code uncachedBytes} of body the node
+     * is not expected to hold in its prefix cache: those, in the node's tokens, join its prefill backlog.
+     */
+    private static Route.To sent(Lease lease, long uncachedBytes, RequestFacts facts, boolean panic, AffinityPick how) {
+        lease.prefill(lease.node().inFlight().tokens().tokens(uncachedBytes), facts.model());
+        return new Route.To(lease, panic, false, how);
     }
 
     /** Returns the nodes of {@code nodes} with a free slot, less {@code except}. */
@@ -306,7 +329,8 @@ public final class RouteSelector {
      * or not (panic mode would try an ejected one); picks nothing.
      */
     public static boolean untriedLeft(TableSnapshot snapshot, RequestFacts facts, List<String> tried) {
-        for (Node n : snapshot.candidates(facts.model())) {
+        List<Node> candidates = snapshot.candidates(facts.model());
+        for (Node n : facts.node() == null ? candidates : only(candidates, facts.node())) {
             if (!tried.contains(n.id())) {
                 return true;
             }
@@ -328,6 +352,20 @@ public final class RouteSelector {
             }
         }
         return kept == null || kept.isEmpty() ? candidates : kept;
+    }
+
+    /**
+     * Returns the one candidate with id {@code nodeId} (the request must go there: the node holds what
+     * it continues, and it waits for that node's slot), or all of them when it is no candidate, since
+     * the node is then gone and answers nothing; whichever node gets the request says what is missing.
+     */
+    private static List<Node> only(List<Node> candidates, String nodeId) {
+        for (Node n : candidates) {
+            if (n.id().equals(nodeId)) {
+                return List.of(n);
+            }
+        }
+        return candidates;
     }
 
     private static List<Node> untried(List<Node> candidates, List<String> tried) {

@@ -14,7 +14,8 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
  * says so). The count lives in a slot of a shared
  * {@link AtomicIntegerArray} chunk that the table assigns per node id and never reuses, so every
  * snapshot of a node shares one count, a request released after its node left cannot disturb
- * another node, and balancers can scan thousands of counts in contiguous memory. Thread-safe.
+ * another node, and balancers can scan thousands of counts in contiguous memory. Its
+ * {@link TokenLoad} says how many prompt tokens those requests bring. Thread-safe.
  */
 public final class InFlight {
 
@@ -30,6 +31,8 @@ public final class InFlight {
     private int previousPeak;
     /** Model to this scheduler's requests in flight that the node must load it for; created on first use. */
     private volatile ConcurrentHashMap<String, Integer> loading;
+    /** The prefill backlog and learned speeds of this scheduler's requests on the node. */
+    private final TokenLoad tokens = new TokenLoad();
 
     private static final VarHandle PEAK;
 
@@ -55,6 +58,11 @@ public final class InFlight {
     /** Creates a stand-alone counter (tests, tools). */
     public InFlight() {
         this(new AtomicIntegerArray(1), 0);
+    }
+
+    /** Returns the node's token load: its prefill backlog and what was learned of its speed. */
+    public TokenLoad tokens() {
+        return tokens;
     }
 
     /** Returns the requests in flight now. */

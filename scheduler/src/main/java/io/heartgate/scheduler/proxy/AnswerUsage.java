@@ -1,7 +1,9 @@
 package io.heartgate.scheduler.proxy;
 
+import io.heartgate.scheduler.request.Endpoint;
 import io.heartgate.scheduler.usage.UsageReader;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -19,6 +21,9 @@ import io.netty.handler.codec.http.HttpResponse;
  */
 final class AnswerUsage {
 
+    /** The most bytes of a stream's first chunk read for its opening event's usage. */
+    private static final int OPENING_BYTES = 4096;
+
     private final BodyTail tail = new BodyTail();
     private final Transcript transcript = new Transcript();
     private final UnaskedUsageChunk unasked = new UnaskedUsageChunk();
@@ -26,6 +31,10 @@ final class AnswerUsage {
     private boolean sse;
     /** Whether the proxy, not the client, asked for the usage chunk of the request relayed now. */
     private boolean usageUnasked;
+    /** Whether the answer's first chunk is to be read for its input tokens (an Anthropic stream's {@code message_start}). */
+    private boolean readOpening;
+    /** The input tokens the answer's first event reported, or -1. */
+    private long openingInput = -1;
 
     /** Returns the connection's copy of the stream it relays now. */
     Transcript transcript() {
@@ -49,6 +58,8 @@ final class AnswerUsage {
         String type = response.headers().get(HttpHeaderNames.CONTENT_TYPE);
         tail.start(code < 300 && req.method() == HttpMethod.POST, is(type, "application/json"));
         sse = is(type, "text/event-stream");
+        readOpening = sse && code < 300 && Endpoint.of(req.uri()) == Endpoint.ANTHROPIC_MESSAGES;
+        openingInput = -1;
         unasked.start(usageUnasked && sse && code < 300 && !response.headers().contains(HttpHeaderNames.CONTENT_LENGTH)
                 && !response.headers().contains(HttpHeaderNames.CONTENT_ENCODING));
     }
@@ -61,11 +72,28 @@ final class AnswerUsage {
     /** Notes a chunk of the answer's body (indexes untouched). */
     void add(ByteBuf chunk) {
         tail.add(chunk);
+        if (readOpening && chunk.isReadable()) {
+            readOpening = false;
+            byte[] head = ByteBufUtil.getBytes(chunk, chunk.readerIndex(), Math.min(chunk.readableBytes(), OPENING_BYTES));
+            UsageReader.Usage opening = UsageReader.read(head, head.length);
+            openingInput = opening == null ? -1 : opening.prompt();
+        }
     }
 
-    /** The answer ended: counts and charges what its node reported. */
-    void ended(Recorder recorder, String caller, String modelLabel) {
-        recorder.used(caller, modelLabel, tail.usage());
+    /**
+     * The answer ended: counts and charges what its node reported, and returns it ({@code null}: nothing).
+     */
+    UsageReader.Usage ended(Recorder recorder, String caller, String modelLabel) {
+        UsageReader.Usage used = reported();
+        recorder.used(caller, modelLabel, used);
+        return used;
+    }
+
+    /** Returns what the node reported: the last usage, with a stream's input tokens from its first event when the last lacks them. */
+    private UsageReader.Usage reported() {
+        UsageReader.Usage used = tail.usage();
+        return used != null && used.prompt() == 0 && openingInput > 0
+                ? new UsageReader.Usage(openingInput, used.completion()) : used;
     }
 
     /**
@@ -74,7 +102,7 @@ final class AnswerUsage {
      * end; when it reported nothing yet, an estimate is charged to {@code tpm=} alone.
      */
     void cut(Recorder recorder, FullHttpRequest req, String caller, String modelLabel) {
-        UsageReader.Usage used = tail.usage();
+        UsageReader.Usage used = reported();
         recorder.used(caller, modelLabel, used);
         if (used == null && tail.counting() && caller != null) {
             recorder.chargeCut(caller, req, tail.eventsEstimate(), sse);

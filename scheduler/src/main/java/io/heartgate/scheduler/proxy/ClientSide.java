@@ -3,10 +3,15 @@ package io.heartgate.scheduler.proxy;
 import io.heartgate.scheduler.migration.Form;
 import io.heartgate.scheduler.proxy.policy.HeaderPolicy;
 import io.heartgate.scheduler.proxy.stage.Answer;
+import io.heartgate.scheduler.request.Endpoint;
 import io.heartgate.scheduler.request.ErrorType;
 import io.heartgate.scheduler.routing.AffinityPick;
+import io.heartgate.scheduler.routing.ResponseHomes;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.usage.UsageAccounting;
+import io.heartgate.scheduler.usage.UsageReader;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.handler.codec.http.FullHttpRequest;
@@ -43,10 +48,19 @@ final class ClientSide {
     private int status;
     /** Headers every answer to this request carries (a limited key's rate-limit figures); usually none. */
     private Map<String, String> extra;
+    private final NodeEvidence evidence;
+    private final boolean responsesApi;
+    /** The node whose answer to a Responses API request is relayed, until its response id is read; else {@code null}. */
+    private String responseOf;
 
-    /** @param clock the loop's clocks: latencies end on its monotonic one */
-    ClientSide(ClientConnection conn, Admitted call, Recorder recorder, Timeouts clock) {
+    /**
+     * @param clock the loop's clocks: latencies end on its monotonic one
+     * @param evidence told which node made a Responses API answer
+     */
+    ClientSide(ClientConnection conn, Admitted call, Recorder recorder, Timeouts clock, NodeEvidence evidence) {
         this.conn = conn;
+        this.evidence = evidence;
+        this.responsesApi = call.endpoint() == Endpoint.OPENAI_RESPONSES;
         this.clock = clock;
         this.caller = call.facts().caller();
         this.model = call.facts().model();
@@ -71,6 +85,7 @@ final class ClientSide {
     void head(HttpResponse response, String nodeId, AffinityPick affinity, Form movable) {
         status = response.status().code();
         usage.head(req, status, response);
+        responseOf = responsesApi && status < 300 ? nodeId : null;
         if (affinity != null) {
             response.headers().set("X-Heartgate-Affinity", affinity.result());
             recorder.affinity(affinity);
@@ -93,6 +108,9 @@ final class ClientSide {
 
     /** Writes a chunk that is not the last; returns {@code false} when the client's buffer is full and the node should pause. */
     boolean chunk(HttpContent content) {
+        if (responseOf != null) {
+            responseId(content.content());
+        }
         content = transcript.whole(content);
         if (content == null) {
             return channel.isWritable();
@@ -111,6 +129,9 @@ final class ClientSide {
      * returns the write.
      */
     ChannelFuture last(HttpContent content, Node node) {
+        if (responseOf != null) {
+            responseId(content.content());
+        }
         if (content instanceof LastHttpContent l) {
             content = transcript.last(l);
         }
@@ -119,8 +140,23 @@ final class ClientSide {
         HttpContent shown = usage.shown(content, true);
         unflushed = false;
         ChannelFuture written = channel.writeAndFlush(shown);
-        usage.ended(recorder, caller, modelLabel(node));
+        UsageReader.Usage used = usage.ended(recorder, caller, modelLabel(node));
+        if (used != null && node != null) { // the node's word on the prompt corrects the next estimates
+            node.inFlight().tokens().reported(req.content().readableBytes(), used.prompt());
+        }
         return written;
+    }
+
+    /** Reads the response id a Responses API answer begins with, once its first bytes came. */
+    private void responseId(ByteBuf body) {
+        if (body.isReadable()) {
+            byte[] start = ByteBufUtil.getBytes(body, body.readerIndex(), Math.min(body.readableBytes(), 4096));
+            String id = ResponseHomes.idIn(start, start.length);
+            if (id != null) {
+                evidence.responseMade(responseOf, id);
+            }
+            responseOf = null;
+        }
     }
 
     /** Flushes what the last read from the node gave, if anything. */

@@ -42,7 +42,7 @@ final class Exchange {
              RetryPolicy retry, NodeEvidence evidence, Recorder recorder) {
         this.conn = conn;
         this.call = call;
-        this.client = new ClientSide(conn, call, recorder, timeouts);
+        this.client = new ClientSide(conn, call, recorder, timeouts, evidence);
         this.upstream = upstream;
         this.timeouts = timeouts;
         this.retry = retry;
@@ -80,7 +80,7 @@ final class Exchange {
     boolean head(HttpResponse response) {
         int code = response.status().code();
         Node node = placement.node();
-        evidence.head(node);
+        evidence.head(placement.lease(), response);
         boolean first = moves.head(node, timeouts.nanoTime());
         if (placement.busyElsewhere(code, resent) || !moves.continues(node, response)) {
             return false; // read away: then another node, or (a refused continuation) the client's stream is cut
@@ -97,7 +97,7 @@ final class Exchange {
 
     /** A chunk of the answer relayed; ownership of {@code content} passes here. */
     void content(HttpContent content, boolean last) {
-        evidence.chunk(moves.answered());
+        evidence.chunk(placement.lease());
         content = moves.splice(content, last);
         boolean stopped = !last && content instanceof LastHttpContent; // a stop sequence across a move's cut
         if (!last && !stopped) {
@@ -106,8 +106,8 @@ final class Exchange {
             }
             return;
         }
+        placement.release(); // before the client has the last byte: its next request finds the slot free
         ChannelFuture written = client.last(content, moves.answered());
-        placement.release();
         upstream.responseEnded(stopped);
         finish(client.status());
         conn.exchangeDone(this, written, client.closesAfter());

@@ -121,6 +121,7 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
         }
         affinity = route.affinity();
         lease.loading(loadsModel() ? evidence.loadingFor(route.node(), facts) : null);
+        evidence.sent(lease);
         exchange.send();
     }
 
@@ -266,6 +267,11 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
     /** Returns the ids of the nodes tried, in order: a list made only once a retry needs it. */
     List<String> tried() {
         return tried != null ? tried : count == 0 ? List.of() : List.of(firstTried);
+    }
+
+    /** Returns the current attempt's hold on its node, or {@code null} before the first. */
+    Lease lease() {
+        return lease;
     }
 
     /** Returns the current attempt's node, or {@code null} before the first. */

@@ -56,7 +56,7 @@ final class ProxyParts {
         RateLimits limits = new RateLimits(sources.ticker());
         this.dispatcher = new Dispatcher(table, sources.selector(), sources.routing(), queue, limits);
         List<Stage> all = new ArrayList<>(extraStages);
-        all.addAll(Stages.standard(table, access, limits));
+        all.addAll(Stages.standard(table, access, limits, sources.selector().responses()));
         this.stages = List.copyOf(all);
         this.facts = new RequestFactsReader(Stages.fieldsRead(stages), sources.selector().affinityKeys());
         this.retry = new RetryPolicy(config.retries(), config.migrateStreams());
@@ -70,7 +70,7 @@ final class ProxyParts {
                 config.idleTimeout().toMillis());
         UpstreamPool pool = new UpstreamPool(connector, timeouts.coarse(), draining, targets);
         NodeEvidence evidence = new NodeEvidence(sources.health(), sources.selector(), sources.counters(),
-                timeouts.coarse());
+                timeouts.coarse(), sources.ticker());
         Exchanges exchanges = new Exchanges(pool, timeouts, dispatcher, retry, evidence, recorder);
         LoopSweep sweep = new LoopSweep(timeouts,
                 new StallRule(timeouts, sources.table(), sources.routing(), sources.health(),

@@ -136,14 +136,14 @@ public final class RequestFactsReader {
                 return RequestFacts.NONE;
             }
             if (model != TopLevelModel.DECLINED) {
-                return new RequestFacts(normalized(model), null, null, null);
+                return new RequestFacts(normalized(model), null, null, null, body.readableBytes());
             }
         }
         if (body.hasArray()) {
             return read(body.array(), body.arrayOffset() + body.readerIndex(), body.readableBytes(), nameIsModel, a);
         }
         try (InputStream in = new ByteBufInputStream(body.duplicate()); JsonParser p = JSON.createParser(in)) {
-            return read(p, nameIsModel, a);
+            return read(p, nameIsModel, a, body.readableBytes());
         } catch (IOException e) {
             return a.key == null ? RequestFacts.NONE : RequestFacts.NONE.withAffinity(a.key);
         }
@@ -167,7 +167,7 @@ public final class RequestFactsReader {
             return a.key == null ? RequestFacts.NONE : RequestFacts.NONE.withAffinity(a.key);
         }
         try (JsonParser p = JSON.createParser(body, offset, length)) {
-            return read(p, nameIsModel, a);
+            return read(p, nameIsModel, a, length);
         } catch (IOException e) {
             return a.key == null ? RequestFacts.NONE : RequestFacts.NONE.withAffinity(a.key);
         }
@@ -193,7 +193,7 @@ public final class RequestFactsReader {
         }
     }
 
-    private RequestFacts read(JsonParser p, boolean nameIsModel, Affinity a) throws IOException {
+    private RequestFacts read(JsonParser p, boolean nameIsModel, Affinity a, int bytes) throws IOException {
         if (p.nextToken() != JsonToken.START_OBJECT) {
             return a.key == null ? RequestFacts.NONE : RequestFacts.NONE.withAffinity(a.key);
         }
@@ -241,7 +241,7 @@ public final class RequestFactsReader {
         }
         String chosen = modelSeen ? model : name;
         return chosen == null && stream == null && a.key == null ? RequestFacts.NONE
-                : new RequestFacts(ModelNames.normalize(chosen), stream, a.key, null);
+                : new RequestFacts(ModelNames.normalize(chosen), stream, a.key, null, bytes);
     }
 
     /**

@@ -5,8 +5,10 @@ import java.nio.charset.StandardCharsets;
 /**
  * Reads the token counts a node reported from the end of its response body: OpenAI's
  * {@code usage} object (a whole answer's, or the last chunk of a stream asked with
- * {@code stream_options.include_usage}) or Ollama's final object ({@code prompt_eval_count},
- * {@code eval_count}). Only those bytes are looked at, backwards from the end, never the body
+ * {@code stream_options.include_usage}), the same object with Anthropic's and OpenAI responses'
+ * names ({@code input_tokens}, {@code output_tokens}; an Anthropic stream's last one may lack the
+ * input, which its first event gave: {@link #read} at the start of a body finds it too), or
+ * Ollama's final object ({@code prompt_eval_count}, {@code eval_count}). Only those bytes are looked at, backwards from the end, never the body
  * before them: a JSON parser cannot start in the middle of a document (the tail of a long answer
  * or an SSE stream), so the few fields are found by hand. Pure.
  */
@@ -22,6 +24,8 @@ public final class UsageReader {
     private static final byte[] USAGE = bytes("\"usage\"");
     private static final byte[] PROMPT_TOKENS = bytes("\"prompt_tokens\"");
     private static final byte[] COMPLETION_TOKENS = bytes("\"completion_tokens\"");
+    private static final byte[] INPUT_TOKENS = bytes("\"input_tokens\"");
+    private static final byte[] OUTPUT_TOKENS = bytes("\"output_tokens\"");
     private static final byte[] EVAL_COUNT = bytes("\"eval_count\"");
     private static final byte[] PROMPT_EVAL_COUNT = bytes("\"prompt_eval_count\"");
 
@@ -49,6 +53,10 @@ public final class UsageReader {
             }
             long prompt = numberAfter(tail, i, end, PROMPT_TOKENS);
             long completion = numberAfter(tail, i, end, COMPLETION_TOKENS);
+            if (prompt < 0 && completion < 0) { // Anthropic's and OpenAI responses' names
+                prompt = numberAfter(tail, i, end, INPUT_TOKENS);
+                completion = numberAfter(tail, i, end, OUTPUT_TOKENS);
+            }
             if (prompt >= 0 || completion >= 0) {
                 return new Usage(Math.max(0, prompt), Math.max(0, completion));
             }

@@ -16,8 +16,9 @@ class RequestFactsReaderTest {
     private static final RequestFactsReader ALL = new RequestFactsReader(EnumSet.allOf(RequestFacts.Field.class));
     private static final RequestFactsReader MODEL_ONLY = new RequestFactsReader(Set.of());
 
+    /** Reads with every fact wanted; the body's size, which every read gives, is checked once ({@link #theBodysSizeIsRead}). */
     private static RequestFacts read(String uri, String body) {
-        return ALL.read(Unpooled.copiedBuffer(body, StandardCharsets.UTF_8), uri);
+        return ALL.read(Unpooled.copiedBuffer(body, StandardCharsets.UTF_8), uri).withPromptBytes(0);
     }
 
     @Test
@@ -69,12 +70,12 @@ class RequestFactsReaderTest {
         String longTail = "{\"model\":\"m\",\"messages\":[{\"content\":\"" + "x".repeat(1000) + "\"}],\"stream\":true}";
         String brokenTail = "{\"model\":\"m\",\"messages\":[{\"content\":";
 
-        assertThat(MODEL_ONLY.read(Unpooled.copiedBuffer(longTail, StandardCharsets.UTF_8), "/x"))
+        assertThat(MODEL_ONLY.read(Unpooled.copiedBuffer(longTail, StandardCharsets.UTF_8), "/x").withPromptBytes(0))
                 .isEqualTo(RequestFacts.ofModel("m:latest"));
-        assertThat(ALL.read(Unpooled.copiedBuffer(longTail, StandardCharsets.UTF_8), "/x"))
+        assertThat(ALL.read(Unpooled.copiedBuffer(longTail, StandardCharsets.UTF_8), "/x").withPromptBytes(0))
                 .isEqualTo(new RequestFacts("m:latest", true, null, null));
         // The tail is not even looked at: broken JSON after the model costs nothing and changes nothing.
-        assertThat(MODEL_ONLY.read(Unpooled.copiedBuffer(brokenTail, StandardCharsets.UTF_8), "/x"))
+        assertThat(MODEL_ONLY.read(Unpooled.copiedBuffer(brokenTail, StandardCharsets.UTF_8), "/x").withPromptBytes(0))
                 .isEqualTo(RequestFacts.ofModel("m:latest"));
     }
 
@@ -95,12 +96,20 @@ class RequestFactsReaderTest {
     }
 
     @Test
+    void theBodysSizeIsRead() {
+        String body = "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hello there\"}]}";
+        ByteBuf buf = Unpooled.copiedBuffer(body, StandardCharsets.UTF_8);
+        assertThat(ALL.read(buf, "/v1/chat/completions").promptBytes()).isEqualTo(body.length());
+        assertThat(MODEL_ONLY.read(buf, "/v1/chat/completions").promptBytes()).as("the fast path too").isEqualTo(body.length());
+    }
+
+    @Test
     void readingLeavesTheBufferAsItWasAndWorksOnDirectBuffers() {
         ByteBuf direct = Unpooled.directBuffer();
         direct.writeCharSequence("{\"model\":\"m\",\"stream\":true}", StandardCharsets.UTF_8);
         int readable = direct.readableBytes();
 
-        assertThat(ALL.read(direct, "/x")).isEqualTo(new RequestFacts("m:latest", true, null, null));
+        assertThat(ALL.read(direct, "/x")).isEqualTo(new RequestFacts("m:latest", true, null, null, readable));
         assertThat(direct.readerIndex()).isZero();
         assertThat(direct.readableBytes()).isEqualTo(readable);
         direct.release();

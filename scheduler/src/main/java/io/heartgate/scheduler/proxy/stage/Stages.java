@@ -2,6 +2,7 @@ package io.heartgate.scheduler.proxy.stage;
 
 import io.heartgate.scheduler.admission.RateLimits;
 import io.heartgate.scheduler.request.RequestFacts;
+import io.heartgate.scheduler.routing.ResponseHomes;
 import io.heartgate.scheduler.table.TableSnapshot;
 import io.heartgate.scheduler.trust.ApiKeys;
 import io.heartgate.scheduler.trust.UpstreamKey;
@@ -54,12 +55,14 @@ public final class Stages {
     /**
      * Returns the stages, in order, holding keys to their {@code limits}: the caller's key and its rate
      * limits when the access has keys, the node's request headers, the nodes' own key when it has one,
-     * forced usage chunks, the model catalogue (answered here), then the model-management rule, which
-     * pins its calls to one node. Stages that need the client's headers (authentication reads and
+     * forced usage chunks, the Responses API's follow-ups (sent to the node that made the response
+     * they continue, which {@code responses} knows), the model catalogue (answered here), then the
+     * model-management rule, which pins its calls to one node. Stages that need the client's headers (authentication reads and
      * removes the caller's key) go before {@code ForwardedHeaders}. A request every stage passed on is
      * routed after them by the admission dispatcher, first attempt and retries alike.
      */
-    public static List<Stage> standard(Supplier<TableSnapshot> table, Access access, RateLimits limits) {
+    public static List<Stage> standard(Supplier<TableSnapshot> table, Access access, RateLimits limits,
+                                       ResponseHomes responses) {
         List<Stage> stages = new ArrayList<>(4);
         if (access.keys() != null) {
             stages.add(new Authentication(access.keys(), limits));
@@ -72,6 +75,7 @@ public final class Stages {
         if (access.forceUsage()) {
             stages.add(new ForceUsage());
         }
+        stages.add(new ResponseFollowUp(responses));
         stages.add(new Catalogue(table));
         stages.add(new ModelManagement(table, access.modelManagement()));
         return List.copyOf(stages);

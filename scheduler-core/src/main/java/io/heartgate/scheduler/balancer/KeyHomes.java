@@ -1,0 +1,69 @@
+package io.heartgate.scheduler.balancer;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * Where each affinity key's conversation lives: the node its last request went to, and how large
+ * that request's body was (the part of the next one the node holds in its prefix cache). A
+ * direct-mapped table of fixed size: a key whose slot another key took, or that was not seen for
+ * {@code ttlNanos}, has no home, and is placed on the ring again. Bounded whatever the number of
+ * keys; a look-up is one array read and allocates nothing. Thread-safe: a slot holds an immutable
+ * entry, and two event loops writing one slot at once leave one of the two, either of which is
+ * a right answer.
+ */
+public final class KeyHomes {
+
+    /** One key's home. */
+    record Home(long key, String nodeId, long bytes, long atNanos) {
+    }
+
+    /** The default size: 2^17 = 131,072 keys, some 5 MiB once every slot is written. */
+    public static final int DEFAULT_BITS = 17;
+    /** The default time a home outlives its key's last request: an hour, as a prefix cache outlives a pause rarely longer. */
+    public static final Duration DEFAULT_TTL = Duration.ofHours(1);
+
+    private final AtomicReferenceArray<Home> slots;
+    private final int mask;
+    private final long ttlNanos;
+
+    /**
+     * Creates a table of {@code 2^bits} slots whose homes last {@code ttlNanos} after their key's last request.
+     *
+     * @throws IllegalArgumentException unless {@code bits} is 4 to 24 and {@code ttlNanos} positive
+     */
+    public KeyHomes(int bits, long ttlNanos) {
+        if (bits < 4 || bits > 24 || ttlNanos <= 0) {
+            throw new IllegalArgumentException("bits must be 4 to 24 and the TTL positive: " + bits + ", " + ttlNanos);
+        }
+        this.slots = new AtomicReferenceArray<>(1 << bits);
+        this.mask = (1 << bits) - 1;
+        this.ttlNanos = ttlNanos;
+    }
+
+    /** Creates a table of the default size and time to live. */
+    public KeyHomes() {
+        this(DEFAULT_BITS, DEFAULT_TTL.toNanos());
+    }
+
+    /** Returns {@code key}'s home at {@code nowNanos}, or {@code null} when it has none. */
+    Home get(long key, long nowNanos) {
+        Home h = slots.get(index(key));
+        return h != null && h.key == key && nowNanos - h.atNanos < ttlNanos ? h : null;
+    }
+
+    /** Notes that {@code key}'s request of {@code bytes} went to {@code nodeId} at {@code nowNanos}. */
+    void put(long key, String nodeId, long bytes, long nowNanos) {
+        slots.set(index(key), new Home(key, nodeId, bytes, nowNanos));
+    }
+
+    /** Returns how many slots the table has. */
+    public int capacity() {
+        return slots.length();
+    }
+
+    private int index(long key) {
+        long h = key * 0x9E3779B97F4A7C15L;
+        return (int) (h >>> 40) & mask;
+    }
+}
