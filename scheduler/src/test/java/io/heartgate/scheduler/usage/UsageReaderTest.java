@@ -89,4 +89,44 @@ class UsageReaderTest {
     void aCutOffUsageObjectIsNotGuessedAt() {
         assertThat(read("\"usage\":{\"prompt_tokens\":7,\"compl")).isNull();
     }
+
+    /** Anthropic's stream, in the shape of its Messages API documentation: input at the start, output at the end. */
+    private static final String ANTHROPIC_STREAM = """
+            event: message_start
+            data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],\
+            "model":"m","stop_reason":null,"usage":{"input_tokens":25,"output_tokens":1}}}
+
+            event: content_block_start
+            data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}
+
+            event: content_block_delta
+            data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}}
+
+            event: content_block_stop
+            data: {"type":"content_block_stop","index":0}
+
+            event: message_delta
+            data: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":15}}
+
+            event: message_stop
+            data: {"type":"message_stop"}
+
+            """;
+
+    @Test
+    void anthropicsNamesAreReadTheInputFromTheStreamsFirstEvent() {
+        assertThat(read(ANTHROPIC_STREAM)).as("the end: output only").isEqualTo(new UsageReader.Usage(0, 15));
+        String start = ANTHROPIC_STREAM.substring(0, ANTHROPIC_STREAM.indexOf("event: content_block_delta"));
+        assertThat(read(start).prompt()).as("the first event").isEqualTo(25);
+        assertThat(read("{\"id\":\"msg_1\",\"type\":\"message\",\"usage\":{\"input_tokens\":12,"
+                + "\"cache_read_input_tokens\":5,\"output_tokens\":7}}")).isEqualTo(new UsageReader.Usage(12, 7));
+    }
+
+    @Test
+    void theResponsesApisUsageIsReadFromItsLastEvent() {
+        String completed = "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":"
+                + "\"resp_1\",\"usage\":{\"input_tokens\":40,\"input_tokens_details\":{\"cached_tokens\":32},"
+                + "\"output_tokens\":9,\"output_tokens_details\":{\"reasoning_tokens\":0},\"total_tokens\":49}}}\n\n";
+        assertThat(read(completed)).isEqualTo(new UsageReader.Usage(40, 9));
+    }
 }
