@@ -240,9 +240,44 @@ public final class Payloads {
 
     /** Returns llama.cpp's load from {@code /metrics} (started with {@code --metrics}). */
     public static Load llamaCppLoad(String metrics) {
-        PrometheusText p = PrometheusText.parse(metrics);
+        return llamaCppLoad(PrometheusText.parse(metrics));
+    }
+
+    /** As {@link #llamaCppLoad(String)}, from an exposition already parsed. */
+    public static Load llamaCppLoad(PrometheusText p) {
         return new Load(count(p.sum("llamacpp:requests_processing")), count(p.sum("llamacpp:requests_deferred")),
                 fraction(p.max("llamacpp:kv_cache_usage_ratio")));
+    }
+
+    /**
+     * A server's cumulative prefill counters: the prompt tokens it prefilled, and the seconds it spent
+     * prefilling them. {@link PrefillSpeed} divides their growth between two readings.
+     *
+     * @param tokens prompt tokens prefilled since the server started (cached ones not included)
+     * @param seconds seconds spent prefilling them
+     */
+    public record PrefillCounters(double tokens, double seconds) {
+    }
+
+    /**
+     * Returns llama.cpp's prefill counters from {@code /metrics}: {@code llamacpp:prompt_tokens_total}
+     * and {@code llamacpp:prompt_seconds_total}; {@code null} when either is absent.
+     *
+     * <p>These rather than the {@code llamacpp:prompt_tokens_seconds} gauge ("Average prompt throughput
+     * in tokens/s"), which is the same quotient over a window the agent does not own and that differs
+     * between builds: since anyone's last scrape of {@code /metrics} in most (a Prometheus scraping the
+     * same server shortens the agent's window to whatever it left), since the server started in others;
+     * and 0 when nothing was prefilled in it. The counters' growth covers exactly the agent's period, and
+     * a fall shows a restart. What the seconds are depends on the build: newer ones time each decode batch that carries
+     * prompt tokens, so the quotient is the server's prefill throughput; older ones add up each request's
+     * own prompt time, so prompts prefilled together count their shared time once each and the quotient
+     * is the speed one request sees, below the throughput when several prefill at once.
+     */
+    public static PrefillCounters llamaCppPrefill(PrometheusText p) {
+        OptionalDouble tokens = p.sum("llamacpp:prompt_tokens_total");
+        OptionalDouble seconds = p.sum("llamacpp:prompt_seconds_total");
+        return tokens.isEmpty() || seconds.isEmpty() ? null
+                : new PrefillCounters(tokens.getAsDouble(), seconds.getAsDouble());
     }
 
     /** Returns llama.cpp's load from {@code /slots}: the number of slots processing. */

@@ -30,6 +30,15 @@ import org.slf4j.LoggerFactory;
  * that as the model's {@link ModelInfo#prefill()}: at most {@link #SHOWS_PER_PROBE} models a probe,
  * so a node with many models learns them over several probes rather than stalling one. A model whose
  * show fails stays unknown and is asked again {@link #SHOW_RETRY} later at the soonest.
+ *
+ * <p>For llama.cpp it reports the prefill speed, {@link Load#prefillTps()}, from the growth of its
+ * prompt counters between probes ({@link Payloads#llamaCppPrefill}, {@link PrefillSpeed}); a probe that
+ * fails, or finds no metrics, forgets it. vLLM's metrics give no sound figure, so none is reported
+ * for it: its {@code vllm:prompt_tokens_total} counts whole prompts, prefix-cache hits included, when
+ * each request's first token comes, while {@code vllm:request_prefill_time_seconds} is observed only
+ * when a request finishes and spans the request's wall time from being scheduled to its first token,
+ * shared with the rest of each batch; between two probes the two describe different requests. TGI,
+ * Ollama and plain OpenAI-compatible servers report none either.
  */
 public final class Prober {
 
@@ -63,6 +72,8 @@ public final class Prober {
     private Integer capacity;
     /** vLLM's prefix-cache counters at the previous probe, for the hit rate between probes. */
     private Payloads.PrefixCounters prefixBefore;
+    /** llama.cpp's prefill speed, measured from its counters between probes. */
+    private final PrefillSpeed prefill = new PrefillSpeed();
     /** What {@code /api/show} said of each model listed, by name. */
     private final Map<String, Shown> shown = new HashMap<>();
 
@@ -107,6 +118,7 @@ public final class Prober {
         Backend backend = detected;
         String unhealthy = health(backend);
         if (unhealthy != null) {
+            prefill.reset();
             if (configured == Backend.AUTO) {
                 detected = null; // detect again when it comes back: it may be another server
             }
@@ -297,8 +309,11 @@ public final class Prober {
                 }
                 HttpGetter.Response r = quietly("/metrics");
                 if (r != null && r.ok() && r.body().contains("llamacpp:")) {
-                    return Payloads.llamaCppLoad(r.body());
+                    PrometheusText metrics = PrometheusText.parse(r.body());
+                    Double prefillTps = prefill.next(Payloads.llamaCppPrefill(metrics));
+                    return Payloads.llamaCppLoad(metrics).withPrefillTps(prefillTps);
                 }
+                prefill.reset();
                 return slots != null && slots.ok() ? Payloads.llamaCppSlotsLoad(slots.body()) : Load.UNKNOWN;
             }
             default -> {

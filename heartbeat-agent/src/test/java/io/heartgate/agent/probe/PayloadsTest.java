@@ -1,6 +1,7 @@
 package io.heartgate.agent.probe;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import io.heartgate.agent.Samples;
@@ -228,6 +229,25 @@ class PayloadsTest {
                 .isEqualTo(new Load(0, 0, null));
         // The README's two-slot example has both slots processing.
         assertThat(Payloads.llamaCppSlotsLoad(Samples.read("llamacpp-slots.json"))).isEqualTo(new Load(2, null, null));
+    }
+
+    /**
+     * llama.cpp's prompt counters as real servers print them: the excerpt from ggml-org/llama.cpp PR
+     * #13196 and the full dump, whose {@code prompt_tokens_seconds} gauge (514.037) is its counters'
+     * quotient, 18292 / 35.585.
+     */
+    @Test
+    void readsLlamaCppsPrefillCounters() {
+        assertThat(Payloads.llamaCppPrefill(PrometheusText.parse(Samples.read("llamacpp-metrics-throughput-excerpt.txt"))))
+                .isEqualTo(new Payloads.PrefillCounters(143, 8.168));
+        Payloads.PrefillCounters full = Payloads.llamaCppPrefill(
+                PrometheusText.parse(Samples.read("llamacpp-metrics-full-unattributed.txt")));
+        assertThat(full).isEqualTo(new Payloads.PrefillCounters(18292, 35.585));
+        assertThat(full.tokens() / full.seconds()).isCloseTo(514.037, within(0.001));
+        assertThat(Payloads.llamaCppPrefill(PrometheusText.parse(Samples.read("llamacpp-metrics-requests-excerpt.txt"))))
+                .as("a server without the counters").isNull();
+        assertThat(Payloads.llamaCppPrefill(PrometheusText.parse(Samples.read("vllm-metrics-v0.5.txt"))))
+                .as("vLLM's prompt_tokens_total is not llama.cpp's").isNull();
     }
 
     @Test

@@ -1,6 +1,7 @@
 package io.heartgate.agent.probe;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -260,6 +261,55 @@ class ProberTest {
         assertThat(r.backend()).isEqualTo(Backend.LLAMACPP);
         assertThat(r.capacity()).as("its slots").isNull(); // this fake server has no /slots
         assertThat(r.load()).isEqualTo(new Load(0, 0, null));
+    }
+
+    /**
+     * The PR #13196 excerpt at one probe, then the same counters 2048 tokens and 1.024 s of prefill
+     * later: 2000 tokens a second, kept while the server is idle, forgotten when it fails its health
+     * check or its metrics cannot be read.
+     */
+    @Test
+    void llamaCppsPrefillSpeedIsMeasuredFromTheSecondProbeAndForgottenWhenAProbeFails() {
+        String before = Samples.read("llamacpp-metrics-throughput-excerpt.txt");
+        String after = before.replace("llamacpp:prompt_tokens_total 143", "llamacpp:prompt_tokens_total 2191")
+                .replace("llamacpp:prompt_seconds_total 8.168", "llamacpp:prompt_seconds_total 9.192");
+        server.route("/health", 200, Samples.read("llamacpp-health-ok.json"))
+                .route("/v1/models", 200, Samples.read("llamacpp-v1-models.json"))
+                .route("/metrics", 200, before);
+        Prober prober = new Prober(Backend.LLAMACPP, server, "n");
+
+        assertThat(prober.probe().load().prefillTps()).as("no earlier counters").isNull();
+        server.route("/metrics", 200, after);
+        assertThat(prober.probe().load().prefillTps()).isCloseTo(2000.0, within(1e-6));
+        assertThat(prober.probe().load().prefillTps()).as("idle").isCloseTo(2000.0, within(1e-6));
+
+        server.unreachable("/metrics", true);
+        assertThat(prober.probe().load()).isEqualTo(Load.UNKNOWN);
+        server.unreachable("/metrics", false);
+        assertThat(prober.probe().load().prefillTps()).as("measured anew after the gap").isNull();
+
+        server.route("/metrics", 200, before.replace("llamacpp:prompt_tokens_total 143", "llamacpp:prompt_tokens_total 4239")
+                .replace("llamacpp:prompt_seconds_total 8.168", "llamacpp:prompt_seconds_total 10.216"));
+        assertThat(prober.probe().load().prefillTps()).isCloseTo(2000.0, within(1e-6));
+        server.route("/health", 503, Samples.read("llamacpp-health-loading-503.json"));
+        assertThat(prober.probe().healthy()).isFalse();
+        server.route("/health", 200, Samples.read("llamacpp-health-ok.json"));
+        assertThat(prober.probe().load().prefillTps()).as("forgotten while it was down").isNull();
+    }
+
+    @Test
+    void vllmReportsNoPrefillSpeed() {
+        String v1 = Samples.read("vllm-metrics-v1-engine-label-excerpt.txt");
+        server.route("/health", 200, "").route("/v1/models", 200, Samples.read("vllm-v1-models.json"))
+                .route("/metrics", 200, v1);
+        Prober prober = new Prober(Backend.VLLM, server, "n");
+        prober.probe();
+        String later = v1.replace("vllm:prompt_tokens_total{engine=\"0\",model_name=\"llama-vllm-single\"} 0.0",
+                "vllm:prompt_tokens_total{engine=\"0\",model_name=\"llama-vllm-single\"} 4096.0");
+        assertThat(later).isNotEqualTo(v1);
+        server.route("/metrics", 200, later);
+
+        assertThat(prober.probe().load().prefillTps()).as("its counters give no sound figure").isNull();
     }
 
     @Test
