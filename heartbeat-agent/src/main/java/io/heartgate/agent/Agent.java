@@ -158,6 +158,10 @@ public final class Agent {
             lastState = state;
         }
         Backend backend = r.backend() != null ? r.backend() : config.backend();
+        Load load = stale || !r.healthy() ? Load.UNKNOWN : r.load();
+        if (config.prefillTps() != null) {
+            load = load.withPrefillTps(config.prefillTps()); // the operator's figure, as --capacity's, in every state
+        }
         seq++;
         return Heartbeat.builder(config.nodeId(), config.url())
                 .instance(instance)
@@ -168,7 +172,7 @@ public final class Agent {
                 .sentAt(now)
                 .backend(backend == Backend.AUTO ? null : backend.label())
                 .models(config.models() != null ? config.models() : r.models())
-                .load(stale || !r.healthy() ? Load.UNKNOWN : r.load())
+                .load(load)
                 .gpus(gpus.current())
                 .modelInfo(config.models() != null ? List.of() : r.modelInfo())
                 .loaded(stale || !r.healthy() ? List.of() : r.loaded())

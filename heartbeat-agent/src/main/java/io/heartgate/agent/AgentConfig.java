@@ -30,11 +30,24 @@ import java.util.Objects;
  * @param signingKeys the keys heartbeats are signed with (the first one signs), or {@code null} to send unsigned
  * @param capacity requests the server generates at once, stated by the operator ({@code --capacity}), or
  *     {@code null} to report what the server says (TGI, llama.cpp) or nothing
+ * @param prefillTps prompt tokens the server prefills per second, stated by the operator ({@code
+ *     --prefill-tps}): every heartbeat reports it, whatever the server's metrics say; or {@code null} to
+ *     report what they measure (llama.cpp) or nothing
  */
 public record AgentConfig(String kafka, String topic, String nodeId, String url, String probeUrl, Backend backend,
                           int weight, List<String> models, Duration interval, Duration probeTimeout,
                           Duration gpuInterval, String nvidiaSmi, boolean drain, boolean once,
-                          KafkaSettings kafkaClient, HeartbeatKeys signingKeys, Integer capacity) {
+                          KafkaSettings kafkaClient, HeartbeatKeys signingKeys, Integer capacity,
+                          Double prefillTps) {
+
+    /** An agent that reports the prefill speed its server's metrics give, if any. */
+    public AgentConfig(String kafka, String topic, String nodeId, String url, String probeUrl, Backend backend,
+                       int weight, List<String> models, Duration interval, Duration probeTimeout,
+                       Duration gpuInterval, String nvidiaSmi, boolean drain, boolean once,
+                       KafkaSettings kafkaClient, HeartbeatKeys signingKeys, Integer capacity) {
+        this(kafka, topic, nodeId, url, probeUrl, backend, weight, models, interval, probeTimeout, gpuInterval, nvidiaSmi,
+                drain, once, kafkaClient, signingKeys, capacity, null);
+    }
 
     /** An agent that reports the capacity its server states, if any. */
     public AgentConfig(String kafka, String topic, String nodeId, String url, String probeUrl, Backend backend,
@@ -104,6 +117,9 @@ public record AgentConfig(String kafka, String topic, String nodeId, String url,
         }
         HeartbeatRules.checkCapacity(capacity).ifPresent(r -> {
             throw new InvalidSettingException("capacity", r.detail());
+        });
+        HeartbeatRules.checkPrefillTps(prefillTps, "prefillTps").ifPresent(r -> {
+            throw new InvalidSettingException("prefillTps", r.detail());
         });
     }
 

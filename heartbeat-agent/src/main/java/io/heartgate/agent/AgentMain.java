@@ -91,6 +91,13 @@ public final class AgentMain implements Callable<Integer> {
                 "Accepted: 0 to 100000"})
     int capacity;
 
+    @Option(names = "--prefill-tps", paramLabel = "N", defaultValue = "${env:NODE_PREFILL_TPS}",
+            description = {"prompt tokens the server prefills per second, sent in every heartbeat as `load.prefillTps`; "
+                    + "wins over what llama.cpp's metrics measure; the only source for vLLM, TGI, Ollama and other "
+                    + "servers [env NODE_PREFILL_TPS] (default: measured from llama.cpp's `/metrics`, else none)",
+                "Accepted: a number above 0, at most 10000000"})
+    Double prefillTps;
+
     @Option(names = "--models", paramLabel = "a,b", defaultValue = "${env:NODE_MODELS}", split = ",",
             description = {"advertise these instead of the probed models [env NODE_MODELS] (default: probed)",
                 "Accepted: 1 to 1024 names of 1 to 256 characters"})
@@ -164,7 +171,8 @@ public final class AgentMain implements Callable<Integer> {
         KafkaSettings kafkaClient = KafkaSettings.load(kafkaConfig, System.getenv(), ProducerConfig.configNames());
         HeartbeatKeys signing = heartbeatKeys == null ? null : HeartbeatKeys.load(heartbeatKeys);
         return new AgentConfig(kafka, topic, id, url, probeUrl, Backend.parse(backend), weight, advertised, interval,
-                probeTimeout, gpuInterval, nvidiaSmi, drain, once, kafkaClient, signing, capacity == 0 ? null : capacity);
+                probeTimeout, gpuInterval, nvidiaSmi, drain, once, kafkaClient, signing, capacity == 0 ? null : capacity,
+                prefillTps);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.heartgate.agent;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import io.heartgate.agent.gpu.GpuSampler;
 import io.heartgate.agent.probe.Backend;
@@ -98,6 +99,59 @@ class AgentTest {
         agent.probeNow();
 
         assertThat(agent.compose().capacity()).isEqualTo(16);
+    }
+
+    /**
+     * {@code --prefill-tps} stands for the server's own figure in every heartbeat: over vLLM, which
+     * gives none, over llama.cpp, whose metrics measure one, and while the node is down.
+     */
+    @Test
+    void reportsTheOperatorsPrefillSpeedInEveryHeartbeat() {
+        AgentConfig c = config(null, false);
+        AgentConfig withPrefill = new AgentConfig(c.kafka(), c.topic(), c.nodeId(), c.url(), c.probeUrl(), c.backend(),
+                c.weight(), c.models(), c.interval(), c.probeTimeout(), c.gpuInterval(), c.nvidiaSmi(), false, false,
+                c.kafkaClient(), null, null, 4200.0);
+        Agent agent = agent(withPrefill);
+        agent.probeNow();
+        assertThat(agent.compose().load()).isEqualTo(new Load(3, 1, 0.5, null, 4200.0));
+
+        healthy.set(false);
+        agent.probeNow();
+        Heartbeat down = agent.compose();
+        assertThat(down.state()).isEqualTo(NodeState.DOWN);
+        assertThat(down.load()).isEqualTo(Load.UNKNOWN.withPrefillTps(4200.0));
+        assertThat(agent(c).compose().load()).as("without the flag: vLLM gives none").isEqualTo(Load.UNKNOWN);
+    }
+
+    @Test
+    void thePrefillSpeedTheOperatorStatesWinsOverTheOneMeasured() {
+        String before = Samples.read("llamacpp-metrics-throughput-excerpt.txt");
+        AtomicBoolean later = new AtomicBoolean();
+        HttpGetter llamaCpp = path -> switch (path) {
+            case "/health" -> new HttpGetter.Response(200, "{\"status\":\"ok\"}");
+            case "/v1/models" -> new HttpGetter.Response(200, Samples.read("llamacpp-v1-models.json"));
+            case "/metrics" -> new HttpGetter.Response(200, later.get()
+                    ? before.replace("prompt_tokens_total 143", "prompt_tokens_total 1143")
+                            .replace("prompt_seconds_total 8.168", "prompt_seconds_total 9.168")
+                    : before);
+            default -> new HttpGetter.Response(404, "");
+        };
+        AgentConfig c = config(null, false);
+        AgentConfig measured = new AgentConfig(c.kafka(), c.topic(), c.nodeId(), c.url(), c.probeUrl(), Backend.LLAMACPP,
+                c.weight(), c.models(), c.interval(), c.probeTimeout(), c.gpuInterval(), c.nvidiaSmi(), false, false);
+        AgentConfig stated = new AgentConfig(c.kafka(), c.topic(), c.nodeId(), c.url(), c.probeUrl(), Backend.LLAMACPP,
+                c.weight(), c.models(), c.interval(), c.probeTimeout(), c.gpuInterval(), c.nvidiaSmi(), false, false,
+                c.kafkaClient(), null, null, 250.0);
+        Agent fromMetrics = new Agent(measured, new Prober(Backend.LLAMACPP, llamaCpp, "gpu-a"), gpus, null, clock);
+        Agent fromOperator = new Agent(stated, new Prober(Backend.LLAMACPP, llamaCpp, "gpu-a"), gpus, null, clock);
+        fromMetrics.probeNow();
+        fromOperator.probeNow();
+        later.set(true);
+        fromMetrics.probeNow();
+        fromOperator.probeNow();
+
+        assertThat(fromMetrics.compose().load().prefillTps()).as("1000 tokens in 1 s").isCloseTo(1000.0, within(1e-6));
+        assertThat(fromOperator.compose().load().prefillTps()).isEqualTo(250.0);
     }
 
     @Test
