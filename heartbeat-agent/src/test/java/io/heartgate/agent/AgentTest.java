@@ -14,6 +14,7 @@ import io.heartgate.protocol.Heartbeat;
 import io.heartgate.protocol.HeartbeatCodec;
 import io.heartgate.protocol.Load;
 import io.heartgate.protocol.NodeState;
+import io.heartgate.protocol.cli.KafkaSettings;
 import io.heartgate.testkit.MutableClock;
 import java.io.IOException;
 import java.net.ConnectException;
@@ -58,6 +59,12 @@ class AgentTest {
         return new AgentConfig("127.0.0.1:9092", "gpu-heartbeats", "gpu-a", "http://10.0.0.5:8000",
                 "http://127.0.0.1:8000", Backend.VLLM, 4, models, Duration.ofSeconds(1), Duration.ofSeconds(2),
                 Duration.ofSeconds(5), "nvidia-smi", drain, false);
+    }
+
+    private AgentConfig config(Backend backend, Double prefillTps) {
+        return new AgentConfig("127.0.0.1:9092", "gpu-heartbeats", "gpu-a", "http://10.0.0.5:8000",
+                "http://127.0.0.1:8000", backend, 4, null, Duration.ofSeconds(1), Duration.ofSeconds(2),
+                Duration.ofSeconds(5), "nvidia-smi", false, false, KafkaSettings.NONE, null, null, prefillTps);
     }
 
     private Agent agent(AgentConfig config) {
@@ -107,11 +114,7 @@ class AgentTest {
      */
     @Test
     void reportsTheOperatorsPrefillSpeedInEveryHeartbeat() {
-        AgentConfig c = config(null, false);
-        AgentConfig withPrefill = new AgentConfig(c.kafka(), c.topic(), c.nodeId(), c.url(), c.probeUrl(), c.backend(),
-                c.weight(), c.models(), c.interval(), c.probeTimeout(), c.gpuInterval(), c.nvidiaSmi(), false, false,
-                c.kafkaClient(), null, null, 4200.0);
-        Agent agent = agent(withPrefill);
+        Agent agent = agent(config(Backend.VLLM, 4200.0));
         agent.probeNow();
         assertThat(agent.compose().load()).isEqualTo(new Load(3, 1, 0.5, null, 4200.0));
 
@@ -120,7 +123,8 @@ class AgentTest {
         Heartbeat down = agent.compose();
         assertThat(down.state()).isEqualTo(NodeState.DOWN);
         assertThat(down.load()).isEqualTo(Load.UNKNOWN.withPrefillTps(4200.0));
-        assertThat(agent(c).compose().load()).as("without the flag: vLLM gives none").isEqualTo(Load.UNKNOWN);
+        assertThat(agent(config(Backend.VLLM, null)).compose().load()).as("without the flag: vLLM gives none")
+                .isEqualTo(Load.UNKNOWN);
     }
 
     @Test
@@ -136,14 +140,10 @@ class AgentTest {
                     : before);
             default -> new HttpGetter.Response(404, "");
         };
-        AgentConfig c = config(null, false);
-        AgentConfig measured = new AgentConfig(c.kafka(), c.topic(), c.nodeId(), c.url(), c.probeUrl(), Backend.LLAMACPP,
-                c.weight(), c.models(), c.interval(), c.probeTimeout(), c.gpuInterval(), c.nvidiaSmi(), false, false);
-        AgentConfig stated = new AgentConfig(c.kafka(), c.topic(), c.nodeId(), c.url(), c.probeUrl(), Backend.LLAMACPP,
-                c.weight(), c.models(), c.interval(), c.probeTimeout(), c.gpuInterval(), c.nvidiaSmi(), false, false,
-                c.kafkaClient(), null, null, 250.0);
-        Agent fromMetrics = new Agent(measured, new Prober(Backend.LLAMACPP, llamaCpp, "gpu-a"), gpus, null, clock);
-        Agent fromOperator = new Agent(stated, new Prober(Backend.LLAMACPP, llamaCpp, "gpu-a"), gpus, null, clock);
+        Agent fromMetrics = new Agent(config(Backend.LLAMACPP, null), new Prober(Backend.LLAMACPP, llamaCpp, "gpu-a"),
+                gpus, null, clock);
+        Agent fromOperator = new Agent(config(Backend.LLAMACPP, 250.0), new Prober(Backend.LLAMACPP, llamaCpp, "gpu-a"),
+                gpus, null, clock);
         fromMetrics.probeNow();
         fromOperator.probeNow();
         later.set(true);

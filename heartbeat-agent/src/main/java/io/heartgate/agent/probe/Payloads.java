@@ -268,10 +268,10 @@ public final class Payloads {
      * between builds: since anyone's last scrape of {@code /metrics} in most (a Prometheus scraping the
      * same server shortens the agent's window to whatever it left), since the server started in others;
      * and 0 when nothing was prefilled in it. The counters' growth covers exactly the agent's period, and
-     * a fall shows a restart. What the seconds are depends on the build: newer ones time each decode batch that carries
-     * prompt tokens, so the quotient is the server's prefill throughput; older ones add up each request's
-     * own prompt time, so prompts prefilled together count their shared time once each and the quotient
-     * is the speed one request sees, below the throughput when several prefill at once.
+     * a fall shows a restart. What the seconds are depends on the build: newer ones time each decode
+     * batch that carries prompt tokens, so the quotient is the server's prefill throughput; older ones add
+     * up each request's own prompt time, so prompts prefilled together count their shared time once each
+     * and the quotient is the speed one request sees, below the throughput when several prefill at once.
      */
     public static PrefillCounters llamaCppPrefill(PrometheusText p) {
         OptionalDouble tokens = p.sum("llamacpp:prompt_tokens_total");
