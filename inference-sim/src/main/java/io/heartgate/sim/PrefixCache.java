@@ -91,12 +91,11 @@ final class PrefixCache {
     }
 
     /**
-     * Returns the time prompt processing adds for {@code prompt}, in ms: the prefill time of its
-     * tokens this cache does not hold; looks it up, so its blocks are cached after.
+     * Returns the time prompt processing adds for {@code uncachedChars} characters of a prompt that
+     * {@link #lookup} did not find cached, in ms.
      */
-    long prefillMs(String prompt) {
-        int cached = lookup(prompt);
-        return perTokenNanos * tokens(prompt.length() - cached) / 1_000_000;
+    long prefillMs(int uncachedChars) {
+        return perTokenNanos * tokens(uncachedChars) / 1_000_000;
     }
 
     /** FNV-1a over {@code s[from, to)}, seeded with the hash of everything before it. */

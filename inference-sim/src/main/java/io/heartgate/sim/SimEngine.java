@@ -247,7 +247,8 @@ final class SimEngine {
             return; // holds the slot and never answers; cancel frees it
         }
         long first = f.firstTokenDelayMs() != null ? f.firstTokenDelayMs() : config.firstTokenDelay().toMillis();
-        first += prefixCache.prefillMs(g.prompt);
+        g.cachedChars = prefixCache.lookup(g.prompt);
+        first += prefixCache.prefillMs(g.prompt.length() - g.cachedChars);
         g.dueNanos = nanos.getAsLong() + first * 1_000_000;
         if (first == 0) {
             emit(g);
@@ -337,6 +338,8 @@ final class SimEngine {
         /** When the token being waited for is due, on the engine's clock. */
         private long dueNanos;
         private long loadWaitNanos;
+        /** The leading characters of its prompt found in the prefix cache when it took its slot. */
+        private int cachedChars;
         private final String prompt;
         private final boolean chat;
         /** The index of its first token in the node's answer; 0 unless it continues a partial answer. */
@@ -367,6 +370,14 @@ final class SimEngine {
         /** Returns how long the generation waited for its model to load; 0 when it was in memory. */
         long loadWaitNanos() {
             return loadWaitNanos;
+        }
+
+        /**
+         * Returns the share of its rendered prompt, 0 to 1, that the prefix cache held when it took its
+         * slot; 0 before then, and for an empty prompt.
+         */
+        double cachedPromptShare() {
+            return prompt.isEmpty() ? 0 : (double) cachedChars / prompt.length();
         }
 
         /** Returns the tokens sent so far. */

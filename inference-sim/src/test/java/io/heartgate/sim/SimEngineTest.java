@@ -43,13 +43,16 @@ class SimEngineTest {
         assertThat(first.calls).isEqualTo(1);
         timers.advanceMs(1_000);
         Recorder again = new Recorder("again");
-        engine.admit(engine.open("m", Integer.MAX_VALUE, again, prompt + "y".repeat(40), true, 0)); // 10 new tokens
+        Generation continued = engine.open("m", Integer.MAX_VALUE, again, prompt + "y".repeat(40), true, 0);
+        assertThat(continued.cachedPromptShare()).as("nothing looked up before it takes a slot").isZero();
+        engine.admit(continued); // 10 new tokens
         timers.advanceMs(109);
         assertThat(again.calls).isZero();
         timers.advanceMs(1);
         assertThat(again.calls).isEqualTo(1);
         assertThat(new long[] {engine.prefixCache().queriedTokens(), engine.prefixCache().hitTokens()})
                 .containsExactly(100 + 110, 100);
+        assertThat(continued.cachedPromptShare()).isEqualTo(400.0 / 440);
     }
 
     @Test
