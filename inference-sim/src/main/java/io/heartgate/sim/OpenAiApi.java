@@ -22,6 +22,9 @@ import java.util.Set;
  */
 final class OpenAiApi implements Dialect {
 
+    /** The context length {@code /v1/models} reports for every model, in tokens. */
+    static final int MAX_MODEL_LEN = 4096;
+
     private static final String DONE = "data: [DONE]\n\n";
     private static final Set<String> LAX_TRUE = Set.of("1", "on", "t", "true", "y", "yes");
     private static final Set<String> LAX_FALSE = Set.of("0", "off", "f", "false", "n", "no");
@@ -74,7 +77,7 @@ final class OpenAiApi implements Dialect {
                     .put("owned_by", "inference-sim")
                     .put("root", model)
                     .put("parent", null)
-                    .put("max_model_len", 4096));
+                    .put("max_model_len", MAX_MODEL_LEN));
         }
         Requests.json(ctx, 200, new JsonObject().put("object", "list").put("data", data));
     }
@@ -136,7 +139,7 @@ final class OpenAiApi implements Dialect {
     }
 
     /** Says whether pydantic's lax mode (vLLM's) reads {@code v} as {@code true}: true, 1, "true", "yes" and the like. */
-    private static boolean laxTrue(Object v) {
+    static boolean laxTrue(Object v) {
         if (v instanceof Boolean b) {
             return b;
         }
@@ -147,7 +150,7 @@ final class OpenAiApi implements Dialect {
     }
 
     /** Says whether pydantic's lax mode reads {@code v} as {@code false}: false, 0, "false", "no" and the like. */
-    private static boolean laxFalse(Object v) {
+    static boolean laxFalse(Object v) {
         if (v instanceof Boolean b) {
             return !b;
         }

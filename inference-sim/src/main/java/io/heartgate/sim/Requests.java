@@ -66,6 +66,11 @@ final class Requests {
         return Optional.of(new Accepted(body.get(), model.get()));
     }
 
+    /** Counts a request to {@code endpoint} that has no body to check, such as a retrieval. */
+    void count(String endpoint) {
+        stats.request(endpoint);
+    }
+
     /**
      * Runs a generation of {@code model} of at most {@code maxTokens} tokens into {@code sink}, from token
      * {@code start} of the node's answer (more than 0 continues a partial answer, and is counted),

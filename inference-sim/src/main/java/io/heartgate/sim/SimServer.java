@@ -9,14 +9,15 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 import java.time.Clock;
+import java.util.SplittableRandom;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Serves one simulated inference node: Ollama ({@code /api/*}), OpenAI-compatible ({@code /v1/*}) and
- * Anthropic ({@code /v1/messages}, as llama.cpp serves it) endpoints, vLLM/TGI-style health and metrics,
- * and the simulator's own fault and stats endpoints.
+ * Serves one simulated inference node: Ollama ({@code /api/*}), OpenAI-compatible ({@code /v1/*}, the
+ * Responses API with vLLM's store among them) and Anthropic ({@code /v1/messages}, as llama.cpp serves it)
+ * endpoints, vLLM/TGI-style health and metrics, and the simulator's own fault and stats endpoints.
  *
  * <p>All request state lives on this verticle's single event loop, so the slot count and the wait
  * queue need no locks. Generation is a chain of timers: a client that disconnects cancels the chain
@@ -34,6 +35,7 @@ public final class SimServer extends VerticleBase {
     private final OllamaApi ollama;
     private final OpenAiApi openAi;
     private final AnthropicApi anthropic;
+    private final ResponsesApi responses;
     private final PrometheusText metrics;
     private volatile int actualPort = -1;
     private HttpServer server;
@@ -53,6 +55,8 @@ public final class SimServer extends VerticleBase {
                 config.ollamaPrefill());
         this.openAi = new OpenAiApi(config.name(), engine, requests, faults, clock);
         this.anthropic = new AnthropicApi(config.name(), engine, requests);
+        // Random response ids, as vLLM's: another process, or this node restarted, never reuses one.
+        this.responses = new ResponsesApi(requests, openAi, faults, clock, new SplittableRandom(), new ResponseStore());
         this.metrics = new PrometheusText(engine, stats);
     }
 
@@ -77,10 +81,12 @@ public final class SimServer extends VerticleBase {
         router.route().handler(BodyHandler.create(false).setBodyLimit(BODY_LIMIT_BYTES));
         if (config.apiKey() != null) {
             router.post().handler(this::requireKey);
+            router.get("/v1/responses/*").handler(this::requireKey); // stored answers: vLLM guards them too
         }
         ollama.mount(router);
         openAi.mount(router);
         anthropic.mount(router);
+        responses.mount(router);
         faults.mount(router);
         router.get("/metrics").handler(ctx -> ctx.response().putHeader("content-type", PrometheusText.CONTENT_TYPE)
                 .end(metrics.render()));
@@ -106,7 +112,8 @@ public final class SimServer extends VerticleBase {
 
     /**
      * vLLM with {@code --api-key}: a missing or wrong bearer token is 401 {@code {"error":"Unauthorized"}}.
-     * Only inference calls (POST) are guarded, so an agent without the key can still probe the node.
+     * Only inference calls (POST) and stored responses ({@code GET /v1/responses/...}) are guarded, so an
+     * agent without the key can still probe the node.
      * {@code /v1/messages} also takes the key as Anthropic's clients send it, in {@code x-api-key} when
      * there is no {@code authorization} header, and refuses as llama.cpp does ({@code "Invalid API Key"},
      * {@code middleware_validate_api_key} in llama.cpp's {@code tools/server/server-http.cpp}), in
