@@ -33,7 +33,7 @@ public final class NodeClients {
                 "node and npm are not on the PATH: skipping the official-client test (CI installs them)");
         Files.writeString(dir.resolve("package.json"), "{\"private\": true, \"type\": \"module\"}",
                 StandardCharsets.UTF_8);
-        for (String name : List.of("clients.mjs", "catalogue.mjs", "migrated.mjs")) {
+        for (String name : List.of("clients.mjs", "catalogue.mjs", "migrated.mjs", "responses.mjs")) {
             try (InputStream script = NodeClients.class.getResourceAsStream("/node/" + name)) {
                 Files.copy(script, dir.resolve(name));
             }
@@ -70,6 +70,15 @@ public final class NodeClients {
      */
     public static Run migrated(Path dir, String baseUrl, String model) throws Exception {
         return run(dir, 60, "node", "migrated.mjs", baseUrl, model);
+    }
+
+    /**
+     * Streams one answer through the openai client's Responses API from {@code baseUrl}, continues it with
+     * {@code previous_response_id}, retrieves it, and continues an id never made; prints a STREAM,
+     * CONTINUED, RETRIEVED and MISSING line.
+     */
+    public static Run responses(Path dir, String baseUrl, String model) throws Exception {
+        return run(dir, 60, "node", "responses.mjs", baseUrl, model);
     }
 
     private static boolean onPath(String command) {
