@@ -10,7 +10,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 
 /**
- * Runs the official {@code openai} and {@code ollama} npm clients (installed into a temp dir, never
+ * Runs the official {@code openai}, {@code ollama} and {@code @anthropic-ai/sdk} npm clients (installed into a temp dir, never
  * committed) against a base URL: a sim, or the scheduler's proxy in front of sims. Shared through
  * this module's test-jar. Skips the calling test only when {@code node} is absent; {@code .ci/run}
  * installs Node.js so it always runs in CI.
@@ -19,6 +19,7 @@ public final class NodeClients {
 
     static final String OPENAI_VERSION = "7.55.0";
     static final String OLLAMA_VERSION = "0.6.4";
+    static final String ANTHROPIC_VERSION = "1.17.0";
 
     /** The result of one command: exit status and everything it printed. */
     public record Run(int status, String output) {
@@ -33,13 +34,13 @@ public final class NodeClients {
                 "node and npm are not on the PATH: skipping the official-client test (CI installs them)");
         Files.writeString(dir.resolve("package.json"), "{\"private\": true, \"type\": \"module\"}",
                 StandardCharsets.UTF_8);
-        for (String name : List.of("clients.mjs", "catalogue.mjs", "migrated.mjs", "responses.mjs")) {
+        for (String name : List.of("clients.mjs", "catalogue.mjs", "migrated.mjs", "responses.mjs", "messages.mjs")) {
             try (InputStream script = NodeClients.class.getResourceAsStream("/node/" + name)) {
                 Files.copy(script, dir.resolve(name));
             }
         }
         Run install = run(dir, 300, "npm", "install", "--no-audit", "--no-fund", "--loglevel=error",
-                "openai@" + OPENAI_VERSION, "ollama@" + OLLAMA_VERSION);
+                "openai@" + OPENAI_VERSION, "ollama@" + OLLAMA_VERSION, "@anthropic-ai/sdk@" + ANTHROPIC_VERSION);
         if (install.status() != 0) {
             throw new AssertionError("npm install failed:\n" + install.output());
         }
@@ -79,6 +80,14 @@ public final class NodeClients {
      */
     public static Run responses(Path dir, String baseUrl, String model) throws Exception {
         return run(dir, 60, "node", "responses.mjs", baseUrl, model);
+    }
+
+    /**
+     * Streams two turns of one conversation through the official Anthropic client from {@code baseUrl},
+     * sending Claude Code's session header {@code session}; prints a MESSAGE line per turn (text, usage).
+     */
+    public static Run messages(Path dir, String baseUrl, String model, String session) throws Exception {
+        return run(dir, 60, "node", "messages.mjs", baseUrl, model, session);
     }
 
     private static boolean onPath(String command) {

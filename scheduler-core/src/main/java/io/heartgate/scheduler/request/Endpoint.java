@@ -26,6 +26,11 @@ public enum Endpoint {
      */
     OPENAI_RESPONSES("/v1/responses", Dialect.OPENAI, Model.BODY, Streams.WHEN_ASKED, Usage.INPUT_OUTPUT, Role.GENERATION),
     /**
+     * One stored response by id ({@code /v1/responses/{id}}, and its {@code /cancel} and
+     * {@code /input_items}): relayed to the node that made it.
+     */
+    OPENAI_RESPONSE("/v1/responses/", Dialect.OPENAI, Model.NONE, Streams.WHEN_ASKED, Usage.NONE, Role.GENERATION),
+    /**
      * Anthropic messages (Ollama, vLLM, llama.cpp): SSE when asked; usage as input and output tokens,
      * a stream's input tokens in its first event ({@code message_start}).
      */
@@ -112,7 +117,7 @@ public enum Endpoint {
 
     static {
         for (Endpoint e : values()) {
-            if (e != OTHER && e != OPENAI_MODEL) {
+            if (e != OTHER && e != OPENAI_MODEL && e != OPENAI_RESPONSE) {
                 BY_PATH.put(e.path, e);
             }
         }
@@ -145,10 +150,13 @@ public enum Endpoint {
         if (e != null) {
             return e;
         }
+        if (path.length() > OPENAI_RESPONSE.path.length() && path.startsWith(OPENAI_RESPONSE.path)) {
+            return OPENAI_RESPONSE;
+        }
         return path.length() > OPENAI_MODEL.path.length() && path.startsWith(OPENAI_MODEL.path) ? OPENAI_MODEL : OTHER;
     }
 
-    /** Returns the path (for {@link #OPENAI_MODEL}, the prefix the id follows; empty for {@link #OTHER}). */
+    /** Returns the path (for {@link #OPENAI_MODEL} and {@link #OPENAI_RESPONSE}, the prefix the id follows; empty for {@link #OTHER}). */
     public String path() {
         return path;
     }

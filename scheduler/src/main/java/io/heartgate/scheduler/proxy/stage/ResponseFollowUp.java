@@ -7,10 +7,13 @@ import io.heartgate.scheduler.request.BodyJson;
 import io.heartgate.scheduler.request.Endpoint;
 import io.heartgate.scheduler.routing.ResponseHomes;
 import java.io.IOException;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
 
 /**
  * A request of OpenAI's Responses API that continues an earlier response
- * ({@code previous_response_id}) goes to the node that made that response, whatever the strategy:
+ * ({@code previous_response_id}), or reads, cancels or lists one ({@code /v1/responses/{id}} and
+ * below), goes to the node that made that response, whatever the strategy:
  * vLLM keeps a response's state in the memory of the process that made it, and every other node
  * answers 404. The node is known when this scheduler relayed the response ({@link ResponseHomes});
  * an id it never saw, or one whose node is gone, is routed as any request is, and the node that
@@ -29,14 +32,25 @@ final class ResponseFollowUp implements Stage {
 
     @Override
     public void handle(Call call) {
-        if (call.endpoint() == Endpoint.OPENAI_RESPONSES && call.method().equals("POST")) {
-            String id = previousId(call.body());
+        Endpoint e = call.endpoint();
+        if (e == Endpoint.OPENAI_RESPONSES && call.method().equals("POST") || e == Endpoint.OPENAI_RESPONSE) {
+            String id = e == Endpoint.OPENAI_RESPONSE ? pathId(call.uri()) : previousId(call.body());
             String node = id == null ? null : homes.node(id);
             if (node != null) {
                 call.facts(call.facts().withNode(node));
             }
         }
         call.proceed();
+    }
+
+    /** Returns the id in {@code /v1/responses/{id}}, {@code /v1/responses/{id}/cancel} or the like, or {@code null}. */
+    static String pathId(String uri) {
+        int from = Endpoint.OPENAI_RESPONSE.path().length();
+        int to = from;
+        while (to < uri.length() && uri.charAt(to) != '/' && uri.charAt(to) != '?') {
+            to++;
+        }
+        return to == from ? null : URLDecoder.decode(uri.substring(from, to), StandardCharsets.UTF_8);
     }
 
     /**
