@@ -29,11 +29,26 @@ import java.util.Objects;
  * @param label the result row's name; null or blank gives the API's name
  * @param minTokens the shortest answer asked for: each request asks for a length drawn evenly from
  *     {@code [minTokens, maxTokens]}, fixed by the seed, as real answers vary; equal for one length
+ * @param sessions the shared system prompts and the session header
+ * @param promptTokens the length of each user message in tokens of {@value Prompts#CHARS_PER_TOKEN}
+ *     characters (exactly that many characters), or 0 for {@code promptWords} words
  */
 public record LoadConfig(URI url, Api api, double rate, Duration duration, Arrivals arrivals, long seed,
                          Duration timeout, int maxInFlight, Mix mix, int turns, Duration thinkTime,
                          List<String> keys, int maxTokens, int promptWords, String label, int minTokens,
-                         Sessions sessions) {
+                         Sessions sessions, int promptTokens) {
+
+    /** The most {@code promptTokens}: a million characters. */
+    public static final int MAX_PROMPT_TOKENS = 250_000;
+
+    /** A configuration whose user messages are {@code promptWords} words long. */
+    public LoadConfig(URI url, Api api, double rate, Duration duration, Arrivals arrivals, long seed,
+                      Duration timeout, int maxInFlight, Mix mix, int turns, Duration thinkTime,
+                      List<String> keys, int maxTokens, int promptWords, String label, int minTokens,
+                      Sessions sessions) {
+        this(url, api, rate, duration, arrivals, seed, timeout, maxInFlight, mix, turns, thinkTime, keys, maxTokens,
+                promptWords, label, minTokens, sessions, 0);
+    }
 
     /** A configuration without system prompts or session headers. */
     public LoadConfig(URI url, Api api, double rate, Duration duration, Arrivals arrivals, long seed,
@@ -67,6 +82,16 @@ public record LoadConfig(URI url, Api api, double rate, Duration duration, Arriv
         return minTokens + (int) Math.floorMod(h, (long) (maxTokens - minTokens + 1));
     }
 
+    /**
+     * Returns the user message of turn {@code turn} (from 1) of conversation {@code conversation}:
+     * {@code promptTokens} tokens' worth of characters when set, else {@code promptWords} words.
+     */
+    public String userMessage(int conversation, int turn) {
+        return promptTokens > 0
+                ? Prompts.ofLength(seed, conversation, turn, promptTokens * Prompts.CHARS_PER_TOKEN)
+                : Prompts.user(seed, conversation, turn, promptWords);
+    }
+
     /** The most requests a run may plan; every one is kept in memory for the exact percentiles. */
     public static final long MAX_PLANNED = 2_000_000;
 
@@ -79,6 +104,7 @@ public record LoadConfig(URI url, Api api, double rate, Duration duration, Arriv
         Objects.requireNonNull(timeout, "timeout");
         Objects.requireNonNull(mix, "mix");
         Objects.requireNonNull(thinkTime, "thinkTime");
+        Objects.requireNonNull(sessions, "sessions");
         keys = List.copyOf(keys);
         label = label == null || label.isBlank() ? api.name().toLowerCase(Locale.ROOT) : label.strip();
         String scheme = url.getScheme();
@@ -111,6 +137,9 @@ public record LoadConfig(URI url, Api api, double rate, Duration duration, Arriv
         }
         if (promptWords < 1 || promptWords > 100_000) {
             throw new InvalidSettingException("promptWords", "must be 1 to 100000, was " + promptWords);
+        }
+        if (promptTokens < 0 || promptTokens > MAX_PROMPT_TOKENS) {
+            throw new InvalidSettingException("promptTokens", "must be 0 to " + MAX_PROMPT_TOKENS + ", was " + promptTokens);
         }
         for (String key : keys) {
             if (key.isEmpty() || key.chars().anyMatch(c -> Character.isWhitespace(c) || Character.isISOControl(c))) {

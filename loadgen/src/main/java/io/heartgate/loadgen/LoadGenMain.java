@@ -110,6 +110,11 @@ public final class LoadGenMain implements Callable<Integer> {
                 "Accepted: at least 1"})
     int promptWords;
 
+    @Option(names = "--prompt-tokens", paramLabel = "N", defaultValue = "0", description = {"user messages of exactly 4N characters, N tokens as inference-sim counts them, "
+                    + "instead of `--prompt-words`; 0: off (default: `0`)",
+                "Accepted: 0 to 250000"})
+    int promptTokens;
+
     @Option(names = "--system-prompts", paramLabel = "N", defaultValue = "0", description = {"distinct system prompts the conversations open with (conversation i takes prompt "
                     + "i mod N); 0: none (default: `0`)",
                 "Accepted: 0 to 100000"})
@@ -118,6 +123,11 @@ public final class LoadGenMain implements Callable<Integer> {
     @Option(names = "--system-words", paramLabel = "N", defaultValue = "300", description = {"words per system prompt (default: `300`)",
                 "Accepted: 0 to 1000000"})
     int systemWords;
+
+    @Option(names = "--system-tokens", paramLabel = "N", defaultValue = "0", description = {"system prompts of exactly 4N characters, N tokens as inference-sim counts them, "
+                    + "instead of `--system-words`; 0: off (default: `0`)",
+                "Accepted: 0 to 250000"})
+    int systemTokens;
 
     @Option(names = "--session-header", paramLabel = "NAME", description = "a header naming the conversation (such as `X-Session-Id`), sent with every turn "
                     + "by `--session-share` of the conversations (default: none)")
@@ -190,7 +200,7 @@ public final class LoadGenMain implements Callable<Integer> {
         }
         return new LoadConfig(uri, api, rate, duration, arrivals, seed, timeout, maxInFlight, Mix.parse(mix), turns,
                 thinkTime, all, maxTokens, promptWords, label, minTokens == null ? maxTokens : minTokens,
-                new Sessions(systemPrompts, systemWords, sessionHeader, sessionShare));
+                new Sessions(systemPrompts, systemWords, systemTokens, sessionHeader, sessionShare), promptTokens);
     }
 
     private static Report run(LoadConfig config) throws InterruptedException {

@@ -17,12 +17,15 @@ public final class Prompts {
         "the", "a", "of", "to", "in", "for", "with", "on", "and", "or", "is", "are", "this", "that",
     };
 
+    /** Characters per token, as inference-sim counts them for its prefix cache and prefill time. */
+    public static final int CHARS_PER_TOKEN = 4;
+
     private Prompts() {
     }
 
     /** Returns a user message of {@code words} words (at least 1) for turn {@code turn} (from 1) of a conversation. */
     public static String user(long seed, int conversation, int turn, int words) {
-        SplittableRandom random = new SplittableRandom(seed * 0x9E3779B97F4A7C15L + conversation * 1_000_003L + turn);
+        SplittableRandom random = random(seed, conversation, turn);
         StringBuilder b = new StringBuilder();
         for (int i = 0; i < Math.max(1, words); i++) {
             if (i > 0) {
@@ -31,5 +34,29 @@ public final class Prompts {
             b.append(WORDS[random.nextInt(WORDS.length)]);
         }
         return b.append('?').toString();
+    }
+
+    /**
+     * Returns a user message of exactly {@code chars} characters (at least 1) for turn {@code turn} of
+     * a conversation: the words {@link #user} draws for the same arguments, as many as fill it, the
+     * last one cut short, ended with {@code ?}. For prompts of a set length in tokens, whatever the
+     * words drawn.
+     */
+    public static String ofLength(long seed, int conversation, int turn, int chars) {
+        int length = Math.max(1, chars);
+        SplittableRandom random = random(seed, conversation, turn);
+        StringBuilder b = new StringBuilder(length + 16);
+        while (b.length() < length - 1) {
+            if (b.length() > 0) {
+                b.append(' ');
+            }
+            b.append(WORDS[random.nextInt(WORDS.length)]);
+        }
+        b.setLength(length - 1);
+        return b.append('?').toString();
+    }
+
+    private static SplittableRandom random(long seed, int conversation, int turn) {
+        return new SplittableRandom(seed * 0x9E3779B97F4A7C15L + conversation * 1_000_003L + turn);
     }
 }

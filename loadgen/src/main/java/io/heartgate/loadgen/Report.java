@@ -131,6 +131,12 @@ public record Report(String label, Map<String, Object> config, Counts counts, do
         m.put("maxTokens", c.maxTokens());
         m.put("minTokens", c.minTokens());
         m.put("promptWords", c.promptWords());
+        m.put("promptTokens", c.promptTokens());
+        m.put("systemPrompts", c.sessions().systemPrompts());
+        m.put("systemWords", c.sessions().systemWords());
+        m.put("systemTokens", c.sessions().systemTokens());
+        m.put("sessionHeader", c.sessions().header());
+        m.put("sessionShare", c.sessions().share());
         return m;
     }
 

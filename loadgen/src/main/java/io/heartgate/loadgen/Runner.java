@@ -98,12 +98,13 @@ public final class Runner {
     }
 
     private void begin(Dialogue d, int turn, long scheduled) {
-        String user = Prompts.user(config.seed(), d.plan.index(), turn, config.promptWords());
+        String user = config.userMessage(d.plan.index(), turn);
         List<Message> messages = d.ask(user);
         String key = d.plan.keyIndex() < 0 ? null : config.keys().get(d.plan.keyIndex());
         String label = d.plan.keyIndex() < 0 ? null : keyLabels.get(d.plan.keyIndex());
         int chars = messages.stream().mapToInt(m -> m.content().length()).sum();
-        Exchange x = new Exchange(d, turn, user, label, scheduled, chars);
+        String session = config.sessions().session(config.seed(), d.plan.index());
+        Exchange x = new Exchange(d, turn, user, label, session, scheduled, chars);
         synchronized (lifecycle) {
             if (closed) {
                 conversationOver();
@@ -191,6 +192,7 @@ public final class Runner {
         final int turn;
         final String user;
         private final String keyLabel;
+        private final String session;
         private final long scheduled;
         private final int promptChars;
         private final StringBuilder answer = new StringBuilder();
@@ -206,11 +208,13 @@ public final class Runner {
         private int promptTokens = -1;
         private String error;
 
-        Exchange(Dialogue dialogue, int turn, String user, String keyLabel, long scheduled, int promptChars) {
+        Exchange(Dialogue dialogue, int turn, String user, String keyLabel, String session, long scheduled,
+                 int promptChars) {
             this.dialogue = dialogue;
             this.turn = turn;
             this.user = user;
             this.keyLabel = keyLabel;
+            this.session = session;
             this.scheduled = scheduled;
             this.promptChars = promptChars;
         }
@@ -312,7 +316,7 @@ public final class Runner {
             return new Sample(dialogue.plan.index(), turn, dialogue.plan.model(), keyLabel,
                     Percentiles.round((scheduled - start) / 1e6), outcome, status, ttft,
                     totalMs < 0 ? totalMs : Percentiles.round(totalMs), tokens, loadNanos, promptTokens, promptChars,
-                    node, outcome == Outcome.OK ? null : error, affinity);
+                    node, outcome == Outcome.OK ? null : error, affinity, session);
         }
     }
 }

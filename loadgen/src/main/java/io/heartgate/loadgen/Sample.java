@@ -25,12 +25,22 @@ import com.fasterxml.jackson.annotation.JsonPropertyOrder;
  * @param error the server's or the client's message for a failure, or null
  * @param affinity how a scheduler on the affinity strategy placed it ({@code X-Heartgate-Affinity}:
  *     {@code hit}, {@code spill}, {@code none}), or null
+ * @param session the session header's value sent with it ({@code --session-header}), or null when none was
  */
 @JsonPropertyOrder({"conversation", "turn", "model", "key", "scheduledMs", "kind", "status", "ttftMs", "totalMs",
     "tokens", "loadNanos", "promptTokens", "promptChars", "error"})
 public record Sample(int conversation, int turn, String model, String key, double scheduledMs,
                      @JsonIgnore Outcome outcome, int status, double ttftMs, double totalMs, int tokens,
-                     long loadNanos, int promptTokens, int promptChars, String node, String error, String affinity) {
+                     long loadNanos, int promptTokens, int promptChars, String node, String error, String affinity,
+                     String session) {
+
+    /** A sample sent without a session header. */
+    public Sample(int conversation, int turn, String model, String key, double scheduledMs, Outcome outcome, int status,
+                  double ttftMs, double totalMs, int tokens, long loadNanos, int promptTokens, int promptChars,
+                  String node, String error, String affinity) {
+        this(conversation, turn, model, key, scheduledMs, outcome, status, ttftMs, totalMs, tokens, loadNanos,
+                promptTokens, promptChars, node, error, affinity, null);
+    }
 
     /** A sample without an affinity placement. */
     public Sample(int conversation, int turn, String model, String key, double scheduledMs, Outcome outcome, int status,

@@ -5,20 +5,31 @@ import java.util.Map;
 
 /**
  * What ties a run's conversations to a cache, as real clients do: a few shared system prompts that
- * every conversation starts with ({@code --system-prompts}, {@code --system-words}), and a session
- * header that a share of conversations send ({@code --session-header}, {@code --session-share}),
- * the rest sending nothing. Which conversations send it is fixed by their index, spread evenly
- * (golden-ratio steps), so a rerun is the same. Immutable.
+ * every conversation starts with ({@code --system-prompts}, {@code --system-words} or
+ * {@code --system-tokens}), and a session header that a share of conversations send
+ * ({@code --session-header}, {@code --session-share}), the rest sending nothing. Which conversations
+ * send it is fixed by their index, spread evenly (golden-ratio steps), so a rerun is the same.
+ * Immutable.
  *
  * @param systemPrompts how many distinct system prompts (0: none)
- * @param systemWords words per system prompt
+ * @param systemWords words per system prompt, when {@code systemTokens} is 0
+ * @param systemTokens the length of each system prompt in tokens of {@value Prompts#CHARS_PER_TOKEN}
+ *     characters (exactly that many characters), or 0 for {@code systemWords} words
  * @param header the session header's name, or {@code null} for none
  * @param share the fraction of conversations that send it, 0 to 1
  */
-public record Sessions(int systemPrompts, int systemWords, String header, double share) {
+public record Sessions(int systemPrompts, int systemWords, int systemTokens, String header, double share) {
 
     /** No system prompt, no session header: what runs had before. */
     public static final Sessions NONE = new Sessions(0, 0, null, 0);
+
+    /** The most {@code systemTokens}: a million characters. */
+    public static final int MAX_SYSTEM_TOKENS = 250_000;
+
+    /** Sessions whose system prompts are {@code systemWords} words long. */
+    public Sessions(int systemPrompts, int systemWords, String header, double share) {
+        this(systemPrompts, systemWords, 0, header, share);
+    }
 
     /** Validates, naming the flag of a bad value. */
     public Sessions {
@@ -27,6 +38,9 @@ public record Sessions(int systemPrompts, int systemWords, String header, double
         }
         if (systemWords < 0 || systemWords > 1_000_000) {
             throw new InvalidSettingException("systemWords", "must be 0 to 1000000, was " + systemWords);
+        }
+        if (systemTokens < 0 || systemTokens > MAX_SYSTEM_TOKENS) {
+            throw new InvalidSettingException("systemTokens", "must be 0 to " + MAX_SYSTEM_TOKENS + ", was " + systemTokens);
         }
         if (!(share >= 0 && share <= 1)) {
             throw new InvalidSettingException("sessionShare", "must be 0 to 1, was " + share);
@@ -39,15 +53,27 @@ public record Sessions(int systemPrompts, int systemWords, String header, double
             return null;
         }
         int which = Math.floorMod(index, systemPrompts);
-        return "You are assistant persona " + which + ". " + Prompts.user(seed ^ 0x5eed, -1 - which, 0, systemWords);
+        String head = "You are assistant persona " + which + ". ";
+        if (systemTokens == 0) {
+            return head + Prompts.user(seed ^ 0x5eed, -1 - which, 0, systemWords);
+        }
+        int chars = systemTokens * Prompts.CHARS_PER_TOKEN;
+        return (head + Prompts.ofLength(seed ^ 0x5eed, -1 - which, 0, Math.max(1, chars - head.length())))
+                .substring(0, chars);
+    }
+
+    /** Returns the session header's value conversation {@code index} sends, or {@code null} when it sends none. */
+    public String session(long seed, int index) {
+        if (header == null) {
+            return null;
+        }
+        double spot = (index * 0.6180339887498949) % 1.0;
+        return spot < share ? "conv-" + seed + "-" + index : null;
     }
 
     /** Returns the headers conversation {@code index} sends with every turn. */
     public Map<String, String> headers(long seed, int index) {
-        if (header == null) {
-            return Map.of();
-        }
-        double spot = (index * 0.6180339887498949) % 1.0;
-        return spot < share ? Map.of(header, "conv-" + seed + "-" + index) : Map.of();
+        String session = session(seed, index);
+        return session == null ? Map.of() : Map.of(header, session);
     }
 }

@@ -26,7 +26,8 @@ class LoadGenMainTest {
         assertThat(execute("--help")).isZero();
         assertThat(out.toString()).contains("--url", "--api", "--rate", "--duration", "--arrivals", "--seed", "--timeout",
                 "--max-in-flight", "--mix", "--turns", "--think-time", "--keys", "--keys-file", "--max-tokens",
-                "--min-tokens", "--prompt-words", "--label", "--out", "--header");
+                "--min-tokens", "--prompt-words", "--prompt-tokens", "--system-prompts", "--system-words",
+                "--system-tokens", "--session-header", "--session-share", "--label", "--out", "--header");
     }
 
     @ParameterizedTest(name = "{0} {1}")
@@ -48,6 +49,10 @@ class LoadGenMainTest {
             "--min-tokens|0",
             "--min-tokens|33",
             "--prompt-words|0",
+            "--prompt-tokens|-1",
+            "--prompt-tokens|250001",
+            "--system-tokens|-1",
+            "--system-tokens|250001",
             "--url|ftp://host/",
             "--url|not a url",
             "--keys-file|/nonexistent/keys.txt",

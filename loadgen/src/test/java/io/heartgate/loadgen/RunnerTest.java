@@ -87,9 +87,14 @@ class RunnerTest {
                 "t", 16, new Sessions(3, 5, "X-Session-Id", 0.5));
         ScriptedTransport t = new ScriptedTransport(clock, r -> ScriptedTransport.ollama(100, 3, 300, 0));
 
-        run(c, t);
+        Runner.Result r = run(c, t);
 
         assertThat(t.sent).hasSize(20);
+        // Conversation i sends it when (i x 0.618...) mod 1 < 0.5: 0, 2, 4, 5 and 7 of 0 to 9.
+        assertThat(r.samples()).filteredOn(s -> s.session() != null).extracting(Sample::conversation)
+                .containsOnly(0, 2, 4, 5, 7).hasSize(10);
+        assertThat(r.samples()).filteredOn(s -> s.session() != null)
+                .allSatisfy(s -> assertThat(s.session()).isEqualTo("conv-1-" + s.conversation()));
         Map<String, Integer> perSession = new HashMap<>();
         int without = 0;
         for (Transport.Outgoing o : t.sent) {
@@ -108,6 +113,24 @@ class RunnerTest {
         Set<String> systems = new HashSet<>();
         t.sent.forEach(o -> systems.add(read(o.body()).get("messages").get(0).get("content").asText()));
         assertThat(systems).as("three shared system prompts").hasSize(3);
+    }
+
+    @Test
+    void promptsOfASetLengthInTokensHaveFourCharactersAToken() throws InterruptedException {
+        LoadConfig c = new LoadConfig(URI.create("http://127.0.0.1:9/"), Api.OLLAMA, 8, Duration.ofSeconds(1),
+                Arrivals.UNIFORM, 1, Duration.ofSeconds(5), 100, Mix.parse("m1"), 2, Duration.ZERO, List.of(), 16, 3,
+                "t", 16, new Sessions(2, 5, 900, null, 0), 100);
+        ScriptedTransport t = new ScriptedTransport(clock, r -> ScriptedTransport.ollama(100, 3, 300, 0));
+
+        Runner.Result r = run(c, t);
+
+        assertThat(t.sent).hasSize(8);
+        for (Transport.Outgoing o : t.sent) {
+            JsonNode messages = read(o.body()).get("messages");
+            assertThat(messages.get(0).get("content").asText()).startsWith("You are assistant persona ").hasSize(3600);
+            assertThat(messages.get(messages.size() - 1).get("content").asText()).hasSize(400);
+        }
+        assertThat(r.samples()).allSatisfy(s -> assertThat(s.session()).isNull());
     }
 
     private JsonNode read(String body) {
