@@ -129,6 +129,10 @@ public final class LoadGenMain implements Callable<Integer> {
                 "Accepted: 0 to 250000"})
     int systemTokens;
 
+    @Option(names = "--system-seed", paramLabel = "N", description = "seed of the system prompts' words, so that runs of different `--seed` share their "
+                    + "system prompts (default: `--seed`)")
+    Long systemSeed;
+
     @Option(names = "--session-header", paramLabel = "NAME", description = "a header naming the conversation (such as `X-Session-Id`), sent with every turn "
                     + "by `--session-share` of the conversations (default: none)")
     String sessionHeader;
@@ -200,7 +204,7 @@ public final class LoadGenMain implements Callable<Integer> {
         }
         return new LoadConfig(uri, api, rate, duration, arrivals, seed, timeout, maxInFlight, Mix.parse(mix), turns,
                 thinkTime, all, maxTokens, promptWords, label, minTokens == null ? maxTokens : minTokens,
-                new Sessions(systemPrompts, systemWords, systemTokens, sessionHeader, sessionShare), promptTokens);
+                new Sessions(systemPrompts, systemWords, systemTokens, systemSeed, sessionHeader, sessionShare), promptTokens);
     }
 
     private static Report run(LoadConfig config) throws InterruptedException {

@@ -135,6 +135,7 @@ public record Report(String label, Map<String, Object> config, Counts counts, do
         m.put("systemPrompts", c.sessions().systemPrompts());
         m.put("systemWords", c.sessions().systemWords());
         m.put("systemTokens", c.sessions().systemTokens());
+        m.put("systemSeed", c.sessions().systemSeed());
         m.put("sessionHeader", c.sessions().header());
         m.put("sessionShare", c.sessions().share());
         return m;

@@ -15,10 +15,13 @@ import java.util.Map;
  * @param systemWords words per system prompt, when {@code systemTokens} is 0
  * @param systemTokens the length of each system prompt in tokens of {@value Prompts#CHARS_PER_TOKEN}
  *     characters (exactly that many characters), or 0 for {@code systemWords} words
+ * @param systemSeed the seed of the system prompts' words, or {@code null} for the run's seed: with
+ *     it set, runs of different seeds (other arrivals, other user messages) share their system prompts
  * @param header the session header's name, or {@code null} for none
  * @param share the fraction of conversations that send it, 0 to 1
  */
-public record Sessions(int systemPrompts, int systemWords, int systemTokens, String header, double share) {
+public record Sessions(int systemPrompts, int systemWords, int systemTokens, Long systemSeed, String header,
+                       double share) {
 
     /** No system prompt, no session header: what runs had before. */
     public static final Sessions NONE = new Sessions(0, 0, null, 0);
@@ -28,7 +31,7 @@ public record Sessions(int systemPrompts, int systemWords, int systemTokens, Str
 
     /** Sessions whose system prompts are {@code systemWords} words long. */
     public Sessions(int systemPrompts, int systemWords, String header, double share) {
-        this(systemPrompts, systemWords, 0, header, share);
+        this(systemPrompts, systemWords, 0, null, header, share);
     }
 
     /** Validates, naming the flag of a bad value. */
@@ -47,10 +50,16 @@ public record Sessions(int systemPrompts, int systemWords, int systemTokens, Str
         }
     }
 
-    /** Returns the system prompt conversation {@code index} opens with, or {@code null} when there are none. */
+    /**
+     * Returns the system prompt conversation {@code index} of a run seeded with {@code seed} opens with
+     * ({@code systemSeed} in its place when set), or {@code null} when there are none.
+     */
     public String system(long seed, int index) {
         if (systemPrompts == 0) {
             return null;
+        }
+        if (systemSeed != null) {
+            seed = systemSeed;
         }
         int which = Math.floorMod(index, systemPrompts);
         String head = "You are assistant persona " + which + ". ";

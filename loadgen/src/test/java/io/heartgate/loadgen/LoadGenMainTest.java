@@ -27,7 +27,7 @@ class LoadGenMainTest {
         assertThat(out.toString()).contains("--url", "--api", "--rate", "--duration", "--arrivals", "--seed", "--timeout",
                 "--max-in-flight", "--mix", "--turns", "--think-time", "--keys", "--keys-file", "--max-tokens",
                 "--min-tokens", "--prompt-words", "--prompt-tokens", "--system-prompts", "--system-words",
-                "--system-tokens", "--session-header", "--session-share", "--label", "--out", "--header");
+                "--system-tokens", "--system-seed", "--session-header", "--session-share", "--label", "--out", "--header");
     }
 
     @ParameterizedTest(name = "{0} {1}")
@@ -53,6 +53,7 @@ class LoadGenMainTest {
             "--prompt-tokens|250001",
             "--system-tokens|-1",
             "--system-tokens|250001",
+            "--system-seed|x",
             "--url|ftp://host/",
             "--url|not a url",
             "--keys-file|/nonexistent/keys.txt",

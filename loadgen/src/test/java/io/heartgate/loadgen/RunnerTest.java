@@ -119,7 +119,7 @@ class RunnerTest {
     void promptsOfASetLengthInTokensHaveFourCharactersAToken() throws InterruptedException {
         LoadConfig c = new LoadConfig(URI.create("http://127.0.0.1:9/"), Api.OLLAMA, 8, Duration.ofSeconds(1),
                 Arrivals.UNIFORM, 1, Duration.ofSeconds(5), 100, Mix.parse("m1"), 2, Duration.ZERO, List.of(), 16, 3,
-                "t", 16, new Sessions(2, 5, 900, null, 0), 100);
+                "t", 16, new Sessions(2, 5, 900, null, null, 0), 100);
         ScriptedTransport t = new ScriptedTransport(clock, r -> ScriptedTransport.ollama(100, 3, 300, 0));
 
         Runner.Result r = run(c, t);
@@ -131,6 +131,16 @@ class RunnerTest {
             assertThat(messages.get(messages.size() - 1).get("content").asText()).hasSize(400);
         }
         assertThat(r.samples()).allSatisfy(s -> assertThat(s.session()).isNull());
+    }
+
+    @Test
+    void aSystemSeedKeepsTheSystemPromptsWhileTheRunsSeedChangesTheRest() {
+        Sessions own = new Sessions(2, 50, 0, null, null, 0);
+        Sessions fixed = new Sessions(2, 50, 0, 11L, null, 0);
+
+        assertThat(fixed.system(12, 1)).isEqualTo(fixed.system(13, 1)).isEqualTo(own.system(11, 1));
+        assertThat(own.system(12, 1)).isNotEqualTo(own.system(11, 1));
+        assertThat(fixed.system(12, 0)).as("the other prompt").isNotEqualTo(fixed.system(12, 1));
     }
 
     private JsonNode read(String body) {
