@@ -140,8 +140,10 @@ class SchedulerDiscoveryIT {
                 URI.create("http://127.0.0.1:" + scheduler.adminPort() + "/admin/nodes")).build(),
                 HttpResponse.BodyHandlers.ofString()).body()).getJsonArray("nodes").getJsonObject(0);
         assertThat(node.fieldNames()).contains("nodeId", "url", "state", "weight", "models", "routable",
-                "lastHeartbeatAgeMs", "inFlight", "load");
+                "lastHeartbeatAgeMs", "inFlight", "tokenLoad", "load");
         assertThat(node.getInteger("weight")).isEqualTo(2);
+        assertThat(node.getJsonObject("tokenLoad").getLong("prefillBacklogTokens")).as("nothing sent").isZero();
+        assertThat(node.getJsonObject("tokenLoad").getDouble("tokensPerByte")).isEqualTo(0.25);
 
         // A tombstone removes a node within 1 s.
         beating.remove("gpu-c");

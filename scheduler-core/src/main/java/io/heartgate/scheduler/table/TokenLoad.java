@@ -1,5 +1,7 @@
 package io.heartgate.scheduler.table;
 
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -77,6 +79,22 @@ public final class TokenLoad {
         }
         Average a = speeds.get(model == null ? "" : model);
         return a == null ? DEFAULT_TPS : a.value;
+    }
+
+    /** Returns the prefill speeds learned so far, by model ("" for requests naming none); a copy. */
+    public Map<String, Double> learned() {
+        Map<String, Double> out = new TreeMap<>();
+        speeds.forEach((model, a) -> {
+            if (a.sampled()) {
+                out.put(model, a.value);
+            }
+        });
+        return out;
+    }
+
+    /** Returns the prompt tokens a byte of request body is on this node, as its usage taught (0.25 until then). */
+    public double tokensPerByte() {
+        return tokensPerByte.value;
     }
 
     /** Returns whether a speed was learned for {@code model}. */

@@ -8,6 +8,7 @@ import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.NodeTable;
 import io.heartgate.scheduler.table.TableSnapshot;
+import io.heartgate.scheduler.table.TokenLoad;
 import io.heartgate.scheduler.trust.ServerTls;
 import io.heartgate.scheduler.usage.TrafficView;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -267,6 +268,7 @@ public final class AdminServer extends VerticleBase {
                     .put("routable", n.routable() && !health.isEjected(n.id()))
                     .put("lastHeartbeatAgeMs", Math.max(0, Duration.between(n.lastSeen(), now).toMillis()))
                     .put("inFlight", n.inFlight().get())
+                    .put("tokenLoad", tokenLoad(n.inFlight().tokens()))
                     .put("load", load(hb.load()))
                     .put("backend", hb.backend())
                     .put("intervalMs", hb.intervalMs())
@@ -301,7 +303,18 @@ public final class AdminServer extends VerticleBase {
         if (load.prefixCacheHitRate() != null) {
             o.put("prefixCacheHitRate", load.prefixCacheHitRate());
         }
+        if (load.prefillTps() != null) {
+            o.put("prefillTps", load.prefillTps());
+        }
         return o;
+    }
+
+    /** This scheduler's token load on a node and the prefill speeds it learned there (sticky affinity's inputs). */
+    private static JsonObject tokenLoad(TokenLoad t) {
+        JsonObject learned = new JsonObject();
+        t.learned().forEach(learned::put);
+        return new JsonObject().put("prefillBacklogTokens", t.backlog()).put("prefilling", t.prefilling())
+                .put("tokensPerByte", Math.round(t.tokensPerByte() * 1000) / 1000.0).put("prefillTps", learned);
     }
 
     private static JsonArray gpus(List<Gpu> gpus) {
