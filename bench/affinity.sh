@@ -30,15 +30,18 @@
 #                  least-loaded's and of the mean to round robin's.
 #   prefill        prefill-heavy: single-turn prompts of about 4,000 tokens, one of 16 shared system
 #                  prompts of SYSTEM_TOKENS=3600 and a user message of PROMPT_TOKENS=400, answers of
-#                  100 tokens, SLOTS=8, no session header. A node holds a slot for about 0.83 s of
-#                  first token (the message's 400 tokens prefilled) and 2 s of answer: some 2.8
-#                  requests/s each, 11 for the fleet. Each row starts fresh sims, then every sim
-#                  prefills every shared prompt once, sent to it straight (all 16 fit each cache: a
-#                  fleet in steady state, whatever the row), then runs each rate of RATES="2 4 6 8 10
-#                  12 14" for DURATION=30 s on those warm sims, new user messages each time, stopping
-#                  after the first rate whose p99 TTFT (failed requests counting as endless) reaches
-#                  KNEE_MS=2000. The knee: the highest rate before that one. Figures: each row's knee
-#                  and its ratio to round robin's. A row takes at most about 5 minutes.
+#                  TOKENS=100 at TOKEN_DELAY=5ms, SLOTS=8, no session header (the prefix key: one key
+#                  per system prompt). Prefill costs PREFILL=400us an uncached token (2,500 tokens/s
+#                  per request): a prompt whose system prompt the node holds waits 0.2 s for its first
+#                  token, one it does not 1.6 s, against 0.5 s of answer. Each node's cache holds
+#                  KV_BLOCKS=1300 blocks of 64 characters, about five of the 16 system prompts: a
+#                  router that keeps each prompt on one node finds it cached; one that spreads every
+#                  prompt over every node evicts them. Fresh, cold sims per row, then each rate of
+#                  RATES="4 8 ... 48" for DURATION=30 s on those sims, new user messages each time,
+#                  stopping after the first rate whose p99 TTFT (failed requests counting as
+#                  endless) reaches KNEE_MS=2000. The knee: the highest rate before that one.
+#                  Figures: each row's knee and its ratio to round robin's. A row takes at most
+#                  about 7 minutes.
 #
 # Rows (fresh sims, cold caches, for each): sticky (the scheduler's --strategy affinity), bounded
 # (--strategy affinity --affinity-bound requests; bounded@C with --affinity-load-factor C),
@@ -114,8 +117,9 @@ workload() { # workload W: every knob to W's default unless the caller set it
       knob TURNS 1; knob SYSTEM_PROMPTS 1; knob SYSTEM_TOKENS 2000; knob SESSION_SHARE 0; knob DURATION 60
       knob RATE "$(python3 -c "print(round(2 * $SLOTS * 1000 / ($(ms "$FIRST_TOKEN") + $TOKENS * $(ms "$TOKEN_DELAY")), 1))")" ;;
     prefill)
-      knob SLOTS 8; knob TOKENS 100; knob TURNS 1; knob SYSTEM_PROMPTS 16; knob SYSTEM_TOKENS 3600
-      knob PROMPT_TOKENS 400; knob SESSION_SHARE 0; knob DURATION 30; knob RATES "2 4 6 8 10 12 14" ;;
+      knob SLOTS 8; knob TOKENS 100; knob TOKEN_DELAY 5ms; knob PREFILL 400us; knob KV_BLOCKS 1300
+      knob TURNS 1; knob SYSTEM_PROMPTS 16; knob SYSTEM_TOKENS 3600; knob PROMPT_TOKENS 400
+      knob SESSION_SHARE 0; knob DURATION 30; knob RATES "4 8 12 16 20 24 28 32 36 40 44 48" ;;
   esac
 }
 
@@ -248,16 +252,6 @@ loadgen() { # loadgen PORT LABEL OUTFILE [FLAGS...]: the workload's load; SEED (
 
 ports() { local i; for i in $(seq 1 "$NODES"); do printf '1940%s ' "$i"; done; }
 
-warm() { # every sim prefills every shared system prompt once (a one-character message), sent to it straight
-  local i pids=()
-  for i in $(seq 1 "$NODES"); do
-    RATE=$SYSTEM_PROMPTS DURATION=1 TURNS=1 TOKENS=1 PROMPT_TOKENS=1 \
-      loadgen "1940$i" warm "$WORK/warm-$i.json" --arrivals uniform &
-    pids+=($!)
-  done
-  wait "${pids[@]}"
-}
-
 ladder() { # ladder NAME: each rate of RATES in turn, new user messages each, up to the first past the knee
   local name=$1 rate k=0
   for rate in $RATES; do
@@ -285,7 +279,6 @@ row() { # one row: fresh sims, the proxy of the row, the load, then the figures
     return
   fi
   sleep 2 # every agent's first heartbeat carries its capacity
-  [ "$W" = prefill ] && warm
   # shellcheck disable=SC2046
   read -r queries0 hits0 < <(cache_totals $(ports))
   rm -f "$WORK/stop"
@@ -478,8 +471,8 @@ if w == "hot":
     print(f"\nThe rate: twice one node's capacity, 2 x {slots} slots / ({first} + {tokens} x {delay}) = {rate} "
           "requests/s.")
 if w == "prefill":
-    print(f"\nThe knee: the highest rate before the first whose p99 TTFT reached {knee_ms} ms; every row on warm "
-          f"sims holding all {systems} shared prompts.")
+    print(f"\nThe knee: the highest rate before the first whose p99 TTFT reached {knee_ms} ms; every row on fresh "
+          f"sims, each cache holding about five of the {systems} shared prompts.")
 p = os.path.join(out, "moves-summary.json")
 if os.path.exists(p):
     m = json.load(open(p))

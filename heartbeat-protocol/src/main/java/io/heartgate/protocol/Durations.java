@@ -7,12 +7,13 @@ import java.util.regex.Pattern;
 
 /**
  * Parses and prints the durations every Heartgate command line accepts: a whole number followed by
- * {@code ms}, {@code s}, {@code m} or {@code h}, such as {@code 250ms}, {@code 5s} or {@code 2m}.
- * A bare number is rejected, because "5" could mean seconds or milliseconds.
+ * {@code us}, {@code ms}, {@code s}, {@code m} or {@code h}, such as {@code 250ms}, {@code 5s} or
+ * {@code 2m} ({@code us}, microseconds, for the simulator's costs per token). A bare number is
+ * rejected, because "5" could mean seconds or milliseconds.
  */
 public final class Durations {
 
-    private static final Pattern FORMAT = Pattern.compile("(\\d{1,9})\\s*(ms|s|m|h)");
+    private static final Pattern FORMAT = Pattern.compile("(\\d{1,9})\\s*(us|ms|s|m|h)");
 
     private Durations() {
     }
@@ -32,6 +33,7 @@ public final class Durations {
         }
         long amount = Long.parseLong(m.group(1));
         return switch (m.group(2)) {
+            case "us" -> Duration.ofNanos(amount * 1000);
             case "ms" -> Duration.ofMillis(amount);
             case "s" -> Duration.ofSeconds(amount);
             case "m" -> Duration.ofMinutes(amount);
@@ -40,8 +42,11 @@ public final class Durations {
         };
     }
 
-    /** Formats a duration in the largest unit that keeps it whole, such as {@code 1500ms} or {@code 2m}. */
+    /** Formats a duration in the largest unit that keeps it whole, such as {@code 1500ms}, {@code 2m} or {@code 400us}. */
     public static String format(Duration d) {
+        if (d.toNanos() % 1_000_000 != 0) {
+            return d.toNanos() / 1000 + "us";
+        }
         long ms = d.toMillis();
         if (ms != 0 && ms % 3_600_000 == 0) {
             return ms / 3_600_000 + "h";

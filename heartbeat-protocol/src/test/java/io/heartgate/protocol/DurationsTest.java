@@ -17,6 +17,13 @@ class DurationsTest {
     }
 
     @ParameterizedTest
+    @CsvSource({"400us, 400000, 400us", "2000us, 2000000, 2ms", "0us, 0, 0ms"})
+    void microsecondsForCostsPerToken(String text, long nanos, String formatted) {
+        assertThat(Durations.parse(text)).isEqualTo(Duration.ofNanos(nanos));
+        assertThat(Durations.format(Duration.ofNanos(nanos))).isEqualTo(formatted);
+    }
+
+    @ParameterizedTest
     @ValueSource(strings = {"", "5", "-1s", "1.5s", "5 sec", "ms", "10d", "9999999999s"})
     void rejectsAnythingElseWithTheAcceptedFormat(String text) {
         assertThatThrownBy(() -> Durations.parse(text))

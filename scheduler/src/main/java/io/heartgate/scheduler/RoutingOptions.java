@@ -24,8 +24,9 @@ final class RoutingOptions {
     @Option(names = "--affinity-key", paramLabel = "LIST", defaultValue = "${env:SCHEDULER_AFFINITY_KEY:-" + AffinityKeys.DEFAULT_SOURCES + "}",
             description = {"where `affinity` finds a request's key, the first present winning: a request "
                     + "header (trimmed, not empty), a top-level string or number field of the JSON body, or "
-                    + "`prefix`, a hash of the prompt's beginning [env SCHEDULER_AFFINITY_KEY] (default: "
-                    + "`header:X-Session-Id,body:prompt_cache_key,body:user,prefix`)",
+                    + "`prefix`, a hash of the prompt's beginning; the default lists the session headers of "
+                    + "Claude Code, Codex CLI, OpenCode and Open WebUI after `X-Session-Id` [env "
+                    + "SCHEDULER_AFFINITY_KEY] (default: `" + AffinityKeys.DEFAULT_SOURCES + "`)",
                 "Accepted: comma-separated sources, each once: `header:NAME`, `body:FIELD`, "
                     + "`prefix`"})
     String affinityKey;

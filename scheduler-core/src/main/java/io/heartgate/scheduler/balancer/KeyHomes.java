@@ -6,9 +6,10 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 /**
  * Where each affinity key's conversation lives: the node its last request went to, and how large
  * that request's body was (the part of the next one the node holds in its prefix cache). A
- * direct-mapped table of fixed size: a key whose slot another key took, or that was not seen for
+ * two-way set-associative table of fixed size: a key goes to one of two neighbouring slots, the
+ * one it holds or else the one written longer ago; a key pushed out by two others, or not seen for
  * {@code ttlNanos}, has no home, and is placed on the ring again. Bounded whatever the number of
- * keys; a look-up is one array read and allocates nothing. Thread-safe: a slot holds an immutable
+ * keys; a look-up is two array reads and allocates nothing. Thread-safe: a slot holds an immutable
  * entry, and two event loops writing one slot at once leave one of the two, either of which is
  * a right answer.
  */
@@ -18,7 +19,7 @@ public final class KeyHomes {
     record Home(long key, String nodeId, long bytes, long atNanos) {
     }
 
-    /** The default size: 2^17 = 131,072 keys, some 5 MiB once every slot is written. */
+    /** The default size: 2^17 = 131,072 homes, some 7 MiB once every slot is written. */
     public static final int DEFAULT_BITS = 17;
     /** The default time a home outlives its key's last request: an hour, as a prefix cache outlives a pause rarely longer. */
     public static final Duration DEFAULT_TTL = Duration.ofHours(1);
@@ -48,13 +49,24 @@ public final class KeyHomes {
 
     /** Returns {@code key}'s home at {@code nowNanos}, or {@code null} when it has none. */
     Home get(long key, long nowNanos) {
-        Home h = slots.get(index(key));
+        int i = index(key);
+        Home h = slots.get(i);
+        if (h == null || h.key != key) {
+            h = slots.get(i ^ 1);
+        }
         return h != null && h.key == key && nowNanos - h.atNanos < ttlNanos ? h : null;
     }
 
     /** Notes that {@code key}'s request of {@code bytes} went to {@code nodeId} at {@code nowNanos}. */
     void put(long key, String nodeId, long bytes, long nowNanos) {
-        slots.set(index(key), new Home(key, nodeId, bytes, nowNanos));
+        int i = index(key);
+        Home a = slots.get(i);
+        Home b = slots.get(i ^ 1);
+        int slot = a != null && a.key == key ? i
+                : b != null && b.key == key ? i ^ 1
+                : a == null ? i
+                : b == null || b.atNanos < a.atNanos ? i ^ 1 : i;
+        slots.set(slot, new Home(key, nodeId, bytes, nowNanos));
     }
 
     /** Returns how many slots the table has. */

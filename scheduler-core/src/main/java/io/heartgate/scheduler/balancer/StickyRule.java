@@ -1,6 +1,7 @@
 package io.heartgate.scheduler.balancer;
 
 import io.heartgate.protocol.InvalidSettingException;
+import io.heartgate.scheduler.affinity.KeyHash;
 import io.heartgate.scheduler.balancer.AffinityBalancer.Choice;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TokenLoad;
@@ -11,13 +12,14 @@ import java.util.List;
 /**
  * Sticky until saturated ({@code --affinity-bound wait}, the default): a key's requests go to its
  * home, the node its conversation lives on, while that node has a free slot (its capacity known)
- * or, when its capacity is unknown, while the expected wait for this request's prefill there (the
- * node's prefill backlog and the request's uncached tokens, over its prefill speed; see
+ * or, when its capacity is unknown, while the expected wait of its prefill backlog (the uncached
+ * prompt tokens of the requests there not yet at their first token, over its prefill speed; see
  * {@link TokenLoad}) is under {@code --affinity-max-wait}. Otherwise the request goes to the
- * candidate with the least expected wait, the home included with only its uncached part, and the
- * home moves there: the conversation's next turns follow. A key with no home yet takes the first
- * node after it on the ring, as the bounded-load rule does, by the same test. Low load never moves
- * a key: an idle node has a free slot and no backlog.
+ * candidate where it would have its first token soonest (backlog and its own uncached tokens over
+ * the speed: the home counts only the part of the body beyond the last turn's), and the home
+ * moves there: the conversation's next turns follow. A key with no home yet takes the first node
+ * after it on the ring, by the same test. Low load never moves a key: an idle node has a free slot
+ * and no backlog. Homes are kept per key and model.
  *
  * <p>The search for the least wait reads at most {@value #MAX_SCAN} candidates, from the home
  * onward in the ring's member order, so that a pick at 10,000 nodes costs what it does at 32.
@@ -49,24 +51,32 @@ final class StickyRule {
     /**
      * Picks for {@code key}, a request of {@code bytes} of body for {@code model}, on {@code ring}
      * (of {@code base}) among the members {@code mask} allows ({@code null}: all); {@code null} when
-     * none is allowed.
+     * none is allowed. The key's own node (the choice's owner) is its home, or with none yet its
+     * first node on the ring; when that node is set aside for this request, the first allowed node
+     * after the key stands in for it, and the request is a spill wherever it goes.
      */
     Choice pick(HashRing ring, List<Node> base, boolean[] mask, long key, long bytes, String model) {
         long now = ticker.nanos();
+        long homeKey = homeKey(key, model);
         int start = ring.start(key);
-        KeyHomes.Home h = homes.get(key, now);
-        int home = h == null ? -1 : ring.indexOf(h.nodeId());
-        if (home < 0 || mask != null && !mask[home]) {
-            home = firstAllowed(ring, start, mask);
-            if (home < 0) {
-                return null;
-            }
+        KeyHomes.Home h = homes.get(homeKey, now);
+        int own = h == null ? -1 : ring.indexOf(h.nodeId());
+        if (own < 0) {
+            own = ring.memberAt(start, 0);
+            h = null;
+        }
+        Node owner = base.get(own);
+        boolean ownerAllowed = mask == null || mask[own];
+        int home = ownerAllowed ? own : firstAllowed(ring, start, mask);
+        if (home < 0) {
+            return null;
         }
         Node homeNode = base.get(home);
-        long homeBytes = h != null && h.nodeId().equals(homeNode.id()) ? bytes - Math.min(h.bytes(), bytes) : bytes;
-        if (homeNode.hasRoom() && (homeNode.capacity() > 0 || wait(homeNode, homeBytes, model) < maxWaitSeconds)) {
-            homes.put(key, homeNode.id(), bytes, now);
-            return new Choice(homeNode, homeNode, false, homeBytes);
+        // The home holds the last request's body when this one extends it; a shorter body is another conversation.
+        long homeBytes = h != null && home == own && bytes >= h.bytes() ? bytes - h.bytes() : bytes;
+        if (homeNode.hasRoom() && (homeNode.capacity() > 0 || backlogWait(homeNode, model) < maxWaitSeconds)) {
+            homes.put(homeKey, homeNode.id(), bytes, now);
+            return new Choice(homeNode, owner, false, homeBytes);
         }
         Node best = null;
         double bestWait = Double.MAX_VALUE;
@@ -88,10 +98,21 @@ final class StickyRule {
             }
         }
         if (best == null) {
-            return new Choice(homeNode, homeNode, false, homeBytes); // every node full: the claim fails, the request waits
+            return new Choice(homeNode, owner, false, homeBytes); // every node full: the claim fails, the request waits
         }
-        homes.put(key, best.id(), bytes, now);
-        return new Choice(best, homeNode, best != homeNode, best == homeNode ? homeBytes : bytes);
+        homes.put(homeKey, best.id(), bytes, now);
+        return new Choice(best, owner, ownerAllowed && best != owner, best == homeNode ? homeBytes : bytes);
+    }
+
+    /** Returns the key a conversation's home is kept under: its affinity key for {@code model}, so that its requests to another model keep their own. */
+    private static long homeKey(long key, String model) {
+        return model == null ? key : KeyHash.mix(key ^ KeyHash.of(model));
+    }
+
+    /** Returns the expected seconds until the node's prefill backlog is done: the wait a request finds there. */
+    static double backlogWait(Node n, String model) {
+        TokenLoad t = n.inFlight().tokens();
+        return t.waitSeconds(0, t.tps(model, n.heartbeat().load().prefillTps()));
     }
 
     /** Returns the expected seconds until the prefill of {@code ownBytes} of uncached body on {@code n} is done. */

@@ -41,6 +41,8 @@ public final class RouteSelector {
     private final Balancer balancer;
     /** The balancer when the strategy is affinity, else {@code null}. */
     private final AffinityBalancer affinity;
+    /** Whether requests join their node's prefill backlog: only the sticky rule reads it, so others pay nothing. */
+    private final boolean tokenLoad;
     private final AffinityKeys keys;
     private final Ramp ramp;
     private final DoubleSupplier random;
@@ -74,6 +76,7 @@ public final class RouteSelector {
         this.balancer = balancer;
         this.pickers = new SnapshotPickers(balancer);
         this.affinity = balancer.byKey();
+        this.tokenLoad = affinity != null && affinity.sticky();
         this.keys = keys;
         this.ramp = ramp;
         this.random = random;
@@ -269,10 +272,13 @@ public final class RouteSelector {
 
     /**
      * Returns the route of {@code lease}, whose request brings {@code uncachedBytes} of body the node
-     * is not expected to hold in its prefix cache: those, in the node's tokens, join its prefill backlog.
+     * is not expected to hold in its prefix cache: those, in the node's tokens, join its prefill
+     * backlog when the strategy reads it.
      */
-    private static Route.To sent(Lease lease, long uncachedBytes, RequestFacts facts, boolean panic, AffinityPick how) {
-        lease.prefill(lease.node().inFlight().tokens().tokens(uncachedBytes), facts.model());
+    private Route.To sent(Lease lease, long uncachedBytes, RequestFacts facts, boolean panic, AffinityPick how) {
+        if (tokenLoad) {
+            lease.prefill(lease.node().inFlight().tokens().tokens(uncachedBytes), facts.model());
+        }
         return new Route.To(lease, panic, false, how);
     }
 

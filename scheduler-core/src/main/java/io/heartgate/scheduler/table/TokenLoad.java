@@ -34,24 +34,45 @@ public final class TokenLoad {
     private final ConcurrentHashMap<String, Average> speeds = new ConcurrentHashMap<>();
     private final Average tokensPerByte = new Average(DEFAULT_TOKENS_PER_BYTE);
 
-    /** An exponentially weighted moving average; the first sample replaces the assumed value. */
+    /**
+     * An exponentially weighted moving average, lock-free (event loops add samples at once); the
+     * first sample replaces the assumed value, and a later one counts at most {@value #STEP} times
+     * above or below the average, so that one outlier cannot throw it (a short request whose first
+     * token came while a long prompt ahead of it was still being prefilled in chunks).
+     */
     private static final class Average {
-        private volatile double value;
-        private boolean sampled;
+        private final double assumed;
+        /** The average's bits, or those of NaN before the first sample. */
+        private final AtomicLong bits = new AtomicLong(Double.doubleToRawLongBits(Double.NaN));
 
         Average(double assumed) {
-            this.value = assumed;
+            this.assumed = assumed;
         }
 
-        synchronized void add(double sample) {
-            value = sampled ? value + ALPHA * (sample - value) : sample;
-            sampled = true;
+        double value() {
+            double v = Double.longBitsToDouble(bits.get());
+            return Double.isNaN(v) ? assumed : v;
+        }
+
+        void add(double sample) {
+            while (true) {
+                long was = bits.get();
+                double v = Double.longBitsToDouble(was);
+                double next = Double.isNaN(v) ? sample
+                        : v + ALPHA * (Math.max(v / STEP, Math.min(v * STEP, sample)) - v);
+                if (bits.compareAndSet(was, Double.doubleToRawLongBits(next))) {
+                    return;
+                }
+            }
         }
 
         boolean sampled() {
-            return sampled;
+            return !Double.isNaN(Double.longBitsToDouble(bits.get()));
         }
     }
+
+    /** How far above or below the average a sample counts. */
+    static final double STEP = 4;
 
     /** Returns the estimated prompt tokens of the requests sent and not yet at their first token. */
     public long backlog() {
@@ -65,7 +86,7 @@ public final class TokenLoad {
 
     /** Returns the prompt tokens that {@code bytes} of request body are on this node, as its usage taught. */
     public long tokens(long bytes) {
-        return (long) Math.ceil(bytes * tokensPerByte.value);
+        return (long) Math.ceil(bytes * tokensPerByte.value());
     }
 
     /**
@@ -78,7 +99,7 @@ public final class TokenLoad {
             return reported;
         }
         Average a = speeds.get(model == null ? "" : model);
-        return a == null ? DEFAULT_TPS : a.value;
+        return a == null ? DEFAULT_TPS : a.value();
     }
 
     /** Returns the prefill speeds learned so far, by model ("" for requests naming none); a copy. */
@@ -86,7 +107,7 @@ public final class TokenLoad {
         Map<String, Double> out = new TreeMap<>();
         speeds.forEach((model, a) -> {
             if (a.sampled()) {
-                out.put(model, a.value);
+                out.put(model, a.value());
             }
         });
         return out;
@@ -94,7 +115,7 @@ public final class TokenLoad {
 
     /** Returns the prompt tokens a byte of request body is on this node, as its usage taught (0.25 until then). */
     public double tokensPerByte() {
-        return tokensPerByte.value;
+        return tokensPerByte.value();
     }
 
     /** Returns whether a speed was learned for {@code model}. */
@@ -146,12 +167,14 @@ public final class TokenLoad {
 
     /**
      * The node reported {@code promptTokens} for a request of {@code bytes} of body: the next
-     * estimates of this node's requests follow the ratio (bounded, so that one odd answer cannot
-     * make every later estimate absurd).
+     * estimates of this node's requests follow the ratio. A ratio no prompt written in its body has
+     * (more than one token per byte, or under one per 50) is passed over: the prompt was not all in
+     * the body (a Responses API follow-up, whose conversation the node kept).
      */
     public void reported(long bytes, long promptTokens) {
-        if (bytes >= 64 && promptTokens > 0) {
-            tokensPerByte.add(Math.max(0.01, Math.min(2.0, (double) promptTokens / bytes)));
+        double ratio = bytes >= 64 && promptTokens > 0 ? (double) promptTokens / bytes : 0;
+        if (ratio >= 0.02 && ratio <= 1.0) {
+            tokensPerByte.add(ratio);
         }
     }
 }

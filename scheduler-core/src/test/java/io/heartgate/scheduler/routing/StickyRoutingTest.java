@@ -207,4 +207,60 @@ class StickyRoutingTest {
         assertThat(select(s, t, RequestFacts.ofModel("m:latest").withNode("gone")).node())
                 .as("a node no longer listed: routed as any").isNotNull();
     }
+
+    @Test
+    void anIdleHomeKeepsItsKeyWhateverTheRequestsSize() {
+        // 40,000 bytes are 10,000 tokens, ten seconds at the assumed speed: only the backlog ahead counts.
+        TableSnapshot t = fleet(3, null, null);
+        RouteSelector s = sticky(Duration.ofSeconds(1));
+        Route.To first = select(s, t, turn("big", 40_000));
+        first.lease().firstToken(nanos.get(), false);
+        first.lease().release();
+        Route.To again = select(s, t, turn("big", 80_000));
+        assertThat(again.node()).isSameAs(first.node());
+        assertThat(again.affinity()).isEqualTo(AffinityPick.HIT);
+    }
+
+    @Test
+    void aShorterBodyUnderTheSameKeyIsAnotherConversationAndAllUncached() {
+        TableSnapshot t = fleet(2, 8, null);
+        RouteSelector s = sticky(Duration.ofSeconds(1));
+        select(s, t, turn("shared", 8_000)).lease().release();
+        Route.To shorter = select(s, t, turn("shared", 2_000));
+        assertThat(shorter.affinity()).isEqualTo(AffinityPick.HIT);
+        assertThat(shorter.lease().prefill()).as("not 0: nothing of it is known to be cached").isEqualTo(500);
+    }
+
+    @Test
+    void aRetryAfterTheHomeFailedIsASpill() {
+        TableSnapshot t = fleet(3, 8, null);
+        RouteSelector s = sticky(Duration.ofSeconds(1));
+        Route.To first = select(s, t, turn("k", 1_000));
+        first.lease().release();
+        Route.To retry = (Route.To) s.select(t, turn("k", 1_000), List.of(first.node().id()), EjectionView.NONE);
+        assertThat(retry.node()).isNotSameAs(first.node());
+        assertThat(retry.affinity()).as("its home was set aside for it").isEqualTo(AffinityPick.spill(null));
+    }
+
+    @Test
+    void aSessionsHomeIsKeptPerModel() {
+        List<Node> nodes = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            nodes.add(node("n" + i, 1, null));
+        }
+        Node small = Node.of(Heartbeat.builder("s1", "http://s1:8000").instance("i1").seq(1L).intervalMs(1000)
+                .capacity(8).models(List.of("small:latest")).build(), NOW, new InFlight());
+        nodes.add(small);
+        TableSnapshot t = new TableSnapshot(1, nodes);
+        RouteSelector s = sticky(Duration.ofSeconds(1));
+        Route.To held = select(s, t, turn("session", 1_000));
+        Route.To moved = select(s, t, turn("session", 2_000)); // its ring node full: the home moves
+        held.lease().release();
+        moved.lease().release();
+        Route.To side = select(s, t, new RequestFacts("small:latest", true, KeyHash.of("session"), null, 500));
+        assertThat(side.node()).isSameAs(small);
+        side.lease().release();
+        assertThat(select(s, t, turn("session", 3_000)).node()).as("the main model's home is still there")
+                .isSameAs(moved.node());
+    }
 }

@@ -10,6 +10,9 @@ import io.heartgate.scheduler.proxy.stage.Stages;
 import io.heartgate.scheduler.request.ErrorType;
 import io.heartgate.scheduler.trust.ApiKeys;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelOutboundHandlerAdapter;
+import io.netty.channel.ChannelPromise;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpResponse;
@@ -24,6 +27,7 @@ import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import java.net.ConnectException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -69,6 +73,31 @@ class ExchangeTest {
             full.retain(); // read by the caller; released with the channel
         }
         return r;
+    }
+
+    @Test
+    void theSlotIsFreeBeforeTheLastByteIsWrittenToTheClient() {
+        relay = new EmbeddedRelay("n1");
+        List<Integer> inFlightAtLastWrite = new ArrayList<>();
+        relay.client.pipeline().addFirst(new ChannelOutboundHandlerAdapter() {
+            @Override
+            public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+                if (msg instanceof LastHttpContent) {
+                    inFlightAtLastWrite.add(relay.node("n1").inFlight().get());
+                }
+                ctx.write(msg, promise);
+            }
+        });
+        relay.client.writeInbound(post("/v1/chat/completions", CHAT));
+        EmbeddedChannel up = relay.upstream("n1");
+        received(up);
+        up.writeInbound(head(200, "content-type", "text/event-stream", "transfer-encoding", "chunked"));
+        up.writeInbound(chunk("data: a\n\n"));
+        up.writeInbound(last("data: [DONE]\n\n"));
+
+        assertThat(relay.clientText()).isEqualTo("[200]data: a\n\ndata: [DONE]\n\n");
+        assertThat(inFlightAtLastWrite).as("a client that sends its next turn at once finds the slot free")
+                .containsExactly(0);
     }
 
     @Test

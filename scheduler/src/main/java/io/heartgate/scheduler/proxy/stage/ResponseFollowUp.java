@@ -50,7 +50,11 @@ final class ResponseFollowUp implements Stage {
         while (to < uri.length() && uri.charAt(to) != '/' && uri.charAt(to) != '?') {
             to++;
         }
-        return to == from ? null : URLDecoder.decode(uri.substring(from, to), StandardCharsets.UTF_8);
+        try {
+            return to == from ? null : URLDecoder.decode(uri.substring(from, to), StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            return null; // a broken escape: no id this scheduler relayed
+        }
     }
 
     /**

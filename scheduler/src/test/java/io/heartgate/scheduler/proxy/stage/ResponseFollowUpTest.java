@@ -30,5 +30,6 @@ class ResponseFollowUpTest {
         assertThat(ResponseFollowUp.pathId("/v1/responses/resp_1/cancel")).isEqualTo("resp_1");
         assertThat(ResponseFollowUp.pathId("/v1/responses/resp_1?stream=true")).isEqualTo("resp_1");
         assertThat(ResponseFollowUp.pathId("/v1/responses//cancel")).isNull();
+        assertThat(ResponseFollowUp.pathId("/v1/responses/%zz")).as("a broken escape").isNull();
     }
 }
