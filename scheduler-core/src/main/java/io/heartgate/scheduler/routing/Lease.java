@@ -22,11 +22,22 @@ public final class Lease {
     private final boolean bounded;
     private String loading;
     private boolean released;
-    /** The request's uncached prompt tokens while in the node's backlog, else 0; the backlog ahead of it then. */
-    private long prefill;
-    private long ahead;
-    private String model;
-    private long sentNanos;
+    /** The request's place in the node's prefill backlog, made only under a rule that reads it; else {@code null}. */
+    private Prefill prefill;
+
+    /** A request's uncached prompt tokens in its node's backlog (0 once out), the backlog ahead of it, its model, when sent. */
+    private static final class Prefill {
+        long tokens;
+        final long ahead;
+        final String model;
+        long sentNanos;
+
+        Prefill(long tokens, long ahead, String model) {
+            this.tokens = tokens;
+            this.ahead = ahead;
+            this.model = model;
+        }
+    }
 
     private Lease(Node node, boolean counted) {
         this.node = node;
@@ -79,21 +90,21 @@ public final class Lease {
      * only for a counted lease.
      */
     public void prefill(long tokens, String model) {
-        if (counted && !released && prefill == 0 && tokens > 0) {
-            this.model = model;
-            this.prefill = tokens;
-            this.ahead = node.inFlight().tokens().sent(tokens);
+        if (counted && !released && prefill == null && tokens > 0) {
+            prefill = new Prefill(tokens, node.inFlight().tokens().sent(tokens), model);
         }
     }
 
-    /** Returns the request's uncached prompt tokens in the node's backlog, or 0 once out of it. */
+    /** Returns the request's uncached prompt tokens in the node's backlog, or 0 once out of it (or never in). */
     public long prefill() {
-        return prefill;
+        return prefill == null ? 0 : prefill.tokens;
     }
 
     /** The request went to the node at {@code nanos} (monotonic): its first token's wait counts from here. */
     public void sent(long nanos) {
-        sentNanos = nanos;
+        if (prefill != null) {
+            prefill.sentNanos = nanos;
+        }
     }
 
     /**
@@ -101,15 +112,16 @@ public final class Lease {
      * {@code learn} (a stream, whose first chunk is its first token), the wait teaches the node's speed.
      */
     public void firstToken(long nanos, boolean learn) {
-        if (prefill == 0) {
+        Prefill p = prefill;
+        if (p == null || p.tokens == 0) {
             return;
         }
         TokenLoad tokens = node.inFlight().tokens();
-        tokens.prefilled(prefill);
-        if (learn && sentNanos != 0) {
-            tokens.firstToken(model, ahead, prefill, nanos - sentNanos);
+        tokens.prefilled(p.tokens);
+        if (learn && p.sentNanos != 0) {
+            tokens.firstToken(p.model, p.ahead, p.tokens, nanos - p.sentNanos);
         }
-        prefill = 0;
+        p.tokens = 0;
     }
 
     /** Returns the model the node was cold for when the request was sent (warm first), or {@code null}. */
@@ -131,9 +143,9 @@ public final class Lease {
             return false;
         }
         released = true;
-        if (prefill != 0) {
-            node.inFlight().tokens().prefilled(prefill);
-            prefill = 0;
+        if (prefill != null && prefill.tokens != 0) {
+            node.inFlight().tokens().prefilled(prefill.tokens);
+            prefill.tokens = 0;
         }
         if (counted) {
             node.inFlight().decrement();
