@@ -30,10 +30,11 @@
 #                  least-loaded's and of the mean to round robin's.
 #   prefill        prefill-heavy: single-turn prompts of about 4,000 tokens, one of 16 shared system
 #                  prompts of SYSTEM_TOKENS=3600 and a user message of PROMPT_TOKENS=400, answers of
-#                  TOKENS=100 at TOKEN_DELAY=5ms, SLOTS=8, no session header (the prefix key: one key
-#                  per system prompt). Prefill costs PREFILL=400us an uncached token (2,500 tokens/s
-#                  per request): a prompt whose system prompt the node holds waits 0.2 s for its first
-#                  token, one it does not 1.6 s, against 0.5 s of answer. Each node's cache holds
+#                  TOKENS=100 at TOKEN_DELAY=2ms, SLOTS=4, no session header (the prefix key: one key
+#                  per system prompt). Prefill costs PREFILL=250us an uncached token (4,000 tokens/s
+#                  per request): a prompt whose system prompt the node holds has its first token after
+#                  0.13 s, one it does not after 1.03 s, against 0.2 s of answer, so a slot serves a
+#                  cached prompt in 0.33 s and a cold one in 1.23 s. Each node's cache holds
 #                  KV_BLOCKS=1300 blocks of 64 characters, about five of the 16 system prompts: a
 #                  router that keeps each prompt on one node finds it cached; one that spreads every
 #                  prompt over every node evicts them. Fresh, cold sims per row, then each rate of
@@ -117,7 +118,7 @@ workload() { # workload W: every knob to W's default unless the caller set it
       knob TURNS 1; knob SYSTEM_PROMPTS 1; knob SYSTEM_TOKENS 2000; knob SESSION_SHARE 0; knob DURATION 60
       knob RATE "$(python3 -c "print(round(2 * $SLOTS * 1000 / ($(ms "$FIRST_TOKEN") + $TOKENS * $(ms "$TOKEN_DELAY")), 1))")" ;;
     prefill)
-      knob SLOTS 8; knob TOKENS 100; knob TOKEN_DELAY 5ms; knob PREFILL 400us; knob KV_BLOCKS 1300
+      knob SLOTS 4; knob TOKENS 100; knob TOKEN_DELAY 2ms; knob PREFILL 250us; knob KV_BLOCKS 1300
       knob TURNS 1; knob SYSTEM_PROMPTS 16; knob SYSTEM_TOKENS 3600; knob PROMPT_TOKENS 400
       knob SESSION_SHARE 0; knob DURATION 30; knob RATES "4 8 12 16 20 24 28 32 36 40 44 48" ;;
   esac
