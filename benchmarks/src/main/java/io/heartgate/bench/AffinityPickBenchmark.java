@@ -78,6 +78,8 @@ public class AffinityPickBenchmark {
     @Benchmark
     public Node pick() {
         next = (next + 1) & (keys.length - 1);
-        return balancer.pick(ring, candidates, candidates, keys[next], 4_000, "llama3:8b").node();
+        Node n = balancer.pick(ring, candidates, candidates, keys[next], 4_000, "llama3:8b").node();
+        balancer.settle(keys[next], "llama3:8b", n, 4_000); // the home noted once the slot is taken, as routing does
+        return n;
     }
 }

@@ -40,16 +40,16 @@ final class RoutingOptions {
 
     @Option(names = "--affinity-bound", paramLabel = "B", defaultValue = "${env:SCHEDULER_AFFINITY_BOUND:-wait}",
             description = {"what moves a key off its node: `wait` (sticky until saturated: the node is full, "
-                    + "or, its capacity unknown, its expected prefill wait for the request reaches "
-                    + "`--affinity-max-wait`; the key then moves to the node with the least wait and stays) or "
+                    + "or, its capacity unknown, the wait of its prefill backlog reaches `--affinity-max-wait`; "
+                    + "the key then moves to the node that would give the first token soonest, and stays) or "
                     + "`requests` (bounded loads: the node holds more than its share of requests in flight, "
                     + "`--affinity-load-factor`) [env SCHEDULER_AFFINITY_BOUND] (default: wait)",
                 "Accepted: `wait`, `requests`"})
     String affinityBound;
 
     @Option(names = "--affinity-max-wait", paramLabel = "D", defaultValue = "${env:SCHEDULER_AFFINITY_MAX_WAIT:-1s}",
-            description = {"under `--affinity-bound wait`, the expected wait for a request's prefill on its "
-                    + "key's node (the node's backlog of uncached prompt tokens and the request's own, over the "
+            description = {"under `--affinity-bound wait`, the wait of the prefill backlog on a key's node "
+                    + "(this scheduler's uncached prompt tokens there not yet at their first token, over the "
                     + "node's prefill speed) at which the key moves [env SCHEDULER_AFFINITY_MAX_WAIT] (default: 1s)",
                 "Accepted: `0s` to `10m`"})
     Duration affinityMaxWait;

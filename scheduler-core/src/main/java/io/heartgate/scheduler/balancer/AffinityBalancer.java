@@ -107,6 +107,16 @@ public final class AffinityBalancer implements Balancer {
         return sticky != null;
     }
 
+    /**
+     * The request of {@code bytes} for {@code key} and {@code model} took a slot on {@code node}: under
+     * the sticky rule, its conversation's home is there now; nothing under bounded loads.
+     */
+    public void settle(long key, String model, Node node, long bytes) {
+        if (sticky != null) {
+            sticky.settle(key, model, node, bytes);
+        }
+    }
+
     /** A request without a key: the fallback decides. */
     @Override
     public AffinityBalancer byKey() {

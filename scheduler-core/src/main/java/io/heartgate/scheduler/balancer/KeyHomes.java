@@ -74,7 +74,8 @@ public final class KeyHomes {
         return slots.length();
     }
 
-    private int index(long key) {
+    /** Returns the first of the two slots {@code key} may take (the other is this one with its last bit flipped). */
+    int index(long key) {
         long h = key * 0x9E3779B97F4A7C15L;
         return (int) (h >>> 40) & mask;
     }

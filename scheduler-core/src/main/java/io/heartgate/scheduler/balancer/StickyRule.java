@@ -56,10 +56,8 @@ final class StickyRule {
      * after the key stands in for it, and the request is a spill wherever it goes.
      */
     Choice pick(HashRing ring, List<Node> base, boolean[] mask, long key, long bytes, String model) {
-        long now = ticker.nanos();
-        long homeKey = homeKey(key, model);
         int start = ring.start(key);
-        KeyHomes.Home h = homes.get(homeKey, now);
+        KeyHomes.Home h = homes.get(homeKey(key, model), ticker.nanos());
         int own = h == null ? -1 : ring.indexOf(h.nodeId());
         if (own < 0) {
             own = ring.memberAt(start, 0);
@@ -75,7 +73,6 @@ final class StickyRule {
         // The home holds the last request's body when this one extends it; a shorter body is another conversation.
         long homeBytes = h != null && home == own && bytes >= h.bytes() ? bytes - h.bytes() : bytes;
         if (homeNode.hasRoom() && (homeNode.capacity() > 0 || backlogWait(homeNode, model) < maxWaitSeconds)) {
-            homes.put(homeKey, homeNode.id(), bytes, now);
             return new Choice(homeNode, owner, false, homeBytes);
         }
         Node best = null;
@@ -100,8 +97,16 @@ final class StickyRule {
         if (best == null) {
             return new Choice(homeNode, owner, false, homeBytes); // every node full: the claim fails, the request waits
         }
-        homes.put(homeKey, best.id(), bytes, now);
         return new Choice(best, owner, ownerAllowed && best != owner, best == homeNode ? homeBytes : bytes);
+    }
+
+    /**
+     * The request of {@code bytes} for {@code key} and {@code model} took a slot on {@code node}:
+     * that is the conversation's home now. Only then, so that a pick whose slot went to another
+     * event loop first leaves the home where the body is.
+     */
+    void settle(long key, String model, Node node, long bytes) {
+        homes.put(homeKey(key, model), node.id(), bytes, ticker.nanos());
     }
 
     /** Returns the key a conversation's home is kept under: its affinity key for {@code model}, so that its requests to another model keep their own. */

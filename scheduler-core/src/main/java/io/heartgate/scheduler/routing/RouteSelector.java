@@ -91,6 +91,11 @@ public final class RouteSelector {
         return responses;
     }
 
+    /** Says whether requests join their node's prefill backlog and its usage teaches it (the sticky rule). */
+    public boolean keepsTokenLoad() {
+        return tokenLoad;
+    }
+
     /** Returns where affinity keys come from when the strategy uses them, else {@code null}: nothing to read. */
     public AffinityKeys affinityKeys() {
         return affinity == null ? null : keys;
@@ -261,6 +266,7 @@ public final class RouteSelector {
                     : AffinityPick.spill(choice.passedOver() ? choice.owner().id() : null);
             Lease lease = Lease.take(n);
             if (lease != null) {
+                affinity.settle(facts.affinity(), facts.model(), n, facts.promptBytes());
                 return sent(lease, choice.uncached() >= 0 ? choice.uncached() : facts.promptBytes(), facts, panic, how);
             }
             if (!anyRoom(allowed)) {

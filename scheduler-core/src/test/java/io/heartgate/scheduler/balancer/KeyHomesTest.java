@@ -39,4 +39,27 @@ class KeyHomesTest {
         assertThatThrownBy(() -> new KeyHomes(3, 1)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new KeyHomes(8, 0)).isInstanceOf(IllegalArgumentException.class);
     }
+
+    @Test
+    void twoKeysOfOneSetAreBothKeptAndAThirdPushesOutTheOlder() {
+        KeyHomes homes = new KeyHomes(8, Long.MAX_VALUE);
+        long a = 1;
+        long b = 2;
+        while ((homes.index(b) >> 1) != (homes.index(a) >> 1)) {
+            b++;
+        }
+        long c = b + 1;
+        while ((homes.index(c) >> 1) != (homes.index(a) >> 1)) {
+            c++;
+        }
+        homes.put(a, "na", 1, 10);
+        homes.put(b, "nb", 1, 20);
+        assertThat(homes.get(a, 30).nodeId()).isEqualTo("na");
+        assertThat(homes.get(b, 30).nodeId()).isEqualTo("nb");
+        homes.put(a, "na2", 2, 40); // a again: its own slot, now the newer
+        homes.put(c, "nc", 1, 50);
+        assertThat(homes.get(b, 60)).as("the older of the two").isNull();
+        assertThat(homes.get(a, 60).nodeId()).isEqualTo("na2");
+        assertThat(homes.get(c, 60).nodeId()).isEqualTo("nc");
+    }
 }

@@ -144,7 +144,7 @@ class StickyRoutingTest {
     }
 
     @Test
-    void ofUnknownCapacityAKeyStaysUntilItsPrefillWaitReachesTheLimit() {
+    void ofUnknownCapacityAKeyStaysUntilItsHomesBacklogWaitReachesTheLimit() {
         // 1,000 tokens per second reported; 1 s limit: a node holds a key until 1,000 tokens wait there.
         TableSnapshot t = fleet(3, null, 1_000.0);
         RouteSelector s = sticky(Duration.ofSeconds(1));
@@ -152,12 +152,12 @@ class StickyRoutingTest {
         Node home = first.node();
         first.lease().firstToken(nanos.get(), false);
 
-        home.inFlight().tokens().sent(800); // 800 + this turn's 100 new tokens: 0.9 s
+        home.inFlight().tokens().sent(950); // 0.95 s ahead: under the limit, whatever this turn brings
         Route.To stays = select(s, t, turn("agent", 800));
         assertThat(stays.node()).isSameAs(home);
-        assertThat(stays.lease().prefill()).isEqualTo(100);
+        assertThat(stays.lease().prefill()).as("only the 400 new bytes are uncached").isEqualTo(100);
 
-        home.inFlight().tokens().sent(200); // 1,100 ahead now: 1.2 s for the next turn
+        // 1,050 tokens ahead now (its own 100 joined): 1.05 s, past the limit.
         Route.To leaves = select(s, t, turn("agent", 1_200));
         assertThat(leaves.node()).isNotSameAs(home);
         assertThat(leaves.affinity()).isEqualTo(AffinityPick.spill(home.id()));
@@ -209,16 +209,18 @@ class StickyRoutingTest {
     }
 
     @Test
-    void anIdleHomeKeepsItsKeyWhateverTheRequestsSize() {
-        // 40,000 bytes are 10,000 tokens, ten seconds at the assumed speed: only the backlog ahead counts.
+    void aHomeUnderTheLimitKeepsANewKeyWhateverTheRequestsSize() {
+        // 40,000 bytes are 10,000 tokens, ten seconds at the assumed speed: only the backlog ahead counts
+        // at home, so half a second of it keeps the key though an idle node would give the first token sooner.
         TableSnapshot t = fleet(3, null, null);
-        RouteSelector s = sticky(Duration.ofSeconds(1));
-        Route.To first = select(s, t, turn("big", 40_000));
-        first.lease().firstToken(nanos.get(), false);
-        first.lease().release();
-        Route.To again = select(s, t, turn("big", 80_000));
-        assertThat(again.node()).isSameAs(first.node());
-        assertThat(again.affinity()).isEqualTo(AffinityPick.HIT);
+        Route.To probe = select(new RouteSelector(Strategy.affinity(1.25, Strategy.ROUND_ROBIN)), t, turn("big", 10));
+        Node owner = probe.node(); // the key's node on the ring, the same ring under both rules
+        probe.lease().release();
+        owner.inFlight().tokens().sent(500);
+
+        Route.To r = select(sticky(Duration.ofSeconds(1)), t, turn("big", 40_000));
+        assertThat(r.node()).isSameAs(owner);
+        assertThat(r.affinity()).isEqualTo(AffinityPick.HIT);
     }
 
     @Test

@@ -62,6 +62,14 @@ class TokenLoadTest {
     }
 
     @Test
+    void anOutlierFirstSampleCountsAtMostFourTimesTheAssumedSpeed() {
+        TokenLoad t = new TokenLoad();
+        t.firstToken("m", 200_000, 300, 100_000_000); // 2 million tokens a second: a chunked prefill's artefact
+        assertThat(t.tps("m", null)).isLessThanOrEqualTo(TokenLoad.DEFAULT_TPS * (1 + TokenLoad.ALPHA * 3) + 1e-9);
+        assertThat(t.learned("m")).isTrue();
+    }
+
+    @Test
     void tinyPromptsAndZeroTimesTeachNothing() {
         TokenLoad t = new TokenLoad();
         t.firstToken("m", 0, 20, 5_000_000);

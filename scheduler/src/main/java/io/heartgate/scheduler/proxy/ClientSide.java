@@ -126,9 +126,10 @@ final class ClientSide {
 
     /**
      * Writes the last chunk and flushes, then counts and charges the tokens {@code node} reported;
-     * returns the write.
+     * returns the write. {@code moved}: the answer moved to {@code node} from another, so what it
+     * reported is no measure of this request's body.
      */
-    ChannelFuture last(HttpContent content, Node node) {
+    ChannelFuture last(HttpContent content, Node node, boolean moved) {
         if (responseOf != null) {
             responseId(content.content());
         }
@@ -141,8 +142,8 @@ final class ClientSide {
         unflushed = false;
         ChannelFuture written = channel.writeAndFlush(shown);
         UsageReader.Usage used = usage.ended(recorder, caller, modelLabel(node));
-        if (used != null && node != null) { // the node's word on the prompt corrects the next estimates
-            node.inFlight().tokens().reported(req.content().readableBytes(), used.prompt());
+        if (used != null && node != null && !moved && !responsesApi) { // a follow-up's prompt is not in its body
+            evidence.reported(node, req.content().readableBytes(), used.prompt());
         }
         return written;
     }

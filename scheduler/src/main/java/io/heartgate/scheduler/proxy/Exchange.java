@@ -107,7 +107,7 @@ final class Exchange {
             return;
         }
         placement.release(); // before the client has the last byte: its next request finds the slot free
-        ChannelFuture written = client.last(content, moves.answered());
+        ChannelFuture written = client.last(content, moves.answered(), moves.moved());
         upstream.responseEnded(stopped);
         finish(client.status());
         conn.exchangeDone(this, written, client.closesAfter());

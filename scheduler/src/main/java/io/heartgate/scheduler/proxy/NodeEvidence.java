@@ -73,6 +73,16 @@ final class NodeEvidence {
         }
     }
 
+    /**
+     * {@code node} reported {@code promptTokens} for a request of {@code bytes} of body: its token
+     * load's estimates follow, where the strategy keeps one.
+     */
+    void reported(Node node, long bytes, long promptTokens) {
+        if (selector.keepsTokenLoad()) {
+            node.inFlight().tokens().reported(bytes, promptTokens);
+        }
+    }
+
     /** The node {@code nodeId} made the response {@code id} of the Responses API: a follow-up goes there. */
     void responseMade(String nodeId, String id) {
         selector.responses().put(id, nodeId);
