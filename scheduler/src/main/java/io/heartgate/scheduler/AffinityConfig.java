@@ -1,5 +1,6 @@
 package io.heartgate.scheduler;
 
+import io.heartgate.protocol.Durations;
 import io.heartgate.protocol.InvalidSettingException;
 import io.heartgate.scheduler.affinity.AffinityKeys;
 import io.heartgate.scheduler.balancer.Balancer;
@@ -53,7 +54,7 @@ public record AffinityConfig(AffinityKeys keys, Bound bound, Duration maxWait, d
         Objects.requireNonNull(keys, "keys");
         Objects.requireNonNull(bound, "bound");
         if (maxWait == null || maxWait.isNegative() || maxWait.compareTo(MAX_WAIT) > 0) {
-            throw new InvalidSettingException("affinityMaxWait", "must be 0s to 10m, was " + maxWait);
+            throw new InvalidSettingException("affinityMaxWait", "must be 0s to 10m, was " + Durations.format(maxWait));
         }
         if (!(loadFactor >= 1.0 && loadFactor <= 100.0)) {
             throw new InvalidSettingException("affinityLoadFactor", "must be 1 to 100 (1.25: a node takes at most "

@@ -56,6 +56,8 @@ class SchedulerMainTest {
         "--affinity-load-factor 0.5 | --affinity-load-factor: must be 1 to 100",
         "--affinity-fallback affinity | --affinity-fallback: must be another strategy than affinity",
         "--affinity-fallback fastest | --affinity-fallback: 'fastest' is not a strategy",
+        "--affinity-bound tokens | --affinity-bound: 'tokens' is not a bound; use wait",
+        "--affinity-max-wait 11m | --affinity-max-wait: must be 0s to 10m, was 11m",
         "--max-body 512 | --max-body: must be at least 1KiB",
         "--first-byte-timeout 0s | --first-byte-timeout: must be positive",
         "--log-format yaml | --log-format: must be text or json",

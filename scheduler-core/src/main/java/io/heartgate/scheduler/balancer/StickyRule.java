@@ -1,5 +1,6 @@
 package io.heartgate.scheduler.balancer;
 
+import io.heartgate.protocol.Durations;
 import io.heartgate.protocol.InvalidSettingException;
 import io.heartgate.scheduler.affinity.KeyHash;
 import io.heartgate.scheduler.balancer.AffinityBalancer.Choice;
@@ -41,7 +42,7 @@ final class StickyRule {
      */
     StickyRule(Duration maxWait, KeyHomes homes, Ticker ticker) {
         if (maxWait.isNegative() || maxWait.compareTo(Duration.ofMinutes(10)) > 0) {
-            throw new InvalidSettingException("affinityMaxWait", "must be 0s to 10m, was " + maxWait);
+            throw new InvalidSettingException("affinityMaxWait", "must be 0s to 10m, was " + Durations.format(maxWait));
         }
         this.maxWaitSeconds = maxWait.toNanos() / 1e9;
         this.homes = homes;
