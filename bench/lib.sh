@@ -74,10 +74,12 @@ wait_routable() { # wait_routable COUNT [ADMIN_PORT]: until the scheduler's admi
 
 wrk_measure() { # wrk_measure PORT CONNECTIONS SECONDS PIDS...: small chat completions against PORT
   # Sets WRK_RPS, WRK_P50, WRK_P99, WRK_P999, WRK_ERRORS and WRK_CPU (user+system us per request of PIDS, or n/a).
+  # WRK_CLOSE=1: every request on a new connection (Connection: close).
   local port=$1 conns=$2 seconds=$3; shift 3
-  local before after out reqs
+  local before after out reqs close=()
+  [ "${WRK_CLOSE:-0}" = 1 ] && close=(-H 'Connection: close')
   before=$(cpu_ticks "$@")
-  out=$(MODEL=bench-fast wrk -t2 -c"$conns" -d"${seconds}s" --latency -s bench/chat-completion.lua "http://127.0.0.1:$port")
+  out=$(MODEL=bench-fast wrk -t2 -c"$conns" -d"${seconds}s" --latency "${close[@]}" -s bench/chat-completion.lua "http://127.0.0.1:$port")
   after=$(cpu_ticks "$@")
   WRK_RPS=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
   WRK_P50=$(echo "$out" | awk '$1=="50%" {print $2}')

@@ -9,6 +9,7 @@
 #   bench/variants.sh "epoll||--transport epoll" "io_uring||--transport io_uring"      # LABEL|JVM OPTIONS|FLAGS
 #   bench/variants.sh "old|jar=/tmp/before.jar" "new|" "old|jar=/tmp/before.jar" "new|"  # A/B of two builds
 #   ROUNDS=3 DURATION=10 WARMUP=40 CONNECTIONS=32 bench/variants.sh ...
+#   WRK_CLOSE=1 CONNECTIONS=8 bench/variants.sh ...    # a new client connection per request
 #
 # Needs what bench/proxy.sh needs, after: mvn -B -DskipTests package.
 set -uo pipefail
