@@ -4,6 +4,7 @@ import io.heartgate.protocol.Durations;
 import io.heartgate.protocol.InvalidSettingException;
 import io.heartgate.scheduler.affinity.AffinityKeys;
 import io.heartgate.scheduler.balancer.Balancer;
+import io.heartgate.scheduler.balancer.KeyHomes;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.time.Ticker;
 import java.time.Duration;
@@ -67,6 +68,17 @@ public record AffinityConfig(AffinityKeys keys, Bound bound, Duration maxWait, d
 
     /** Returns the balancer these settings make, timing homes by {@code ticker}. */
     public Balancer balancer(Ticker ticker) {
-        return bound == Bound.WAIT ? Strategy.sticky(maxWait, fallback, ticker) : Strategy.affinity(loadFactor, fallback);
+        return balancer(ticker, homes());
+    }
+
+    /** Returns the balancer these settings make, keeping conversations' homes in {@code homes} (see {@link #homes}). */
+    public Balancer balancer(Ticker ticker, KeyHomes homes) {
+        return bound == Bound.WAIT ? Strategy.sticky(maxWait, fallback, homes, ticker)
+                : Strategy.affinity(loadFactor, fallback);
+    }
+
+    /** Returns a table for the conversations' homes when these settings keep any (the sticky rule), else {@code null}. */
+    public KeyHomes homes() {
+        return bound == Bound.WAIT ? new KeyHomes() : null;
     }
 }

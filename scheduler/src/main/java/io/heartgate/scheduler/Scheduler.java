@@ -8,7 +8,9 @@ import io.heartgate.protocol.signing.HeartbeatKeys;
 import io.heartgate.protocol.signing.HeartbeatVerifier;
 import io.heartgate.scheduler.admin.AdminGuard;
 import io.heartgate.scheduler.admin.AdminServer;
+import io.heartgate.scheduler.admission.RateLimits;
 import io.heartgate.scheduler.balancer.Balancer;
+import io.heartgate.scheduler.balancer.KeyHomes;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.discovery.DiscoveryConsumerConfig;
 import io.heartgate.scheduler.discovery.DiscoveryStats;
@@ -23,6 +25,8 @@ import io.heartgate.scheduler.proxy.ProxyCounters;
 import io.heartgate.scheduler.proxy.ProxyServer;
 import io.heartgate.scheduler.proxy.RequestMetrics;
 import io.heartgate.scheduler.proxy.stage.Stages;
+import io.heartgate.scheduler.replicas.GatewayEvents;
+import io.heartgate.scheduler.replicas.ReplicaView;
 import io.heartgate.scheduler.routing.RouteSelector;
 import io.heartgate.scheduler.status.Draining;
 import io.heartgate.scheduler.status.EjectionView;
@@ -39,10 +43,6 @@ import io.heartgate.scheduler.trust.UpstreamKey;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Vertx;
-import io.vertx.core.VertxOptions;
-import io.vertx.micrometer.MetricsDomain;
-import io.vertx.micrometer.MicrometerMetricsFactory;
-import io.vertx.micrometer.MicrometerMetricsOptions;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
@@ -88,12 +88,14 @@ public final class Scheduler implements AutoCloseable {
     private final Draining draining;
     private final Reloader reloader;
     private final KafkaSettings kafkaClient;
+    private final GatewayEvents events;
 
     private Scheduler(SchedulerConfig config, EmbeddedKafkaBroker broker, String bootstrap, NodeTable table,
                       DiscoveryStats stats, HeartbeatConsumer discovery, Thread discoveryThread, Vertx vertx,
                       AdminServer admin, ProxyServer proxyServer, ProxyCounters proxyCounters, PassiveHealth health,
-                      Draining draining, Reloader reloader, KafkaSettings kafkaClient) {
+                      Draining draining, Reloader reloader, KafkaSettings kafkaClient, GatewayEvents events) {
         this.kafkaClient = kafkaClient;
+        this.events = events;
         this.config = config;
         this.broker = broker;
         this.bootstrap = bootstrap;
@@ -129,14 +131,16 @@ public final class Scheduler implements AutoCloseable {
         Reloading<ServerTls> tls = config.security().tlsCert() == null ? null
                 : Reloading.load("TLS certificate", "tlsCert",
                         List.of(config.security().tlsCert(), config.security().tlsKey()), ServerTls::parse);
-        HeartbeatVerifier verifier = config.security().heartbeatKeys() == null ? null
-                : new HeartbeatVerifier(HeartbeatKeys.load(config.security().heartbeatKeys()));
+        HeartbeatKeys heartbeatKeys = config.security().heartbeatKeys() == null ? null
+                : HeartbeatKeys.load(config.security().heartbeatKeys());
+        HeartbeatVerifier verifier = heartbeatKeys == null ? null : new HeartbeatVerifier(heartbeatKeys);
         Map<String, String> kafkaUsers = config.kafka() != null || config.security().embeddedKafkaUsers() == null ? null
                 : KafkaUsers.load(config.security().embeddedKafkaUsers());
         Reloader reloader = new Reloader(RELOAD_EVERY);
         EmbeddedKafkaBroker broker = null;
         Vertx vertx = null;
         HeartbeatConsumer discovery = null;
+        GatewayEvents events = null;
         try {
             String bootstrap = config.kafka();
             KafkaSettings kafkaClient = config.security().kafkaClient();
@@ -166,6 +170,7 @@ public final class Scheduler implements AutoCloseable {
                 log.info("Kafka client properties: {}", kafkaClient.summary());
             }
             TopicSetup.ensure(bootstrap, kafkaClient, config.topic(), config.topicPartitions());
+            events = new GatewayEvents(GatewayEvents.replicaId(), config.eventsTopic(), bootstrap, kafkaClient, heartbeatKeys, clock);
             NodeTable table = new NodeTable(clock, config.missedHeartbeats(), RENEWAL_PUBLISH_EVERY);
             DiscoveryStats stats = new DiscoveryStats();
             String clientId = "heartgate-scheduler-" + UUID.randomUUID().toString().substring(0, 8);
@@ -194,24 +199,11 @@ public final class Scheduler implements AutoCloseable {
             thread.start();
 
             PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-            // Netty's native epoll transport when the platform has it: fewer copies and syscalls per request.
-            vertx = Vertx.builder()
-                    .with(new VertxOptions().setPreferNativeTransport(true)
-                            // The admin port's HTTP server meters and the JVM's; the per-socket
-                            // byte counters (NET_*) are left off.
-                            .setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true)
-                                    // Reuse meters instead of looking them up in the registry per request.
-                                    .setMeterCacheEnabled(true)
-                                    .setJvmMetricsEnabled(true)
-                                    .addDisabledMetricsCategory(MetricsDomain.NET_SERVER)
-                                    .addDisabledMetricsCategory(MetricsDomain.NET_CLIENT)
-                                    .addDisabledMetricsCategory(MetricsDomain.EVENT_BUS)
-                                    .addDisabledMetricsCategory(MetricsDomain.DATAGRAM_SOCKET)
-                                    .addDisabledMetricsCategory(MetricsDomain.VERTICLES)))
-                    .withMetrics(new MicrometerMetricsFactory(registry))
-                    .build();
-            Balancer balancer = config.strategy() == Strategy.AFFINITY ? config.affinity().balancer(Ticker.SYSTEM)
+            vertx = AdminServer.vertx(registry);
+            KeyHomes homes = config.strategy() == Strategy.AFFINITY ? config.affinity().homes() : null;
+            Balancer balancer = config.strategy() == Strategy.AFFINITY ? config.affinity().balancer(Ticker.SYSTEM, homes)
                     : config.strategy().create();
+            RateLimits limits = new RateLimits(Ticker.SYSTEM, events.usage(), events.shares());
             PassiveHealth health = new PassiveHealth(clock, config.proxy().ejectAfter(), config.proxy().ejectFor(),
                     Duration.ofMinutes(5));
             FlapDamping flaps = new FlapDamping(clock, config.resilience().flapLimit(), config.resilience().flapWindow());
@@ -226,7 +218,7 @@ public final class Scheduler implements AutoCloseable {
             Draining draining = new Draining();
             AdminServer admin = new AdminServer(config.bind(), config.adminPort(), table, d::status,
                     config.strategy().label(), clock, routing, draining, registry, requestMetrics, adminGuard,
-                    tls == null ? null : tls.get());
+                    tls == null ? null : tls.get(), events.view());
             if (!adminGuard.enabled() && !isLoopback(config.bind())) {
                 log.warn("Admin port {}:{} has no --admin-token: anyone who reaches it sees the fleet (/admin/nodes, "
                         + "the dashboard); set --admin-token or bind to 127.0.0.1", config.bind(), config.adminPort());
@@ -243,20 +235,26 @@ public final class Scheduler implements AutoCloseable {
             if (upstreamKey != null) {
                 log.info("Nodes get the key of {} as Authorization: Bearer", config.security().upstreamApiKey());
             }
-            ProxyServer proxyServer = ProxyServer.start(config.proxy(), table::snapshot,
-                    routeSelector(config, clock, table, balancer),
+            RouteSelector selector = routeSelector(config, clock, table, balancer);
+            ProxyServer proxyServer = ProxyServer.start(config.proxy(), table::snapshot, selector,
                     health, routing, counters, requestMetrics, Ticker.SYSTEM, draining,
                     new Stages.Access(apiKeys, upstreamKey, tls != null, config.proxy().allowModelManagement(),
-                            config.proxy().forceUsage()), tls);
+                            config.proxy().forceUsage(), limits), tls);
             proxyServer.bindTo(registry);
+            events.start(GatewayEvents.advertised(config.bind()) + ":" + proxyServer.port(), proxyServer::queueDepth, limits, apiKeys,
+                    health, homes, selector.responses(), Ticker.SYSTEM);
+            events.bindTo(registry);
             if (tls != null) {
                 reloader.watch(tls).onChange(renewed -> admin.updateTls(renewed).onFailure(e ->
                         log.warn("The admin port kept its old certificate: {}", e.toString())));
             }
             return new Scheduler(config, broker, bootstrap, table, stats, discovery, thread, vertx, admin,
-                    proxyServer, counters, health, draining, reloader, kafkaClient);
+                    proxyServer, counters, health, draining, reloader, kafkaClient, events);
         } catch (Exception e) {
             reloader.close();
+            if (events != null) {
+                events.close();
+            }
             if (discovery != null) {
                 discovery.close();
             }
@@ -294,6 +292,11 @@ public final class Scheduler implements AutoCloseable {
         }
         return new RouteSelector(balancer, ramp, () -> ThreadLocalRandom.current().nextDouble(), config.warmFirst(), clock,
                 config.affinity().keys());
+    }
+
+    /** Returns the replicas sharing this gateway and whether the events topic is reachable. */
+    public ReplicaView replicas() {
+        return events.view();
     }
 
     private static boolean isLoopback(String bind) {
@@ -376,6 +379,7 @@ public final class Scheduler implements AutoCloseable {
     public void close() {
         reloader.close();
         proxyServer.close();
+        events.close();
         try {
             vertx.close().await(10, TimeUnit.SECONDS);
         } catch (Exception e) {

@@ -31,12 +31,14 @@ import java.util.Objects;
  * @param resilience flap damping and the like
  * @param warmFirst whether and how far requests prefer nodes holding their model in memory
  * @param affinity the affinity strategy's key sources, load factor and fallback
+ * @param eventsTopic the topic replicas share usage, node health, sessions and their own heartbeats through
  */
 public record SchedulerConfig(String kafka, int embeddedKafkaPort, String embeddedKafkaHost, Path dataDir,
                               String topic, int topicPartitions, String bind, int adminPort,
                               Strategy strategy, int missedHeartbeats, ProxyConfig proxy, int demoNodes,
                               Duration lookBack, SecurityConfig security,
-                              ResilienceConfig resilience, WarmFirst warmFirst, AffinityConfig affinity) {
+                              ResilienceConfig resilience, WarmFirst warmFirst, AffinityConfig affinity,
+                              String eventsTopic) {
 
     /** Validates every field; a bad value throws {@link InvalidSettingException} naming its component. */
     public SchedulerConfig {
@@ -48,6 +50,12 @@ public record SchedulerConfig(String kafka, int embeddedKafkaPort, String embedd
         Objects.requireNonNull(embeddedKafkaHost, "embeddedKafkaHost");
         if (topic == null || !topic.matches("[A-Za-z0-9._-]{1,249}")) {
             throw new InvalidSettingException("topic", "must be 1 to 249 of A-Za-z0-9._-, was '" + topic + "'");
+        }
+        if (eventsTopic == null || !eventsTopic.matches("[A-Za-z0-9._-]{1,249}")) {
+            throw new InvalidSettingException("eventsTopic", "must be 1 to 249 of A-Za-z0-9._-, was '" + eventsTopic + "'");
+        }
+        if (eventsTopic.equals(topic)) {
+            throw new InvalidSettingException("eventsTopic", "must differ from the heartbeat topic " + topic);
         }
         if (topicPartitions < 1 || topicPartitions > 1000) {
             throw new InvalidSettingException("topicPartitions", "must be 1 to 1000, was " + topicPartitions);

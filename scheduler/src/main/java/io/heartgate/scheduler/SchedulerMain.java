@@ -92,6 +92,13 @@ public final class SchedulerMain implements Callable<Integer> {
                 "Accepted: 1 to 249 of `A-Za-z0-9._-`"})
     String topic;
 
+    @Option(names = "--events-topic", paramLabel = "NAME",
+            defaultValue = "${env:SCHEDULER_EVENTS_TOPIC:-heartgate-gateway-events}",
+            description = {"topic the replicas share usage, node health, sessions and their heartbeats through, "
+                    + "created if missing [env SCHEDULER_EVENTS_TOPIC] (default: heartgate-gateway-events)",
+                "Accepted: 1 to 249 of `A-Za-z0-9._-`, not the heartbeat topic"})
+    String eventsTopic;
+
     @Option(names = "--topic-partitions", paramLabel = "N", defaultValue = "${env:HEARTBEAT_TOPIC_PARTITIONS:-3}",
             description = {"partitions when the scheduler creates the topic [env HEARTBEAT_TOPIC_PARTITIONS] "
                     + "(default: 3)",
@@ -270,7 +277,7 @@ public final class SchedulerMain implements Callable<Integer> {
         }
         return new SchedulerConfig(kafka, embeddedKafkaPort, embeddedKafkaHost, dataDir, topic, topicPartitions, bind,
                 adminPort, routing.strategy(), missedHeartbeats, proxy, demo, lookBack,
-                security, routing.resilience(), routing.warmFirst(), routing.affinity());
+                security, routing.resilience(), routing.warmFirst(), routing.affinity(), eventsTopic);
     }
 
     @Override

@@ -39,6 +39,8 @@ class SchedulerMainTest {
     void theReserveIsOffByDefault() {
         assertThat(configOf().proxy().reserveSlots()).isZero();
         assertThat(configOf("--reserve-slots", "3").proxy().reserveSlots()).isEqualTo(3);
+        assertThat(configOf().eventsTopic()).isEqualTo("heartgate-gateway-events");
+        assertThat(configOf("--events-topic", "team-a.events").eventsTopic()).isEqualTo("team-a.events");
     }
 
     private static SchedulerConfig configOf(String... args) {
@@ -65,6 +67,8 @@ class SchedulerMainTest {
         "--migrate-streams 11 | --migrate-streams: must be 0 to 10",
         "--migrate-streams -1 | --migrate-streams: must be 0 to 10",
         "--port 70000 | --port: must be 0 to 65535",
+        "--events-topic a/b | --events-topic: must be 1 to 249 of A-Za-z0-9._-, was 'a/b'",
+        "--events-topic gpu-heartbeats | --events-topic: must differ from the heartbeat topic gpu-heartbeats",
         "--keepalive-timeout 0s | --keepalive-timeout: must be positive",
         "--allow-upstream 10.0.0.0/33 | --allow-upstream: '10.0.0.0/33' needs a prefix of 0 to 32",
         "--allow-upstream http://x | --allow-upstream: 'http://x' is not a CIDR",

@@ -5,14 +5,20 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import java.util.function.IntSupplier;
 
 /**
  * Enforces each API key's {@code rpm=} and {@code tpm=} on this scheduler replica with one
  * {@link TokenBucket} per limit: it takes a request token before a request goes on, refuses while a
  * key's token bucket is in debt, charges the tokens an answer used and gives a request token back
- * ({@link #giveBack}) when told to. Keys without limits cost one field read. Limits are per replica:
- * with N replicas behind a load balancer a key gets up to N times its limits. Thread-safe: one lock
- * per key.
+ * ({@link #giveBack}) when told to. Keys without limits cost one field read.
+ *
+ * <p>Several replicas share a key's limits: each reports what it grants and charges to a
+ * {@link SharedUsage}, and is {@linkplain #debit debited} with what the others report, so every
+ * replica's buckets hold the whole gateway's use, late by the time a report takes to travel. While
+ * the reports cannot travel, {@code shares} says among how many replicas a limit is split: each
+ * then holds a key to its share ({@code limit / shares}, at least 1), never the whole limit.
+ * Thread-safe: one lock per key.
  */
 public final class RateLimits {
 
@@ -23,11 +29,29 @@ public final class RateLimits {
     }
 
     private final Ticker ticker;
+    private final SharedUsage shared;
+    private final IntSupplier shares;
     private final Map<String, State> byKey = new ConcurrentHashMap<>();
 
     /** @param ticker the monotonic clock buckets refill on */
     public RateLimits(Ticker ticker) {
+        this(ticker, SharedUsage.NONE, () -> 1);
+    }
+
+    /**
+     * @param ticker the monotonic clock buckets refill on
+     * @param shared where what this replica grants and charges is reported
+     * @param shares among how many replicas each limit is split now: 1 while they share their use
+     */
+    public RateLimits(Ticker ticker, SharedUsage shared, IntSupplier shares) {
         this.ticker = ticker;
+        this.shared = shared;
+        this.shares = shares;
+    }
+
+    /** Returns {@code limit} split {@code shares} ways, at least 1; no limit (0) stays none. */
+    static long share(long limit, int shares) {
+        return limit <= 0 || shares <= 1 ? limit : Math.max(1, limit / shares);
     }
 
     /** One key's buckets, for the limits it had when they were made. */
@@ -63,6 +87,18 @@ public final class RateLimits {
             return old == null ? new TokenBucket(limit, now) : old.resized(limit, now);
         }
 
+        /** Returns the latest time either bucket was brought up to. */
+        long lastNanos() {
+            long t = Long.MIN_VALUE;
+            if (requestBucket != null) {
+                t = requestBucket.lastNanos();
+            }
+            if (tokenBucket != null) {
+                t = Math.max(t, tokenBucket.lastNanos());
+            }
+            return t;
+        }
+
         /** Returns the request bucket when {@code rpm=} is set, else {@code null}. */
         TokenBucket requests() {
             return rpm > 0 ? requestBucket : null;
@@ -75,23 +111,26 @@ public final class RateLimits {
     }
 
     private State state(Quota key, long now) {
+        int n = shares.getAsInt();
+        long rpm = share(key.rpm(), n);
+        long tpm = share(key.tpm(), n);
         State s = byKey.get(key.name());
-        if (s != null && s.rpm == key.rpm() && s.tpm == key.tpm()) {
+        if (s != null && s.rpm == rpm && s.tpm == tpm) {
             return s;
         }
         // New: full. The keys file changed its limits: the same levels under the new ones (no more
         // than the new size), so an operator lowering an abusive key's limit does not hand it a fresh
         // minute or forgive its debt; nor does a request that looked the old line up just before the
         // reload, which resizes the buckets back and forth at no gain.
-        return byKey.compute(key.name(), (n, old) -> {
+        return byKey.compute(key.name(), (name, old) -> {
             if (old == null) {
-                return new State(key.rpm(), key.tpm(), now);
+                return new State(rpm, tpm, now);
             }
-            if (old.rpm == key.rpm() && old.tpm == key.tpm()) {
+            if (old.rpm == rpm && old.tpm == tpm) {
                 return old;
             }
             synchronized (old) {
-                return new State(old, key.rpm(), key.tpm(), now);
+                return new State(old, rpm, tpm, Math.max(now, old.lastNanos()));
             }
         });
     }
@@ -128,6 +167,9 @@ public final class RateLimits {
                 waitNanos = s.requests().nanosUntil(1, now);
             }
             int retryAfter = refused == null ? 0 : (int) Math.max(1, (waitNanos + 999_999_999L) / 1_000_000_000L);
+            if (refused == null && s.requests() != null) {
+                shared.used(key.name(), 1, 0);
+            }
             return new Verdict(refused == null, refused, retryAfter, headers(s, now));
         });
     }
@@ -148,6 +190,7 @@ public final class RateLimits {
             synchronized (s) {
                 if (byKey.get(keyName) == s) {
                     s.requests().giveBack(1, now);
+                    shared.used(keyName, -1, 0);
                     return headers(s, now);
                 }
             }
@@ -169,6 +212,32 @@ public final class RateLimits {
         locked(key, now, s -> {
             if (s.tokens() != null) {
                 s.tokens().charge(tokens, now);
+                shared.used(key.name(), 0, tokens);
+            }
+            return null;
+        });
+    }
+
+    /**
+     * Debits {@code key}'s buckets with what another replica reported it granted ({@code requests},
+     * negative for tokens it gave back) and charged ({@code tokens}) at {@code atNanos} on this
+     * replica's ticker. Buckets made by a debit start full at its time, so the reports of the last
+     * minute, read in order after a restart, leave them as they would be had this replica seen the
+     * requests itself. A request debit may leave the bucket in debt, as a token charge may.
+     */
+    public void debit(Quota key, long requests, long tokens, long atNanos) {
+        if (!key.limited() || requests == 0 && tokens <= 0) {
+            return;
+        }
+        long at = Math.min(atNanos, ticker.nanos());
+        locked(key, at, s -> {
+            if (s.requests() != null && requests > 0) {
+                s.requests().charge(requests, at);
+            } else if (s.requests() != null && requests < 0) {
+                s.requests().giveBack(-requests, at);
+            }
+            if (s.tokens() != null && tokens > 0) {
+                s.tokens().charge(tokens, at);
             }
             return null;
         });

@@ -32,6 +32,11 @@ public final class TokenBucket {
         this.lastNanos = nowNanos;
     }
 
+    /** Returns the time the bucket was last brought up to: it refills from there. */
+    long lastNanos() {
+        return lastNanos;
+    }
+
     /** Returns the bucket's size: the limit per minute. */
     public long limit() {
         return perMinute;

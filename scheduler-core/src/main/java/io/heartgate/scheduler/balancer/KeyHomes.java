@@ -15,9 +15,25 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  */
 public final class KeyHomes {
 
-    /** One key's home. */
-    record Home(long key, String nodeId, long bytes, long atNanos) {
+    /** One key's home; {@code sharedAtNanos} is when it was last told to the other replicas, or learnt from them. */
+    record Home(long key, String nodeId, long bytes, long atNanos, long sharedAtNanos) {
     }
+
+    /** Told of homes the other replicas should know: new ones, moved ones, and each again every {@link #SHARE_AGAIN}. */
+    @FunctionalInterface
+    public interface Listener {
+        /** Nobody listens: a replica on its own. */
+        Listener NONE = (key, nodeId, bytes) -> { };
+
+        /** Says that {@code key}'s conversation lives on {@code nodeId}, its last request {@code bytes} long. */
+        void placed(long key, String nodeId, long bytes);
+    }
+
+    /**
+     * How often a home that stays put is told again: the other replicas' copies would otherwise
+     * expire {@link #DEFAULT_TTL} after they learnt it, however busy the conversation is here.
+     */
+    public static final Duration SHARE_AGAIN = Duration.ofMinutes(10);
 
     /** The default size: 2^17 = 131,072 homes, some 7 MiB once every slot is written. */
     public static final int DEFAULT_BITS = 17;
@@ -27,6 +43,7 @@ public final class KeyHomes {
     private final AtomicReferenceArray<Home> slots;
     private final int mask;
     private final long ttlNanos;
+    private volatile Listener listener = Listener.NONE;
 
     /**
      * Creates a table of {@code 2^bits} slots whose homes last {@code ttlNanos} after their key's last request.
@@ -57,16 +74,46 @@ public final class KeyHomes {
         return h != null && h.key == key && nowNanos - h.atNanos < ttlNanos ? h : null;
     }
 
-    /** Notes that {@code key}'s request of {@code bytes} went to {@code nodeId} at {@code nowNanos}. */
+    /** Sets who is told of homes worth sharing; set once, when the replica is wired. */
+    public void share(Listener to) {
+        this.listener = to;
+    }
+
+    /**
+     * Notes that {@code key}'s request of {@code bytes} went to {@code nodeId} at {@code nowNanos},
+     * and tells the listener when the home is new, moved, or not told for {@link #SHARE_AGAIN}.
+     */
     void put(long key, String nodeId, long bytes, long nowNanos) {
+        int slot = slotFor(key);
+        Home old = slots.get(slot);
+        boolean same = old != null && old.key == key && old.nodeId.equals(nodeId)
+                && nowNanos - old.atNanos < ttlNanos && nowNanos - old.sharedAtNanos < SHARE_AGAIN.toNanos();
+        slots.set(slot, new Home(key, nodeId, bytes, nowNanos, same ? old.sharedAtNanos : nowNanos));
+        if (!same) {
+            listener.placed(key, nodeId, bytes);
+        }
+    }
+
+    /**
+     * Takes a home another replica placed, learnt {@code ageNanos} after it did, without telling it
+     * back; it lasts as long as one placed here would have.
+     */
+    public void adopt(long key, String nodeId, long bytes, long nowNanos, long ageNanos) {
+        long at = nowNanos - Math.max(0, ageNanos);
+        if (nowNanos - at >= ttlNanos) {
+            return;
+        }
+        slots.set(slotFor(key), new Home(key, nodeId, bytes, at, at));
+    }
+
+    private int slotFor(long key) {
         int i = index(key);
         Home a = slots.get(i);
         Home b = slots.get(i ^ 1);
-        int slot = a != null && a.key == key ? i
+        return a != null && a.key == key ? i
                 : b != null && b.key == key ? i ^ 1
                 : a == null ? i
                 : b == null || b.atNanos < a.atNanos ? i ^ 1 : i;
-        slots.set(slot, new Home(key, nodeId, bytes, nowNanos));
     }
 
     /** Returns how many slots the table has. */

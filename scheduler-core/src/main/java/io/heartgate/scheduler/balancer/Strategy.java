@@ -92,9 +92,14 @@ public enum Strategy {
      *     when {@code fallback} is affinity itself
      */
     public static Balancer sticky(Duration maxWait, Strategy fallback, Ticker ticker) {
+        return sticky(maxWait, fallback, new KeyHomes(), ticker);
+    }
+
+    /** As {@link #sticky(Duration, Strategy, Ticker)}, keeping the conversations' homes in {@code homes}. */
+    public static Balancer sticky(Duration maxWait, Strategy fallback, KeyHomes homes, Ticker ticker) {
         if (fallback == AFFINITY) {
             throw new InvalidSettingException("affinityFallback", "must be another strategy than affinity");
         }
-        return AffinityBalancer.sticky(maxWait, new KeyHomes(), fallback.create(), ticker);
+        return AffinityBalancer.sticky(maxWait, homes, fallback.create(), ticker);
     }
 }

@@ -29,6 +29,17 @@ public final class ResponseHomes {
     private final long ttlNanos;
     private final Ticker ticker;
     private final LinkedHashMap<String, Home> homes = new LinkedHashMap<>();
+    private volatile Listener listener = Listener.NONE;
+
+    /** Told of each response id noted here, for the other replicas. */
+    @FunctionalInterface
+    public interface Listener {
+        /** Nobody listens: a replica on its own. */
+        Listener NONE = (id, nodeId) -> { };
+
+        /** Says that the node {@code nodeId} made the response {@code id}. */
+        void placed(String id, String nodeId);
+    }
 
     /**
      * Creates a memory of at most {@code size} ids, each kept {@code ttl}, timed by {@code ticker}.
@@ -44,13 +55,39 @@ public final class ResponseHomes {
         this.ticker = ticker;
     }
 
-    /** Notes that the node {@code nodeId} made the response {@code id}. */
-    public synchronized void put(String id, String nodeId) {
+    /** Sets who is told of each id noted; set once, when the replica is wired. */
+    public void share(Listener to) {
+        this.listener = to;
+    }
+
+    /** Returns how long an id is remembered. */
+    public Duration ttl() {
+        return Duration.ofNanos(ttlNanos);
+    }
+
+    /** Notes that the node {@code nodeId} made the response {@code id}, and tells the listener. */
+    public void put(String id, String nodeId) {
         if (id.length() > MAX_ID_CHARS) {
             return;
         }
+        remember(id, nodeId, ticker.nanos());
+        listener.placed(id, nodeId);
+    }
+
+    /**
+     * Takes an id another replica noted {@code ageNanos} ago, without telling it back; it is
+     * remembered for what is left of its time to live.
+     */
+    public void adopt(String id, String nodeId, long ageNanos) {
+        if (id.length() > MAX_ID_CHARS || ageNanos >= ttlNanos) {
+            return;
+        }
+        remember(id, nodeId, ticker.nanos() - Math.max(0, ageNanos));
+    }
+
+    private synchronized void remember(String id, String nodeId, long atNanos) {
         homes.remove(id); // a re-put moves to the end: the oldest stays first
-        homes.put(id, new Home(nodeId, ticker.nanos()));
+        homes.put(id, new Home(nodeId, atNanos));
         if (homes.size() > size) {
             Map.Entry<String, Home> eldest = homes.entrySet().iterator().next();
             homes.remove(eldest.getKey());

@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.heartgate.scheduler.time.Ticker;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
@@ -36,6 +38,21 @@ class ResponseHomesTest {
         nanos.addAndGet(Duration.ofMinutes(1).toNanos());
         assertThat(homes.node("resp_1")).isNull();
         assertThat(homes.size()).isZero();
+    }
+
+    @Test
+    void idsNotedHereAreToldAndIdsFromOtherReplicasLiveOutTheirTime() {
+        List<String> told = new ArrayList<>();
+        homes.share((id, node) -> told.add(id + "@" + node));
+        homes.put("resp_1", "a");
+        homes.adopt("resp_2", "b", Duration.ofMinutes(6).toNanos()); // placed elsewhere six minutes ago
+        assertThat(told).containsExactly("resp_1@a");
+        assertThat(homes.node("resp_2")).isEqualTo("b");
+        nanos.addAndGet(Duration.ofMinutes(5).toNanos() + 1);
+        assertThat(homes.node("resp_1")).isEqualTo("a");
+        assertThat(homes.node("resp_2")).as("its time to live counts from when it was placed").isNull();
+        homes.adopt("resp_3", "c", Duration.ofHours(1).toNanos());
+        assertThat(homes.node("resp_3")).as("too old to keep").isNull();
     }
 
     @Test

@@ -3,6 +3,7 @@ package io.heartgate.scheduler.admin;
 import io.heartgate.protocol.Gpu;
 import io.heartgate.protocol.Load;
 import io.heartgate.protocol.LoadedModel;
+import io.heartgate.scheduler.replicas.ReplicaView;
 import io.heartgate.scheduler.status.DiscoveryView;
 import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.table.Node;
@@ -14,6 +15,8 @@ import io.heartgate.scheduler.usage.TrafficView;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
@@ -25,6 +28,9 @@ import io.vertx.core.net.PemKeyCertOptions;
 import io.vertx.core.net.ServerSSLOptions;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
+import io.vertx.micrometer.MetricsDomain;
+import io.vertx.micrometer.MicrometerMetricsFactory;
+import io.vertx.micrometer.MicrometerMetricsOptions;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -64,6 +70,7 @@ public final class AdminServer extends VerticleBase {
     private final TrafficView traffic;
     private final AdminGuard guard;
     private final ServerTls tls;
+    private final ReplicaView replicas;
     private final Set<HttpServerResponse> watchers = new LinkedHashSet<>();
     private Buffer dashboard;
     private HttpServer server;
@@ -76,11 +83,14 @@ public final class AdminServer extends VerticleBase {
      * @param draining whether the scheduler is shutting down ({@code /readyz} is then 503)
      * @param guard who may see {@code /admin/*} and the dashboard's data (and the probes, if it says so)
      * @param tls the certificate to serve HTTPS with, or {@code null} for plain HTTP
+     * @param replicas the replicas sharing this gateway, for {@code /admin/replicas}
      */
     public AdminServer(String bind, int port, NodeTable table, Supplier<? extends DiscoveryView> discovery,
                        String strategy, Clock clock, EjectionView health, BooleanSupplier draining,
-                       PrometheusMeterRegistry registry, TrafficView traffic, AdminGuard guard, ServerTls tls) {
+                       PrometheusMeterRegistry registry, TrafficView traffic, AdminGuard guard, ServerTls tls,
+                       ReplicaView replicas) {
         this.guard = guard;
+        this.replicas = replicas;
         this.tls = tls;
         this.health = health;
         this.draining = draining;
@@ -92,6 +102,27 @@ public final class AdminServer extends VerticleBase {
         this.discovery = discovery;
         this.strategy = strategy;
         this.clock = clock;
+    }
+
+    /**
+     * Returns the Vert.x that serves the admin port: Netty's native transport where the platform has
+     * it, with the HTTP server's and the JVM's meters in {@code registry} (not the per-socket byte
+     * counters, nor the event bus's or verticles').
+     */
+    public static Vertx vertx(PrometheusMeterRegistry registry) {
+        return Vertx.builder()
+                .with(new VertxOptions().setPreferNativeTransport(true)
+                        .setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true)
+                                // Reuse meters instead of looking them up in the registry per request.
+                                .setMeterCacheEnabled(true)
+                                .setJvmMetricsEnabled(true)
+                                .addDisabledMetricsCategory(MetricsDomain.NET_SERVER)
+                                .addDisabledMetricsCategory(MetricsDomain.NET_CLIENT)
+                                .addDisabledMetricsCategory(MetricsDomain.EVENT_BUS)
+                                .addDisabledMetricsCategory(MetricsDomain.DATAGRAM_SOCKET)
+                                .addDisabledMetricsCategory(MetricsDomain.VERTICLES)))
+                .withMetrics(new MicrometerMetricsFactory(registry))
+                .build();
     }
 
     /** Returns the port listened on, or -1 before. */
@@ -113,6 +144,7 @@ public final class AdminServer extends VerticleBase {
         router.get("/readyz").handler(this::readyz);
         router.get("/admin/nodes").handler(ctx -> json(ctx, 200, nodes(table.snapshot(), clock.instant())));
         router.get("/admin/models").handler(ctx -> json(ctx, 200, ModelsView.of(table.snapshot())));
+        router.get("/admin/replicas").handler(ctx -> json(ctx, 200, ReplicasView.of(replicas, clock.instant())));
         router.get("/admin/keys").handler(ctx -> json(ctx, 200, new JsonObject().put("keys", keys())));
         router.get("/metrics").handler(ctx -> ctx.response()
                 .putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")
@@ -197,6 +229,7 @@ public final class AdminServer extends VerticleBase {
                                 : Duration.between(d.lastContact(), now).toMillis()))
                 .put("draining", draining.getAsBoolean())
                 .put("keys", keys())
+                .put("replicas", ReplicasView.of(replicas, now))
                 .put("affinity", affinity.isEmpty() ? null : new JsonObject(new LinkedHashMap<>(affinity)));
         return Buffer.buffer("data: " + state.encode() + "\n\n");
     }
@@ -232,6 +265,8 @@ public final class AdminServer extends VerticleBase {
             reason = "Kafka refuses the scheduler's credentials: " + d.refused();
         } else if (!d.caughtUp()) {
             reason = "catching up with the heartbeat topic";
+        } else if (!replicas.isCaughtUp()) {
+            reason = "catching up with the events topic";
         } else if (routable == 0) {
             reason = "no routable node";
         }
@@ -247,6 +282,7 @@ public final class AdminServer extends VerticleBase {
         if (d.selfPreservation()) {
             body.put("warning", "Kafka unreachable: expiry frozen, routing to the last known nodes");
         }
+        body.put("limits", ReplicasView.limits(replicas));
         if (reason != null) {
             body.put("reason", reason);
         }

@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Creates the heartbeat topic if it is missing, with the settings discovery relies on, and warns
- * about an existing topic that lacks them.
+ * about an existing topic that lacks them; creates the gateway events topic the same way.
  */
 public final class TopicSetup {
 
@@ -43,6 +43,12 @@ public final class TopicSetup {
      * @throws IllegalStateException when the topic cannot be checked or created for another reason
      */
     public static void ensure(String bootstrap, KafkaSettings kafkaClient, String topic, int partitions) {
+        ensure(bootstrap, kafkaClient, topic, partitions, topicConfig());
+    }
+
+    /** As {@link #ensure(String, KafkaSettings, String, int)}, for a topic created with {@code config}. */
+    public static void ensure(String bootstrap, KafkaSettings kafkaClient, String topic, int partitions,
+                              Map<String, String> config) {
         Set<String> clientNames = new HashSet<>(ConsumerConfig.configNames());
         clientNames.addAll(AdminClientConfig.configNames());
         kafkaClient.unknown(clientNames).forEach(name ->
@@ -51,7 +57,7 @@ public final class TopicSetup {
         adminProps.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         adminProps.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30_000);
         try (Admin kafkaAdmin = Admin.create(adminProps)) {
-            ensure(kafkaAdmin, topic, partitions, 30_000);
+            ensure(kafkaAdmin, topic, partitions, config, 30_000);
         } catch (IllegalStateException e) {
             if (!(e.getCause() instanceof AuthenticationException)) {
                 throw e;
@@ -82,15 +88,20 @@ public final class TopicSetup {
      * @throws IllegalStateException when Kafka does not answer within {@code timeoutMs}
      */
     public static void ensure(Admin admin, String topic, int partitions, long timeoutMs) {
+        ensure(admin, topic, partitions, topicConfig(), timeoutMs);
+    }
+
+    /** As {@link #ensure(Admin, String, int, long)}, for a topic created with {@code config}. */
+    public static void ensure(Admin admin, String topic, int partitions, Map<String, String> config, long timeoutMs) {
         try {
             admin.createTopics(List.of(new NewTopic(topic, Optional.of(partitions), Optional.empty())
-                    .configs(topicConfig()))).all().get(timeoutMs, TimeUnit.MILLISECONDS);
-            log.info("Created heartbeat topic {} with {} partitions", topic, partitions);
+                    .configs(config))).all().get(timeoutMs, TimeUnit.MILLISECONDS);
+            log.info("Created topic {} with {} partitions", topic, partitions);
         } catch (ExecutionException e) {
             if (!(e.getCause() instanceof TopicExistsException)) {
                 throw new IllegalStateException("cannot create topic " + topic + ": " + e.getCause(), e.getCause());
             }
-            checkExisting(admin, topic, timeoutMs);
+            checkExisting(admin, topic, config, timeoutMs);
         } catch (TimeoutException e) {
             throw new IllegalStateException("Kafka did not answer within " + timeoutMs + " ms", e);
         } catch (InterruptedException e) {
@@ -99,8 +110,11 @@ public final class TopicSetup {
         }
     }
 
-    private static void checkExisting(Admin admin, String topic, long timeoutMs) {
+    private static void checkExisting(Admin admin, String topic, Map<String, String> created, long timeoutMs) {
         ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+        if (!created.equals(topicConfig())) {
+            return; // only the heartbeat topic's timestamps decide liveness
+        }
         try {
             Config config = admin.describeConfigs(List.of(resource)).all()
                     .get(timeoutMs, TimeUnit.MILLISECONDS).get(resource);

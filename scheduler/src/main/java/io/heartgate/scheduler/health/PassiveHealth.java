@@ -23,6 +23,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Only connect failures count, and the proxy's stall rule ({@link #stalled}). A client hanging
  * up, a timeout, or a node's own overload answer (503, 429) is never the node's death. Thread-safe; time comes from the injected clock.
+ *
+ * <p>Replicas share what they see: each ejection and readmission made here is told to a
+ * {@link Listener}, and those another replica made are {@linkplain #adopt adopted} and
+ * {@linkplain #readmit readmitted} here without being told back. The rule for conflicting evidence
+ * is the topic's order: the last ejection or readmission of a node that a replica reads stands,
+ * and every replica reads a node's events in the same order, so they agree.
  */
 public final class PassiveHealth implements EjectionView, Consumer<TableSnapshot> {
 
@@ -42,6 +48,27 @@ public final class PassiveHealth implements EjectionView, Consumer<TableSnapshot
     private volatile int ejectedCount;
     private final LongAdder ejections = new LongAdder();
     private final LongAdder stalls = new LongAdder();
+    private volatile Listener listener = Listener.NONE;
+
+    /** Told of the ejections and readmissions this replica makes, for the others. */
+    public interface Listener {
+        /** Nobody listens: a replica on its own. */
+        Listener NONE = new Listener() {
+            @Override
+            public void ejected(String nodeId, Ejection ejection) {
+            }
+
+            @Override
+            public void readmitted(String nodeId) {
+            }
+        };
+
+        /** Says that {@code nodeId} is ejected until {@code ejection.until()}. */
+        void ejected(String nodeId, Ejection ejection);
+
+        /** Says that {@code nodeId}, ejected before, answered again. */
+        void readmitted(String nodeId);
+    }
 
     /** Creates the tracker. */
     public PassiveHealth(Clock clock, int failuresToEject, Duration baseEjection, Duration maxEjection) {
@@ -52,6 +79,38 @@ public final class PassiveHealth implements EjectionView, Consumer<TableSnapshot
         this.failuresToEject = failuresToEject;
         this.baseEjection = baseEjection;
         this.maxEjection = maxEjection;
+    }
+
+    /** Sets who is told of ejections and readmissions; set once, when the replica is wired. */
+    public void share(Listener to) {
+        this.listener = to;
+    }
+
+    /**
+     * Takes an ejection another replica made: {@code nodeId} is held out until {@code ejection.until()},
+     * as if ejected here (a later ejection here backs off from it). Ignored once that time has passed.
+     */
+    public void adopt(String nodeId, Ejection ejection) {
+        if (!clock.instant().isBefore(ejection.until())) {
+            return;
+        }
+        Record r = records.computeIfAbsent(nodeId, id -> new Record());
+        synchronized (r) {
+            r.ejection = ejection;
+            r.ejectionsInARow = Math.max(r.ejectionsInARow, 1);
+            r.consecutiveFailures = 0;
+        }
+        recount();
+        log.info("Node {} ejected until {} by another replica: {}", nodeId, ejection.until(), ejection.reason());
+    }
+
+    /** Takes a readmission another replica made: {@code nodeId}'s record here is forgotten, as on a success here. */
+    public void readmit(String nodeId) {
+        Record r = records.remove(nodeId);
+        if (r != null) {
+            recount();
+            log.info("Node {} back in rotation: another replica had an answer from it", nodeId);
+        }
     }
 
     /** Records a failed connect to {@code nodeId}; returns whether this failure ejected it. */
@@ -67,6 +126,7 @@ public final class PassiveHealth implements EjectionView, Consumer<TableSnapshot
             Duration backoff = eject(r, now, r.consecutiveFailures, reason);
             log.warn("Node {} ejected for {} ms after {} consecutive connect failures to {} ({}); its heartbeats "
                     + "still say it is up", nodeId, backoff.toMillis(), r.consecutiveFailures, url, reason);
+            listener.ejected(nodeId, r.ejection);
             return true;
         }
     }
@@ -87,6 +147,7 @@ public final class PassiveHealth implements EjectionView, Consumer<TableSnapshot
             stalls.increment();
             log.warn("Node {} ejected for {} ms as stalled: {}; its heartbeats still say it is up", nodeId,
                     backoff.toMillis(), reason);
+            listener.ejected(nodeId, r.ejection);
             return true;
         }
     }
@@ -124,13 +185,18 @@ public final class PassiveHealth implements EjectionView, Consumer<TableSnapshot
         if (r == null) {
             return;
         }
+        boolean wasEjected;
         synchronized (r) {
-            if (r.ejectionsInARow > 0) {
+            wasEjected = r.ejectionsInARow > 0;
+            if (wasEjected) {
                 log.info("Node {} answers again; back in rotation", nodeId);
             }
             records.remove(nodeId);
         }
         recount();
+        if (wasEjected) {
+            listener.readmitted(nodeId);
+        }
     }
 
     @Override

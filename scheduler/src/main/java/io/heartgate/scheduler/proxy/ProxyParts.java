@@ -53,7 +53,7 @@ final class ProxyParts {
                 w -> sources.selector().select(table.get(), w.facts(), w.tried(), sources.routing()),
                 config.reserveSlots(), w -> RouteSelector.freeSlots(table.get(), w.facts(), sources.routing()),
                 sources.metrics().registry());
-        RateLimits limits = new RateLimits(sources.ticker());
+        RateLimits limits = access.limits() != null ? access.limits() : new RateLimits(sources.ticker());
         this.dispatcher = new Dispatcher(table, sources.selector(), sources.routing(), queue, limits);
         List<Stage> all = new ArrayList<>(extraStages);
         all.addAll(Stages.standard(table, access, limits, sources.selector().responses()));

@@ -1,5 +1,6 @@
 package io.heartgate.scheduler.proxy;
 
+import io.heartgate.scheduler.admission.GatewayQueue;
 import io.heartgate.scheduler.health.PassiveHealth;
 import io.heartgate.scheduler.proxy.stage.Stage;
 import io.heartgate.scheduler.proxy.stage.Stages;
@@ -65,10 +66,12 @@ public final class ProxyServer implements AutoCloseable {
     private final ChannelGroup clients;
     private final ChannelGroup upstreams;
     private final Channel serverChannel;
+    private final GatewayQueue queue;
 
     private ProxyServer(Draining draining, EventLoopGroup group, DnsAddressResolverGroup resolver,
-                        ChannelGroup clients, ChannelGroup upstreams, Channel serverChannel) {
+                        ChannelGroup clients, ChannelGroup upstreams, Channel serverChannel, GatewayQueue queue) {
         this.draining = draining;
+        this.queue = queue;
         this.clients = clients;
         this.upstreams = upstreams;
         this.group = group;
@@ -181,7 +184,7 @@ public final class ProxyServer implements AutoCloseable {
                     .bind(new InetSocketAddress(config.bind(), config.port()))
                     .syncUninterruptibly()
                     .channel();
-            ProxyServer proxy = new ProxyServer(draining, group, resolver, clients, upstreams, server);
+            ProxyServer proxy = new ProxyServer(draining, group, resolver, clients, upstreams, server, parts.queue());
             // The exact line scripts and tests wait for (docs/REFERENCE.md).
             log.info("proxy listening on {}:{}", config.bind(), proxy.port());
             if (serverTls != null) {
@@ -224,6 +227,11 @@ public final class ProxyServer implements AutoCloseable {
     /** Returns the client connections open now. */
     public int clientConnections() {
         return clients.size();
+    }
+
+    /** Returns how many requests wait in the gateway queue now. */
+    public int queueDepth() {
+        return queue.depth();
     }
 
     /** Returns the port the proxy listens on. */

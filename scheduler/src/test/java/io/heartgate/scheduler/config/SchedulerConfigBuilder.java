@@ -21,10 +21,17 @@ public final class SchedulerConfigBuilder {
     private ResilienceConfig resilience = ResilienceConfig.DEFAULTS;
     private WarmFirst warmFirst = new WarmFirst(true, 4);
     private AffinityConfig affinity = AffinityConfig.DEFAULTS;
+    private String eventsTopic;
 
     public SchedulerConfigBuilder(String kafka, String topic) {
         this.kafka = kafka;
         this.topic = topic;
+        this.eventsTopic = topic + "-events"; // replicas of one test share it; other tests' stay apart
+    }
+
+    public SchedulerConfigBuilder eventsTopic(String name) {
+        this.eventsTopic = name;
+        return this;
     }
 
     public SchedulerConfigBuilder bind(String address) {
@@ -76,6 +83,6 @@ public final class SchedulerConfigBuilder {
 
     public SchedulerConfig build() {
         return new SchedulerConfig(kafka, 0, "127.0.0.1", null, topic, 1, bind, 0, strategy, missedHeartbeats,
-                proxy.build(), demoNodes, Duration.ofMinutes(3), security, resilience, warmFirst, affinity);
+                proxy.build(), demoNodes, Duration.ofMinutes(3), security, resilience, warmFirst, affinity, eventsTopic);
     }
 }

@@ -234,4 +234,43 @@ class PassiveHealthTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("failuresToEject must be at least 1");
     }
+
+    @Test
+    void ejectionsAndReadmissionsAreToldAndThoseOfOtherReplicasAreTakenWithoutTellingBack() {
+        List<String> told = new ArrayList<>();
+        health.share(new PassiveHealth.Listener() {
+            @Override
+            public void ejected(String nodeId, Ejection ejection) {
+                told.add("ejected " + nodeId + " until " + ejection.until());
+            }
+
+            @Override
+            public void readmitted(String nodeId) {
+                told.add("readmitted " + nodeId);
+            }
+        });
+        fail("a", "refused");
+        fail("a", "refused");
+        fail("a", "refused");
+        health.succeeded("b"); // never ejected: nothing to tell
+        health.succeeded("a");
+        assertThat(told).containsExactly("ejected a until " + t0.plusSeconds(10), "readmitted a");
+
+        health.adopt("c", new Ejection(t0.plusSeconds(30), 3, "refused (seen by replica r2)"));
+        assertThat(health.isEjected("c")).isTrue();
+        assertThat(health.ejection("c").orElseThrow().until()).isEqualTo(t0.plusSeconds(30));
+        health.readmit("c");
+        assertNotEjected("c");
+        health.adopt("d", new Ejection(t0.minusSeconds(1), 3, "over already"));
+        assertNotEjected("d");
+        assertThat(told).as("nothing told back").hasSize(2);
+
+        // A node adopted as ejected that then fails here backs off from there, as its own would.
+        health.adopt("e", new Ejection(t0.plusSeconds(10), 3, "refused"));
+        clock.advance(Duration.ofSeconds(11));
+        fail("e", "refused");
+        fail("e", "refused");
+        fail("e", "refused");
+        assertThat(health.ejection("e").orElseThrow().until()).isEqualTo(clock.instant().plusSeconds(20));
+    }
 }

@@ -28,15 +28,22 @@ public final class Stages {
      *     ({@code --allow-model-management}); else they are refused
      * @param forceUsage whether OpenAI streaming requests are made to ask for
      *     {@code stream_options.include_usage}, so their tokens are counted ({@code --force-usage})
+     * @param limits the keys' rate limits, shared with the other replicas; {@code null}: the proxy keeps its own
      */
     public record Access(Supplier<ApiKeys> keys, UpstreamKey upstream, boolean https, boolean modelManagement,
-                         boolean forceUsage) {
+                         boolean forceUsage, RateLimits limits) {
         /** Plain HTTP, no API keys, no key for the nodes: clients' own credentials pass through. */
         public static final Access OPEN = new Access(null, null, false);
 
         /** Without model management through the proxy, nor forced usage chunks. */
         public Access(Supplier<ApiKeys> keys, UpstreamKey upstream, boolean https) {
             this(keys, upstream, https, false, false);
+        }
+
+        /** With rate limits of this proxy's own (a replica whose limits are shared passes {@code limits}). */
+        public Access(Supplier<ApiKeys> keys, UpstreamKey upstream, boolean https, boolean modelManagement,
+                      boolean forceUsage) {
+            this(keys, upstream, https, modelManagement, forceUsage, null);
         }
 
         /** Without forced usage chunks. */

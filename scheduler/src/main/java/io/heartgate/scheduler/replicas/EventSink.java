@@ -1,0 +1,74 @@
+package io.heartgate.scheduler.replicas;
+
+import io.heartgate.scheduler.admission.RateLimits;
+import io.heartgate.scheduler.balancer.KeyHomes;
+import io.heartgate.scheduler.health.PassiveHealth;
+import io.heartgate.scheduler.routing.ResponseHomes;
+import io.heartgate.scheduler.status.Ejection;
+import io.heartgate.scheduler.time.Ticker;
+import io.heartgate.scheduler.trust.ApiKeys;
+import java.time.Instant;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * Applies what another replica wrote to this one: its usage to the same keys' buckets, its
+ * ejections and readmissions to passive health, its placements to the response and session homes.
+ * Records older than what they can still change are skipped: usage after a minute (a bucket has
+ * refilled it), an ejection past its end, a placement past its time to live.
+ */
+final class EventSink {
+
+    /** Usage older than this has been refilled in any bucket: a minute. */
+    static final long USAGE_MATTERS_MS = TimeUnit.MINUTES.toMillis(1);
+
+    private final RateLimits limits;
+    private final Supplier<ApiKeys> keys;
+    private final PassiveHealth health;
+    private final KeyHomes sessions;
+    private final ResponseHomes responses;
+    private final Ticker ticker;
+
+    /**
+     * @param keys the API keys, whose limits the buckets hold; {@code null} without keys (usage is then ignored)
+     * @param sessions the affinity homes, or {@code null} when the strategy keeps none
+     */
+    EventSink(RateLimits limits, Supplier<ApiKeys> keys, PassiveHealth health, KeyHomes sessions,
+              ResponseHomes responses, Ticker ticker) {
+        this.limits = limits;
+        this.keys = keys;
+        this.health = health;
+        this.sessions = sessions;
+        this.responses = responses;
+        this.ticker = ticker;
+    }
+
+    /** Applies {@code e}, stored {@code ageMs} ago. */
+    void apply(GatewayEvent e, long ageMs) {
+        if (e instanceof GatewayEvent.Usage u) {
+            if (keys == null || ageMs >= USAGE_MATTERS_MS) {
+                return;
+            }
+            ApiKeys current = keys.get();
+            long at = ticker.nanos() - TimeUnit.MILLISECONDS.toNanos(ageMs);
+            u.byKey().forEach((name, d) -> {
+                ApiKeys.Key key = current.named(name);
+                if (key != null) {
+                    limits.debit(key, d.requests(), d.tokens(), at);
+                }
+            });
+        } else if (e instanceof GatewayEvent.Ejected j) {
+            health.adopt(j.nodeId(), new Ejection(Instant.ofEpochMilli(j.untilMs()), j.failures(),
+                    j.reason() + " (seen by replica " + j.replica() + ")"));
+        } else if (e instanceof GatewayEvent.Readmitted r) {
+            health.readmit(r.nodeId());
+        } else if (e instanceof GatewayEvent.Placed p) {
+            long ageNanos = TimeUnit.MILLISECONDS.toNanos(ageMs);
+            if (p.kind() == GatewayEvent.Placed.Kind.RESPONSE) {
+                responses.adopt(p.id(), p.nodeId(), ageNanos);
+            } else if (sessions != null) {
+                sessions.adopt(Long.parseUnsignedLong(p.id(), 16), p.nodeId(), p.bytes(), ticker.nanos(), ageNanos);
+            }
+        }
+    }
+}
