@@ -32,9 +32,9 @@ cpu_ticks() { # total user+system clock ticks of the given pids
   echo "$sum"
 }
 
-start_broker_host() { # the embedded broker in a scheduler of its own that takes no traffic (ports 19180/19181); sets KAFKA
+start_broker_host() { # [FLAGS...]: the embedded broker in a scheduler of its own that takes no traffic (ports 19180/19181); sets KAFKA
   java -Xmx256m -jar scheduler/target/scheduler.jar --embedded-kafka-port 0 --bind 127.0.0.1 --port 19180 \
-    --admin-port 19181 > "$WORK/broker-host.log" 2>&1 &
+    --admin-port 19181 "$@" > "$WORK/broker-host.log" 2>&1 &
   PIDS+=($!)
   wait_for "$WORK/broker-host.log" "proxy listening"
   KAFKA=$(grep -o 'kafka bootstrap [0-9.:]*' "$WORK/broker-host.log" | awk '{print $3}')

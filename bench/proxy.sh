@@ -85,7 +85,8 @@ print(key)
 PY
 )
   java ${SCHEDULER_JAVA_OPTS:-} -jar scheduler/target/scheduler.jar --kafka "$KAFKA" --bind 127.0.0.1 --port 19082 \
-    --admin-port 19083 --strategy round-robin --api-keys "$WORK/api-keys" > "$WORK/scheduler-keys.log" 2>&1 &
+    --admin-port 19083 --strategy round-robin --api-keys "$WORK/api-keys" --events-topic keyed-events \
+    > "$WORK/scheduler-keys.log" 2>&1 & # a scheduler of its own, not a replica of the other
   KEYED=$!
   PIDS+=($KEYED)
   wait_for "$WORK/scheduler-keys.log" "proxy listening"

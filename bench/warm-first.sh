@@ -79,7 +79,8 @@ row() { # row MIX ROW: one measured row, its loadgen JSON and a line of rows.jso
       strategy=${name%+warm}
       [ "$name" = "$strategy" ] && flags=(--warm-first=false)
       java -Xmx512m -jar scheduler/target/scheduler.jar --kafka "$KAFKA" --bind 127.0.0.1 --port 19080 \
-        --admin-port 19081 --strategy "$strategy" "${flags[@]}" > "$WORK/scheduler-$mix-$name.log" 2>&1 &
+        --admin-port 19081 --strategy "$strategy" --events-topic "bench-events-$(date +%s%N)" "${flags[@]}" \
+        > "$WORK/scheduler-$mix-$name.log" 2>&1 & # rows share nothing
       sched=$!; PIDS+=($sched)
       wait_for "$WORK/scheduler-$mix-$name.log" "proxy listening"
       ;;

@@ -13,6 +13,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.AuthenticationException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -145,7 +146,9 @@ final class EventPublisher implements Runnable {
         }
         view.published(ok);
         synchronized (this) {
-            if (!ok && !failing) {
+            if (!ok && !failing && ex instanceof AuthenticationException) {
+                log.debug("Gateway events: Kafka refuses the credentials: {}", ex.getMessage()); // discovery says it
+            } else if (!ok && !failing) {
                 log.warn("Gateway events: cannot write to {} ({}); limits fall back to this replica's share until "
                         + "Kafka takes them again", topic, ex == null ? "?" : ex.toString());
             } else if (ok && failing) {

@@ -13,6 +13,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -20,6 +22,8 @@ import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.AuthenticationException;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.header.Header;
 import org.slf4j.Logger;
@@ -42,6 +46,7 @@ final class EventReader implements Runnable {
     private static final Duration LOG_EVERY = Duration.ofMinutes(1);
     /** How much older than its broker timestamp a signed record's own time may be. */
     private static final long REPLAY_WINDOW_MS = 30_000;
+    private static final Duration AUTH_RETRY_EVERY = Duration.ofSeconds(10);
 
     private final Consumer<byte[], byte[]> consumer;
     private final String topic;
@@ -59,6 +64,7 @@ final class EventReader implements Runnable {
     private Map<TopicPartition, Long> catchUp;
     private Instant nextContact = Instant.MIN;
     private volatile boolean closing;
+    private final CountDownLatch closed = new CountDownLatch(1);
 
     EventReader(Consumer<byte[], byte[]> consumer, String topic, EventCodec codec, HeartbeatVerifier verifier,
                 EventSink sink, ReplicaView view, Clock clock, Duration lookBack) {
@@ -86,6 +92,17 @@ final class EventReader implements Runnable {
                     step();
                 } catch (WakeupException e) {
                     // closing
+                } catch (TimeoutException e) {
+                    log.debug("Gateway events: Kafka did not answer in time: {}", e.toString());
+                } catch (AuthenticationException e) {
+                    // Discovery says so, once, in a clear line and on /readyz; here only a retry, as rarely.
+                    log.debug("Gateway events: Kafka refuses the credentials: {}", e.getMessage());
+                    try {
+                        closed.await(AUTH_RETRY_EVERY.toMillis(), TimeUnit.MILLISECONDS);
+                    } catch (InterruptedException ie) {
+                        Thread.currentThread().interrupt();
+                        return;
+                    }
                 } catch (KafkaException e) {
                     log.warn("Gateway events: Kafka error, retrying: {}", e.toString());
                 } catch (RuntimeException e) {
@@ -102,6 +119,7 @@ final class EventReader implements Runnable {
     }
 
     void step() {
+        view.refresh(); // first: a step that fails on Kafka below must still let the view see the silence
         Instant now = clock.instant();
         if (!now.isBefore(nextContact)) {
             nextContact = now.plus(CONTACT_EVERY);
@@ -111,7 +129,6 @@ final class EventReader implements Runnable {
                 view.contact();
             }
         }
-        view.refresh();
         if (assigned.isEmpty()) {
             return;
         }
@@ -234,6 +251,7 @@ final class EventReader implements Runnable {
     /** Stops the loop; it closes the consumer. */
     void close() {
         closing = true;
+        closed.countDown();
         consumer.wakeup();
     }
 }

@@ -112,7 +112,13 @@ public final class GatewayEvents implements AutoCloseable {
      */
     public void start(String address, IntSupplier queueDepth, RateLimits limits, Supplier<ApiKeys> apiKeys,
                       PassiveHealth health, KeyHomes sessions, ResponseHomes responses, Ticker ticker) {
-        TopicSetup.ensure(bootstrap, kafkaClient, topic, 1, topicConfig());
+        try {
+            TopicSetup.ensure(bootstrap, kafkaClient, topic, 1, topicConfig());
+        } catch (IllegalStateException e) {
+            // Not fatal: the replica serves on its own, limits at its share, until the topic can be used.
+            log.warn("Gateway events topic {} not set up ({}); this replica shares nothing with the others until "
+                    + "it can write and read it", topic, e.getMessage());
+        }
         HeartbeatSigner signer = null;
         HeartbeatVerifier verifier = null;
         if (keys != null) {
