@@ -10,14 +10,15 @@
 # counts what is granted over MEASURE seconds. Prints a Markdown report.
 #
 #   bench/replicas.sh                 # after: mvn -B -DskipTests package
-#   LIMIT=600 RATE=40 WARMUP=20 MEASURE=60 bench/replicas.sh
+#   LIMIT=600 RATE=120 WARMUP=20 MEASURE=60 bench/replicas.sh
+#   RAW_DIR=/tmp/replicas bench/replicas.sh     # also keeps each row's per-second counts there
 #
 # Needs: java, nginx, python3, curl (Debian: apt-get install nginx-light python3 curl).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 LIMIT=${LIMIT:-600}
-RATE=${RATE:-40}
+RATE=${RATE:-120}
 WARMUP=${WARMUP:-20}
 MEASURE=${MEASURE:-60}
 for setting in LIMIT RATE WARMUP MEASURE; do
@@ -41,7 +42,9 @@ for i in 1 2 3; do
     > "$WORK/agent-$i.log" 2>&1 &
   PIDS+=($!)
 done
-BROKER_PID=${PIDS[0]}
+# The embedded broker runs as a child process of the scheduler that hosts it: that child is stopped.
+BROKER_PID=$(pgrep -P "${PIDS[0]}" | head -1)
+[ -n "$BROKER_PID" ] || { echo "$NAME: the broker host has no broker process" >&2; exit 1; }
 
 nginx_with "$(cat <<'NGINX'
   upstream replicas { server 127.0.0.1:19080 max_fails=0; server 127.0.0.1:19082 max_fails=0; server 127.0.0.1:19084 max_fails=0; keepalive 64; }
@@ -86,11 +89,14 @@ run_row() { # run_row LABEL OUTAGE(0|1) TOPIC_A TOPIC_B TOPIC_C
   start_replicas "$@"
   echo "[$label] warming up ${WARMUP}s, then measuring ${MEASURE}s..." >&2
   python3 bench/rate-client.py http://127.0.0.1:19090 "$KEY" "$RATE" "$WARMUP" > /dev/null
+  local stopper=""
   if [ "$outage" = 1 ]; then
     ( sleep $((MEASURE / 2 - 5)); kill -STOP "$BROKER_PID"; sleep 10; kill -CONT "$BROKER_PID" ) &
+    stopper=$!
   fi
   out=$(python3 bench/rate-client.py http://127.0.0.1:19090 "$KEY" "$RATE" "$MEASURE")
-  wait
+  [ -z "$stopper" ] || wait "$stopper"
+  if [ -n "${RAW_DIR:-}" ]; then mkdir -p "$RAW_DIR"; echo "$out" > "$RAW_DIR/$label.txt"; fi
   granted=$(echo "$out" | tail -1 | python3 -c "import json,sys; print(json.load(sys.stdin)['granted'])")
   per_minute=$(python3 -c "print(f'{$granted * 60 / $MEASURE:.0f}')")
   outage_granted="-"

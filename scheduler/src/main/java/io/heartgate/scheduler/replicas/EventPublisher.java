@@ -22,8 +22,9 @@ import org.slf4j.LoggerFactory;
  * Sends what the {@link Outbox} gathered, on its own thread, never on an event loop: each
  * ejection, readmission and placement as soon as it comes, the usage of every key at most every
  * {@link #USAGE_EVERY_MS} ms in one record, and this replica's heartbeat every interval. Records
- * are signed with the first key of {@code --heartbeat-keys} when there is one. Usage a record
- * failed to deliver goes back to the outbox, so the next report carries it.
+ * are signed with the first key of {@code --heartbeat-keys} when there is one. Usage is not
+ * reported while the topic cannot be reached (the replica holds its share of each limit then), and
+ * a report Kafka failed to store is not sent again: the others learn of neither.
  */
 final class EventPublisher implements Runnable {
 
@@ -102,7 +103,9 @@ final class EventPublisher implements Runnable {
                 if (now >= nextUsage) {
                     nextUsage = now + USAGE_EVERY_MS;
                     GatewayEvent.Usage usage = outbox.takeUsage();
-                    if (usage != null) {
+                    // Granted while this replica held its share: the share bounded it already, and
+                    // debiting it on the others once Kafka is back would refuse the key for as long.
+                    if (usage != null && !view.degraded()) {
                         send(usage);
                     }
                 }
@@ -130,12 +133,7 @@ final class EventPublisher implements Runnable {
             r.headers().add(HeartbeatSigner.KEY_ID_HEADER, s.keyIdHeader())
                     .add(HeartbeatSigner.SIGNATURE_HEADER, s.signatureHeader());
         }
-        producer.send(r, (meta, ex) -> {
-            if (ex != null && e instanceof GatewayEvent.Usage u) {
-                u.byKey().forEach((k, d) -> outbox.used(k, d.requests(), d.tokens()));
-            }
-            delivered(ex == null, ex);
-        });
+        producer.send(r, (meta, ex) -> delivered(ex == null, ex));
     }
 
     private void delivered(boolean ok, Exception ex) {

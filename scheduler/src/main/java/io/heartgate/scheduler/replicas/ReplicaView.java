@@ -80,7 +80,9 @@ public final class ReplicaView {
         Instant now = clock.instant();
         boolean reachable = publishing && contact.plusMillis(unreachableAfterMs).isAfter(now);
         if (reachable) {
-            replicas.values().removeIf(r -> !r.self && r.heardAt.plusMillis(3 * r.intervalMs).isBefore(now));
+            // Silent for three intervals of the topic being read: an outage beginning is no replica's death.
+            Instant read = contact;
+            replicas.values().removeIf(r -> !r.self && r.heardAt.plusMillis(3 * r.intervalMs).isBefore(read));
             lastSeen = Math.max(1, replicas.size());
         }
         degraded = !reachable;

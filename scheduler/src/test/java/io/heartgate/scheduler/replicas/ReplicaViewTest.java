@@ -66,4 +66,21 @@ class ReplicaViewTest {
         view.refresh();
         assertThat(view.degraded()).isTrue();
     }
+
+    @Test
+    void anOutageBeginningBetweenHeartbeatsIsNoReplicasDeath() {
+        view.contact();
+        beat("me");
+        beat("b");
+        beat("c");
+        clock.advance(Duration.ofMillis(900));
+        view.contact(); // a usage report read; the replicas' next heartbeats never come: Kafka stops here
+        clock.advance(Duration.ofMillis(2_500)); // their last heartbeats are 3.4 s old, the topic's silence 2.5 s
+        view.refresh();
+        assertThat(view.replicas()).hasSize(3);
+        clock.advance(Duration.ofMillis(600));
+        view.refresh();
+        assertThat(view.degraded()).isTrue();
+        assertThat(view.shares()).as("the three last seen, not the one left").isEqualTo(3);
+    }
 }
