@@ -15,8 +15,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  */
 public final class KeyHomes {
 
-    /** One key's home; {@code sharedAtNanos} is when it was last told to the other replicas, or learnt from them. */
-    record Home(long key, String nodeId, long bytes, long atNanos, long sharedAtNanos) {
+    /** One key's home. */
+    record Home(long key, String nodeId, long bytes, long atNanos) {
     }
 
     /** Told of homes the other replicas should know: new ones, moved ones, and each again every {@link #SHARE_AGAIN}. */
@@ -31,7 +31,9 @@ public final class KeyHomes {
 
     /**
      * How often a home that stays put is told again: the other replicas' copies would otherwise
-     * expire {@link #DEFAULT_TTL} after they learnt it, however busy the conversation is here.
+     * expire {@link #DEFAULT_TTL} after they learnt it, however busy the conversation is here. A home
+     * is told again by the first request after each multiple of this on the ticker, so nothing more
+     * is kept per home.
      */
     public static final Duration SHARE_AGAIN = Duration.ofMinutes(10);
 
@@ -81,14 +83,16 @@ public final class KeyHomes {
 
     /**
      * Notes that {@code key}'s request of {@code bytes} went to {@code nodeId} at {@code nowNanos},
-     * and tells the listener when the home is new, moved, or not told for {@link #SHARE_AGAIN}.
+     * and tells the listener when the home is new, moved, or its last request was before the latest
+     * multiple of {@link #SHARE_AGAIN}.
      */
     void put(long key, String nodeId, long bytes, long nowNanos) {
         int slot = slotFor(key);
         Home old = slots.get(slot);
+        long period = SHARE_AGAIN.toNanos();
         boolean same = old != null && old.key == key && old.nodeId.equals(nodeId)
-                && nowNanos - old.atNanos < ttlNanos && nowNanos - old.sharedAtNanos < SHARE_AGAIN.toNanos();
-        slots.set(slot, new Home(key, nodeId, bytes, nowNanos, same ? old.sharedAtNanos : nowNanos));
+                && nowNanos - old.atNanos < ttlNanos && Math.floorDiv(nowNanos, period) == Math.floorDiv(old.atNanos, period);
+        slots.set(slot, new Home(key, nodeId, bytes, nowNanos));
         if (!same) {
             listener.placed(key, nodeId, bytes);
         }
@@ -103,7 +107,7 @@ public final class KeyHomes {
         if (nowNanos - at >= ttlNanos) {
             return;
         }
-        slots.set(slotFor(key), new Home(key, nodeId, bytes, at, at));
+        slots.set(slotFor(key), new Home(key, nodeId, bytes, at));
     }
 
     private int slotFor(long key) {

@@ -14,7 +14,7 @@ class KeyHomesTest {
     void aHomeIsKeptUntilItsTimeToLivePasses() {
         KeyHomes homes = new KeyHomes(8, 1_000);
         homes.put(42L, "n1", 500, 0);
-        assertThat(homes.get(42L, 999)).isEqualTo(new KeyHomes.Home(42L, "n1", 500, 0, 0));
+        assertThat(homes.get(42L, 999)).isEqualTo(new KeyHomes.Home(42L, "n1", 500, 0));
         assertThat(homes.get(42L, 1_000)).isNull();
         assertThat(homes.get(43L, 10)).as("another key").isNull();
     }
@@ -73,14 +73,16 @@ class KeyHomesTest {
         homes.put(42L, "n1", 100, 0);
         homes.put(42L, "n1", 200, 1_000); // the same home, a longer conversation: nothing new to tell
         homes.put(42L, "n2", 300, 2_000); // moved
-        long later = 2_000 + KeyHomes.SHARE_AGAIN.toNanos();
-        homes.put(42L, "n2", 400, later); // not told for ten minutes: told again, so others' copies live on
+        long later = KeyHomes.SHARE_AGAIN.toNanos();
+        homes.put(42L, "n2", 400, later); // ten minutes on the ticker passed: told again, so others' copies live on
+        homes.put(42L, "n2", 450, later + 1_000); // within the same ten minutes: not again
         assertThat(told).containsExactly("42@n1:100", "42@n2:300", "42@n2:400");
 
-        homes.adopt(7L, "n3", 50, later, 1_000_000); // another replica placed it a millisecond ago
-        assertThat(homes.get(7L, later)).extracting(KeyHomes.Home::nodeId, KeyHomes.Home::bytes).containsExactly("n3", 50L);
+        long now = later + 5_000_000;
+        homes.adopt(7L, "n3", 50, now, 1_000_000); // another replica placed it a millisecond ago
+        assertThat(homes.get(7L, now)).extracting(KeyHomes.Home::nodeId, KeyHomes.Home::bytes).containsExactly("n3", 50L);
         assertThat(told).hasSize(3);
-        homes.put(7L, "n3", 60, later + 1); // learnt just now: nothing to tell back
+        homes.put(7L, "n3", 60, now + 1); // learnt just now: nothing to tell back
         assertThat(told).hasSize(3);
         homes.adopt(8L, "n3", 50, later, KeyHomes.DEFAULT_TTL.toNanos()); // placed an hour ago: gone already
         assertThat(homes.get(8L, later)).isNull();
