@@ -141,6 +141,7 @@ public final class Scheduler implements AutoCloseable {
         Vertx vertx = null;
         HeartbeatConsumer discovery = null;
         GatewayEvents events = null;
+        ProxyServer proxyServer = null;
         try {
             String bootstrap = config.kafka();
             KafkaSettings kafkaClient = config.security().kafkaClient();
@@ -236,7 +237,7 @@ public final class Scheduler implements AutoCloseable {
                 log.info("Nodes get the key of {} as Authorization: Bearer", config.security().upstreamApiKey());
             }
             RouteSelector selector = routeSelector(config, clock, table, balancer);
-            ProxyServer proxyServer = ProxyServer.start(config.proxy(), table::snapshot, selector,
+            proxyServer = ProxyServer.start(config.proxy(), table::snapshot, selector,
                     health, routing, counters, requestMetrics, Ticker.SYSTEM, draining,
                     new Stages.Access(apiKeys, upstreamKey, tls != null, config.proxy().allowModelManagement(),
                             config.proxy().forceUsage(), limits), tls);
@@ -252,6 +253,9 @@ public final class Scheduler implements AutoCloseable {
                     proxyServer, counters, health, draining, reloader, kafkaClient, events);
         } catch (Exception e) {
             reloader.close();
+            if (proxyServer != null) {
+                proxyServer.close();
+            }
             if (events != null) {
                 events.close();
             }

@@ -13,6 +13,7 @@ import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.config.ConfigResource;
@@ -51,8 +52,9 @@ public final class TopicSetup {
                               Map<String, String> config) {
         Set<String> clientNames = new HashSet<>(ConsumerConfig.configNames());
         clientNames.addAll(AdminClientConfig.configNames());
+        clientNames.addAll(ProducerConfig.configNames()); // the gateway events' producer
         kafkaClient.unknown(clientNames).forEach(name ->
-                log.warn("Kafka client property {} is not a consumer or admin setting; ignored", name));
+                log.warn("Kafka client property {} is not a consumer, producer or admin setting; ignored", name));
         Map<String, Object> adminProps = new HashMap<>(kafkaClient.propertiesFor(AdminClientConfig.configNames()));
         adminProps.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         adminProps.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30_000);
@@ -101,7 +103,7 @@ public final class TopicSetup {
             if (!(e.getCause() instanceof TopicExistsException)) {
                 throw new IllegalStateException("cannot create topic " + topic + ": " + e.getCause(), e.getCause());
             }
-            checkExisting(admin, topic, config, timeoutMs);
+            checkExisting(admin, topic, timeoutMs);
         } catch (TimeoutException e) {
             throw new IllegalStateException("Kafka did not answer within " + timeoutMs + " ms", e);
         } catch (InterruptedException e) {
@@ -110,18 +112,15 @@ public final class TopicSetup {
         }
     }
 
-    private static void checkExisting(Admin admin, String topic, Map<String, String> created, long timeoutMs) {
+    private static void checkExisting(Admin admin, String topic, long timeoutMs) {
         ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
-        if (!created.equals(topicConfig())) {
-            return; // only the heartbeat topic's timestamps decide liveness
-        }
         try {
             Config config = admin.describeConfigs(List.of(resource)).all()
                     .get(timeoutMs, TimeUnit.MILLISECONDS).get(resource);
             String type = config.get(TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG).value();
             if (!"LogAppendTime".equals(type)) {
-                log.warn("Heartbeat topic {} uses message.timestamp.type={}: liveness then follows the agents' "
-                        + "clocks (capped at the scheduler's); set it to LogAppendTime", topic, type);
+                log.warn("Topic {} uses message.timestamp.type={}: ages then follow the writers' clocks (capped at the "
+                        + "scheduler's) and a replayed record can pass for new; set it to LogAppendTime", topic, type);
             }
         } catch (ExecutionException | TimeoutException e) {
             log.warn("Could not read the configuration of topic {}: {}", topic, e.toString());

@@ -11,6 +11,7 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,6 +39,10 @@ public final class PassiveHealth implements EjectionView, Consumer<TableSnapshot
         int consecutiveFailures;
         int ejectionsInARow;
         Ejection ejection;
+        /** Ejected by this replica's own evidence (not only adopted): only then does a success here readmit it for all. */
+        boolean ejectedHere;
+        /** Holds an ejection another replica made: kept through its end even before the node is listed here. */
+        boolean adopted;
     }
 
     private final Clock clock;
@@ -87,36 +92,59 @@ public final class PassiveHealth implements EjectionView, Consumer<TableSnapshot
     }
 
     /**
-     * Takes an ejection another replica made: {@code nodeId} is held out until {@code ejection.until()},
-     * as if ejected here (a later ejection here backs off from it). Ignored once that time has passed.
+     * Runs {@code action} on {@code nodeId}'s record (made if missing) under its lock; again on a new
+     * one when a success or readmission removed it meanwhile, so nothing is written to a record no
+     * longer in the map.
      */
-    public void adopt(String nodeId, Ejection ejection) {
-        if (!clock.instant().isBefore(ejection.until())) {
-            return;
+    private <T> T locked(String nodeId, Function<Record, T> action) {
+        while (true) {
+            Record r = records.computeIfAbsent(nodeId, id -> new Record());
+            synchronized (r) {
+                if (records.get(nodeId) == r) {
+                    return action.apply(r);
+                }
+            }
         }
-        Record r = records.computeIfAbsent(nodeId, id -> new Record());
-        synchronized (r) {
-            r.ejection = ejection;
-            r.ejectionsInARow = Math.max(r.ejectionsInARow, 1);
-            r.consecutiveFailures = 0;
-        }
-        recount();
-        log.info("Node {} ejected until {} by another replica: {}", nodeId, ejection.until(), ejection.reason());
     }
 
-    /** Takes a readmission another replica made: {@code nodeId}'s record here is forgotten, as on a success here. */
-    public void readmit(String nodeId) {
-        Record r = records.remove(nodeId);
-        if (r != null) {
-            recount();
-            log.info("Node {} back in rotation: another replica had an answer from it", nodeId);
+    /**
+     * Takes an ejection read from the gateway events topic, made by replica {@code by} (this one's
+     * own, read back, too): {@code nodeId} is held out for {@code remaining} (at most the longest
+     * ejection), as if ejected here; a later ejection here backs off from it. Ignored when nothing remains.
+     */
+    public void adopt(String nodeId, Duration remaining, int failures, String reason, String by) {
+        if (remaining.isNegative() || remaining.isZero()) {
+            return;
         }
+        Duration held = remaining.compareTo(maxEjection) > 0 ? maxEjection : remaining;
+        Instant until = clock.instant().plus(held);
+        locked(nodeId, r -> {
+            r.ejection = new Ejection(until, failures, reason);
+            r.ejectionsInARow = Math.max(r.ejectionsInARow, 1);
+            r.consecutiveFailures = 0;
+            r.adopted = true;
+            return null;
+        });
+        recount();
+        log.info("Node {} ejected until {} as replica {} saw: {}", nodeId, until, by, reason);
+    }
+
+    /** Takes a readmission read from the gateway events topic: {@code nodeId}'s record here is forgotten, as on a success here. */
+    public void readmit(String nodeId, String by) {
+        Record r = records.get(nodeId);
+        if (r == null) {
+            return;
+        }
+        synchronized (r) {
+            records.remove(nodeId, r);
+        }
+        recount();
+        log.info("Node {} back in rotation: replica {} had an answer from it", nodeId, by);
     }
 
     /** Records a failed connect to {@code nodeId}; returns whether this failure ejected it. */
     public boolean connectFailed(String nodeId, String url, String reason) {
-        Record r = records.computeIfAbsent(nodeId, id -> new Record());
-        synchronized (r) {
+        return locked(nodeId, r -> {
             r.consecutiveFailures++;
             Instant now = clock.instant();
             boolean ejectedNow = r.ejection != null && now.isBefore(r.ejection.until());
@@ -128,7 +156,7 @@ public final class PassiveHealth implements EjectionView, Consumer<TableSnapshot
                     + "still say it is up", nodeId, backoff.toMillis(), r.consecutiveFailures, url, reason);
             listener.ejected(nodeId, r.ejection);
             return true;
-        }
+        });
     }
 
     /**
@@ -137,8 +165,7 @@ public final class PassiveHealth implements EjectionView, Consumer<TableSnapshot
      * back-off as connect failures; returns {@code false} when it is ejected already.
      */
     public boolean stalled(String nodeId, String reason) {
-        Record r = records.computeIfAbsent(nodeId, id -> new Record());
-        synchronized (r) {
+        return locked(nodeId, r -> {
             Instant now = clock.instant();
             if (r.ejection != null && now.isBefore(r.ejection.until())) {
                 return false;
@@ -149,7 +176,7 @@ public final class PassiveHealth implements EjectionView, Consumer<TableSnapshot
                     backoff.toMillis(), reason);
             listener.ejected(nodeId, r.ejection);
             return true;
-        }
+        });
     }
 
     private Duration eject(Record r, Instant now, int failures, String reason) {
@@ -158,6 +185,7 @@ public final class PassiveHealth implements EjectionView, Consumer<TableSnapshot
             backoff = maxEjection;
         }
         r.ejectionsInARow++;
+        r.ejectedHere = true;
         r.ejection = new Ejection(now.plus(backoff), failures, reason);
         ejections.increment();
         recount();
@@ -166,7 +194,9 @@ public final class PassiveHealth implements EjectionView, Consumer<TableSnapshot
 
     /**
      * Forgets the nodes that left the table (expired, or a tombstone): one that comes back is a new
-     * process and starts with a clean record, not the rest of its predecessor's ejection. Fed the
+     * process and starts with a clean record, not the rest of its predecessor's ejection. An
+     * ejection another replica made stays to its end even for a node not listed here (yet: a
+     * replica starting reads the events topic while discovery still fills its table). Fed the
      * table's snapshots as a listener.
      */
     @Override
@@ -174,7 +204,9 @@ public final class PassiveHealth implements EjectionView, Consumer<TableSnapshot
         if (records.isEmpty()) {
             return;
         }
-        if (records.keySet().removeIf(id -> snapshot.node(id) == null)) {
+        Instant now = clock.instant();
+        if (records.entrySet().removeIf(e -> snapshot.node(e.getKey()) == null && !(e.getValue().adopted
+                && e.getValue().ejection != null && now.isBefore(e.getValue().ejection.until())))) {
             recount();
         }
     }
@@ -185,16 +217,16 @@ public final class PassiveHealth implements EjectionView, Consumer<TableSnapshot
         if (r == null) {
             return;
         }
-        boolean wasEjected;
+        boolean ejectedHere;
         synchronized (r) {
-            wasEjected = r.ejectionsInARow > 0;
-            if (wasEjected) {
+            ejectedHere = r.ejectedHere;
+            if (r.ejectionsInARow > 0) {
                 log.info("Node {} answers again; back in rotation", nodeId);
             }
-            records.remove(nodeId);
+            records.remove(nodeId, r);
         }
         recount();
-        if (wasEjected) {
+        if (ejectedHere) {
             listener.readmitted(nodeId);
         }
     }

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.heartgate.protocol.HeartbeatRules;
 import io.heartgate.scheduler.replicas.GatewayEvent.Debit;
 import io.heartgate.scheduler.replicas.GatewayEvent.Ejected;
 import io.heartgate.scheduler.replicas.GatewayEvent.Placed;
@@ -21,7 +22,8 @@ import java.util.regex.Pattern;
 
 /**
  * Writes and reads the records of the gateway events topic: small JSON objects with a version
- * ({@code "v": 1}), a {@code "type"}, the writing replica and its time. Reading is strict and
+ * ({@code "v": 1}), a {@code "type"}, the writing replica, its time and its sequence number (one
+ * counter per replica process, so a record written again can be told from a new one). Reading is strict and
  * bounded: a record over {@value #MAX_RECORD_BYTES} bytes, a string over its bound, a usage report
  * of more than {@value #MAX_KEYS} keys, a field of the wrong kind, an unknown version or type, or a
  * record key other than the one its event is kept under is refused with the reason, never half
@@ -37,6 +39,12 @@ public final class EventCodec {
     public static final int MAX_KEYS = 10_000;
     static final int MAX_ID = 256;
     static final int MAX_REASON = 512;
+    /** The most requests one report may grant or give back: more is no replica's report. */
+    static final long MAX_REQUESTS = 1_000_000_000L;
+    /** The most tokens one report may charge. */
+    static final long MAX_TOKENS = 1_000_000_000_000_000L;
+    /** The longest interval a replica's heartbeat may announce: a minute. */
+    static final long MAX_INTERVAL_MS = 60_000;
     private static final Pattern REPLICA_ID = Pattern.compile("[A-Za-z0-9._:-]{1,128}");
 
     /** Why a record was refused: the label of {@code heartgate_events_rejected_total}. */
@@ -59,8 +67,8 @@ public final class EventCodec {
     public sealed interface Decoded {
     }
 
-    /** A well-formed event. */
-    public record Event(GatewayEvent event) implements Decoded {
+    /** A well-formed event and its writer's sequence number. */
+    public record Event(GatewayEvent event, long seq) implements Decoded {
     }
 
     /** A refused record, and why. */
@@ -90,8 +98,8 @@ public final class EventCodec {
         return e.recordKey().getBytes(StandardCharsets.UTF_8);
     }
 
-    /** Returns the record value of {@code e}. */
-    public byte[] encode(GatewayEvent e) {
+    /** Returns the record value of {@code e}, the {@code seq}-th record of its replica. */
+    public byte[] encode(GatewayEvent e, long seq) {
         ObjectNode o = json.createObjectNode();
         o.put("v", VERSION);
         if (e instanceof Usage u) {
@@ -124,6 +132,7 @@ public final class EventCodec {
         }
         o.put("replica", e.replica());
         o.put("sentAt", e.sentAtMs());
+        o.put("seq", seq);
         try {
             return json.writeValueAsBytes(o);
         } catch (JsonProcessingException ex) {
@@ -157,7 +166,7 @@ public final class EventCodec {
             if (!e.recordKey().equals(new String(recordKey, StandardCharsets.UTF_8))) {
                 throw new Bad(Refusal.FIELD, "record key is not " + e.recordKey());
             }
-            return new Event(e);
+            return new Event(e, number(root, "seq", 0, Long.MAX_VALUE));
         } catch (Bad bad) {
             return new Refused(bad.why, bad.getMessage());
         }
@@ -172,9 +181,9 @@ public final class EventCodec {
         long sentAt = number(o, "sentAt", 0, Long.MAX_VALUE);
         return switch (type) {
             case "usage" -> new Usage(replica, sentAt, keys(o));
-            case "ejected" -> new Ejected(replica, sentAt, text(o, "node", MAX_ID), number(o, "until", 0, Long.MAX_VALUE),
-                    (int) number(o, "failures", 0, Integer.MAX_VALUE), text(o, "reason", MAX_REASON));
-            case "readmitted" -> new Readmitted(replica, sentAt, text(o, "node", MAX_ID));
+            case "ejected" -> new Ejected(replica, sentAt, node(o), number(o, "until", 0, Long.MAX_VALUE),
+                    (int) number(o, "failures", 0, Integer.MAX_VALUE), printable(text(o, "reason", MAX_REASON)));
+            case "readmitted" -> new Readmitted(replica, sentAt, node(o));
             case "placed" -> {
                 String kind = text(o, "kind", 16);
                 Placed.Kind k = switch (kind) {
@@ -186,10 +195,11 @@ public final class EventCodec {
                 if (k == Placed.Kind.SESSION && !id.matches("[0-9a-f]{1,16}")) {
                     throw new Bad(Refusal.FIELD, "a session id is 1 to 16 hex digits");
                 }
-                yield new Placed(replica, sentAt, k, id, text(o, "node", MAX_ID), number(o, "bytes", 0, Long.MAX_VALUE));
+                yield new Placed(replica, sentAt, k, id, node(o), number(o, "bytes", 0, Long.MAX_VALUE));
             }
-            case "replica" -> new ReplicaBeat(replica, sentAt, text(o, "version", 64), text(o, "address", MAX_ID),
-                    (int) number(o, "queue", 0, Integer.MAX_VALUE), number(o, "interval", 1, 3_600_000));
+            case "replica" -> new ReplicaBeat(replica, sentAt, printable(text(o, "version", 64)),
+                    printable(text(o, "address", MAX_ID)), (int) number(o, "queue", 0, Integer.MAX_VALUE),
+                    number(o, "interval", 1, MAX_INTERVAL_MS));
             case "left" -> new ReplicaLeft(replica, sentAt);
             default -> throw new Bad(Refusal.TYPE, "type '" + type + "'");
         };
@@ -210,12 +220,29 @@ public final class EventCodec {
             JsonNode d = k.getValue();
             if (k.getKey().isEmpty() || k.getKey().length() > MAX_ID || !d.isArray() || d.size() != 2
                     || !d.get(0).canConvertToLong() || !d.get(0).isIntegralNumber()
-                    || !d.get(1).canConvertToLong() || !d.get(1).isIntegralNumber() || d.get(1).longValue() < 0) {
-                throw new Bad(Refusal.FIELD, "keys entry is not \"NAME\": [requests, tokens]");
+                    || !d.get(1).canConvertToLong() || !d.get(1).isIntegralNumber()
+                    || d.get(0).longValue() < -MAX_REQUESTS || d.get(0).longValue() > MAX_REQUESTS
+                    || d.get(1).longValue() < 0 || d.get(1).longValue() > MAX_TOKENS) {
+                throw new Bad(Refusal.FIELD, "keys entry is not \"NAME\": [requests, tokens] within their bounds");
             }
             byKey.put(k.getKey(), new Debit(d.get(0).longValue(), d.get(1).longValue()));
         }
         return byKey;
+    }
+
+    /** Returns the {@code "node"} field: a node id as heartbeats allow them. */
+    private static String node(JsonNode o) throws Bad {
+        String id = text(o, "node", MAX_ID);
+        if (!HeartbeatRules.isValidNodeId(id)) {
+            throw new Bad(Refusal.FIELD, "node is not a node id (1 to " + HeartbeatRules.MAX_NODE_ID_LENGTH
+                    + " of A-Za-z0-9._:-)");
+        }
+        return id;
+    }
+
+    /** Returns {@code s} with control and line-separator characters replaced: it is logged and shown. */
+    static String printable(String s) {
+        return s.replaceAll("[\\p{Cntrl}\\u2028\\u2029]", "?");
     }
 
     private static String text(JsonNode o, String field, int max) throws Bad {

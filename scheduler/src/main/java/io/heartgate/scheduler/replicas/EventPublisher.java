@@ -44,6 +44,8 @@ final class EventPublisher implements Runnable {
     private final LongAdder failed = new LongAdder();
     private volatile boolean closing;
     private boolean failing;
+    /** This process's records, numbered from 1: a record written again has a number already seen. */
+    private long seq;
 
     /** What this replica's heartbeat says, and how often it is sent. */
     record Beat(String version, String address, IntSupplier queueDepth, long intervalMs) {
@@ -126,7 +128,7 @@ final class EventPublisher implements Runnable {
 
     private void send(GatewayEvent e) {
         byte[] key = codec.key(e);
-        byte[] value = codec.encode(e);
+        byte[] value = codec.encode(e, ++seq);
         ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(topic, key, value);
         if (signer != null) {
             Signature s = signer.sign(key, value);
@@ -156,14 +158,16 @@ final class EventPublisher implements Runnable {
         }
     }
 
-    /** Stops the loop after a last "left" record, then closes the producer. */
+    /** Stops the loop ({@code thread} runs it, or {@code null} before it started) after a last "left" record, then closes the producer. */
     void close(Thread thread) {
         closing = true;
-        thread.interrupt();
-        try {
-            thread.join(2_000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        if (thread != null) {
+            thread.interrupt();
+            try {
+                thread.join(2_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
         try {
             GatewayEvent.Usage usage = outbox.takeUsage();

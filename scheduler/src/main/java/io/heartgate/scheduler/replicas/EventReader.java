@@ -59,6 +59,9 @@ final class EventReader implements Runnable {
     private final Map<String, LongAdder> received = new HashMap<>();
     private final Map<Refusal, LongAdder> refused = new EnumMap<>(Refusal.class);
     private final Map<Refusal, Instant> loggedAt = new EnumMap<>(Refusal.class);
+    /** Each replica's last record number read: one not above it is a record written again. */
+    private final Map<String, Long> lastSeq = new HashMap<>();
+    private Instant kafkaErrorLoggedAt = Instant.MIN;
     private Set<TopicPartition> assigned = Set.of();
     /** The end offsets seen at start, until the reader reaches them; then {@code null}. */
     private Map<TopicPartition, Long> catchUp;
@@ -104,7 +107,7 @@ final class EventReader implements Runnable {
                         return;
                     }
                 } catch (KafkaException e) {
-                    log.warn("Gateway events: Kafka error, retrying: {}", e.toString());
+                    kafkaError(e);
                 } catch (RuntimeException e) {
                     log.error("Gateway events: unexpected error; the reader carries on", e);
                 }
@@ -130,6 +133,7 @@ final class EventReader implements Runnable {
             }
         }
         if (assigned.isEmpty()) {
+            pause(); // no topic to read yet: try again at the next contact check, not in a spin
             return;
         }
         for (ConsumerRecord<byte[], byte[]> r : consumer.poll(POLL)) {
@@ -155,23 +159,25 @@ final class EventReader implements Runnable {
         }
         Set<TopicPartition> added = new HashSet<>(all);
         added.removeAll(assigned);
-        boolean first = assigned.isEmpty();
-        consumer.assign(all);
-        assigned = Set.copyOf(all);
-        if (first) {
+        if (assigned.isEmpty()) {
+            // Asked before anything changes: when Kafka fails either, the whole set-up is tried again.
             Map<TopicPartition, Long> query = new HashMap<>();
             long from = Math.max(0, clock.millis() - lookBack.toMillis());
             added.forEach(tp -> query.put(tp, from));
-            Map<TopicPartition, OffsetAndTimestamp> offsets = consumer.offsetsForTimes(query);
             Map<TopicPartition, Long> ends = consumer.endOffsets(added);
+            Map<TopicPartition, OffsetAndTimestamp> offsets = consumer.offsetsForTimes(query);
+            consumer.assign(all);
             for (TopicPartition tp : added) {
                 OffsetAndTimestamp o = offsets.get(tp);
                 consumer.seek(tp, o != null ? o.offset() : ends.getOrDefault(tp, 0L));
             }
+            assigned = Set.copyOf(all);
             catchUp = ends;
             log.info("Gateway events: reading {} partitions of {} from {} ago", all.size(), topic, lookBack);
         } else {
+            consumer.assign(all);
             consumer.seekToBeginning(added);
+            assigned = Set.copyOf(all);
         }
     }
 
@@ -192,9 +198,18 @@ final class EventReader implements Runnable {
             return;
         }
         GatewayEvent e = ((EventCodec.Event) d).event();
+        long seq = ((EventCodec.Event) d).seq();
         if (verifier != null && e.sentAtMs() + REPLAY_WINDOW_MS < brokerMs) {
             refuse(Refusal.REPLAYED, "sent at " + e.sentAtMs() + ", stored at " + brokerMs, r);
             return;
+        }
+        Long last = lastSeq.get(e.replica());
+        if (last != null && seq <= last) {
+            refuse(Refusal.REPLAYED, "record " + seq + " of replica " + e.replica() + " read already", r);
+            return;
+        }
+        if (last != null || lastSeq.size() < ReplicaView.MAX_REPLICAS) {
+            lastSeq.put(e.replica(), seq);
         }
         received.get(type(e)).increment();
         long ageMs = Math.max(0, clock.millis() - brokerMs);
@@ -204,8 +219,32 @@ final class EventReader implements Runnable {
             }
         } else if (e instanceof GatewayEvent.ReplicaLeft left) {
             view.left(left.replica());
-        } else if (!e.replica().equals(view.self())) {
+            lastSeq.remove(left.replica());
+        } else if (!e.replica().equals(view.self()) || e instanceof GatewayEvent.Ejected
+                || e instanceof GatewayEvent.Readmitted) {
+            // A node's own ejections and readmissions too, read back in the topic's order: the last stands.
             sink.apply(e, ageMs);
+        }
+    }
+
+    /** Logs a Kafka error at most once a minute (the rest at debug): a missing ACL would say it every second. */
+    private void kafkaError(KafkaException e) {
+        Instant now = clock.instant();
+        if (!now.isBefore(kafkaErrorLoggedAt.plus(LOG_EVERY))) {
+            kafkaErrorLoggedAt = now;
+            log.warn("Gateway events: Kafka error, retrying (at most one such line a minute): {}", e.toString());
+        } else {
+            log.debug("Gateway events: Kafka error, retrying: {}", e.toString());
+        }
+        pause();
+    }
+
+    private void pause() {
+        try {
+            closed.await(POLL.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+            closing = true;
         }
     }
 

@@ -4,10 +4,9 @@ import io.heartgate.scheduler.admission.RateLimits;
 import io.heartgate.scheduler.balancer.KeyHomes;
 import io.heartgate.scheduler.health.PassiveHealth;
 import io.heartgate.scheduler.routing.ResponseHomes;
-import io.heartgate.scheduler.status.Ejection;
 import io.heartgate.scheduler.time.Ticker;
 import io.heartgate.scheduler.trust.ApiKeys;
-import java.time.Instant;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -43,7 +42,7 @@ final class EventSink {
         this.ticker = ticker;
     }
 
-    /** Applies {@code e}, stored {@code ageMs} ago. */
+    /** Applies {@code e}, stored {@code ageMs} ago by the broker's clock. */
     void apply(GatewayEvent e, long ageMs) {
         if (e instanceof GatewayEvent.Usage u) {
             if (keys == null || ageMs >= USAGE_MATTERS_MS) {
@@ -58,10 +57,12 @@ final class EventSink {
                 }
             });
         } else if (e instanceof GatewayEvent.Ejected j) {
-            health.adopt(j.nodeId(), new Ejection(Instant.ofEpochMilli(j.untilMs()), j.failures(),
-                    j.reason() + " (seen by replica " + j.replica() + ")"));
+            // How long the writer held it out, by its own clock, less the time the record took here:
+            // no writer's clock, fast or forged, holds a node out longer than passive health would.
+            Duration held = Duration.ofMillis(Math.max(0, j.untilMs() - j.sentAtMs()) - ageMs);
+            health.adopt(j.nodeId(), held, j.failures(), j.reason(), j.replica());
         } else if (e instanceof GatewayEvent.Readmitted r) {
-            health.readmit(r.nodeId());
+            health.readmit(r.nodeId(), r.replica());
         } else if (e instanceof GatewayEvent.Placed p) {
             long ageNanos = TimeUnit.MILLISECONDS.toNanos(ageMs);
             if (p.kind() == GatewayEvent.Placed.Kind.RESPONSE) {

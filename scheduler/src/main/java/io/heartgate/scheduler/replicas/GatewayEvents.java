@@ -26,6 +26,7 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
 import java.util.function.Supplier;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.config.TopicConfig;
 import org.slf4j.Logger;
@@ -139,9 +140,11 @@ public final class GatewayEvents implements AutoCloseable {
         publisher = new EventPublisher(EventPublisher.producer(bootstrap, clientId, kafkaClient), topic, outbox, codec,
                 signer, view, clock, new EventPublisher.Beat(version(), address, queueDepth,
                 REPLICA_INTERVAL.toMillis()));
-        reader = new EventReader(new KafkaConsumer<>(DiscoveryConsumerConfig.consumerConfig(bootstrap, clientId,
-                kafkaClient)), topic, codec, verifier, new EventSink(limits, apiKeys, health, sessions, responses, ticker),
-                view, clock, LOOK_BACK);
+        Map<String, Object> consumerConfig = DiscoveryConsumerConfig.consumerConfig(bootstrap, clientId, kafkaClient);
+        // Never made by a read with the broker's defaults (CreateTime, no compaction): the replay window needs ours.
+        consumerConfig.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
+        reader = new EventReader(new KafkaConsumer<>(consumerConfig), topic, codec, verifier,
+                new EventSink(limits, apiKeys, health, sessions, responses, ticker), view, clock, LOOK_BACK);
         publisherThread = thread(publisher, "heartgate-events-out");
         readerThread = thread(reader, "heartgate-events-in");
         log.info("Replica {} shares limits, node health and sessions through {}", view.self(), topic);

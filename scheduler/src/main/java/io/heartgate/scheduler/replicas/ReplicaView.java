@@ -12,7 +12,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * The replicas this one knows to be alive, from their heartbeats on the events topic (its own
  * included, as it reads it back), and whether the topic can be reached: a replica is listed until
  * three of its intervals pass without a heartbeat, or it says it leaves. While Kafka cannot be
- * reached, limits are split among the replicas last seen alive ({@link #shares}). Thread-safe.
+ * reached (nothing read, or this replica's reports not stored, for {@code unreachableAfterMs}),
+ * limits are split among the replicas last seen alive ({@link #shares}). Thread-safe.
  */
 public final class ReplicaView {
 
@@ -24,12 +25,19 @@ public final class ReplicaView {
     private final String self;
     private final Clock clock;
     private final long unreachableAfterMs;
+    /** The longest a starting replica waits to read the topic before it reports ready anyway. */
+    static final long CATCH_UP_LIMIT_MS = 30_000;
+    /** The most replicas listed: more heartbeats of new ids are no gateway's, and are not listed. */
+    static final int MAX_REPLICAS = 1_000;
+
     private final Map<String, Replica> replicas = new ConcurrentHashMap<>();
     private volatile Instant contact = Instant.MIN;
-    private volatile boolean publishing = true;
+    /** Since when this replica's reports have failed to be stored; {@code null} while they are stored. */
+    private volatile Instant failingSince;
     private volatile int lastSeen = 1;
     private volatile boolean degraded;
     private volatile boolean caughtUp;
+    private final Instant startedAt;
 
     /**
      * @param self this replica's id
@@ -39,10 +47,14 @@ public final class ReplicaView {
         this.self = self;
         this.clock = clock;
         this.unreachableAfterMs = unreachableAfterMs;
+        this.startedAt = clock.instant();
     }
 
-    /** Notes a replica's heartbeat. */
+    /** Notes a replica's heartbeat; a new id past {@link #MAX_REPLICAS} listed is ignored. */
     void heard(GatewayEvent.ReplicaBeat b) {
+        if (replicas.size() >= MAX_REPLICAS && !replicas.containsKey(b.replica())) {
+            return;
+        }
         replicas.put(b.replica(), new Replica(b.replica(), b.version(), b.address(), b.queueDepth(), b.intervalMs(),
                 clock.instant(), b.replica().equals(self)));
     }
@@ -62,14 +74,22 @@ public final class ReplicaView {
         caughtUp = true;
     }
 
-    /** Says whether the topic's records at start have been read: until then the replica is not ready. */
+    /**
+     * Says whether the topic's records at start have been read, or {@link #CATCH_UP_LIMIT_MS} passed
+     * without the topic answering: until then the replica is not ready. A topic that cannot be used
+     * (an ACL missing in a rolling upgrade) must not keep every replica out of service.
+     */
     public boolean isCaughtUp() {
-        return caughtUp;
+        return caughtUp || !clock.instant().isBefore(startedAt.plusMillis(CATCH_UP_LIMIT_MS));
     }
 
     /** Notes whether the last report this replica sent was stored. */
     void published(boolean ok) {
-        publishing = ok;
+        if (ok) {
+            failingSince = null;
+        } else if (failingSince == null) {
+            failingSince = clock.instant();
+        }
     }
 
     /**
@@ -78,7 +98,9 @@ public final class ReplicaView {
      */
     void refresh() {
         Instant now = clock.instant();
-        boolean reachable = publishing && contact.plusMillis(unreachableAfterMs).isAfter(now);
+        Instant failing = failingSince;
+        boolean reachable = contact.plusMillis(unreachableAfterMs).isAfter(now)
+                && (failing == null || failing.plusMillis(unreachableAfterMs).isAfter(now));
         if (reachable) {
             // Silent for three intervals of the topic being read: an outage beginning is no replica's death.
             Instant read = contact;

@@ -256,21 +256,39 @@ class PassiveHealthTest {
         health.succeeded("a");
         assertThat(told).containsExactly("ejected a until " + t0.plusSeconds(10), "readmitted a");
 
-        health.adopt("c", new Ejection(t0.plusSeconds(30), 3, "refused (seen by replica r2)"));
+        health.adopt("c", Duration.ofSeconds(30), 3, "refused", "r2");
         assertThat(health.isEjected("c")).isTrue();
         assertThat(health.ejection("c").orElseThrow().until()).isEqualTo(t0.plusSeconds(30));
-        health.readmit("c");
+        health.succeeded("c"); // a stream here ends well: not this replica's ejection to lift for all
+        assertThat(told).as("nothing told for an adopted ejection").hasSize(2);
+        health.adopt("c", Duration.ofSeconds(30), 3, "refused", "r2");
+        health.readmit("c", "r3");
         assertNotEjected("c");
-        health.adopt("d", new Ejection(t0.minusSeconds(1), 3, "over already"));
+        health.adopt("d", Duration.ofSeconds(-1), 3, "over already", "r2");
         assertNotEjected("d");
+        health.adopt("f", Duration.ofDays(365), 3, "a forged or fast clock", "r2");
+        assertThat(health.ejection("f").orElseThrow().until()).as("never past the longest ejection")
+                .isEqualTo(t0.plus(Duration.ofMinutes(5)));
         assertThat(told).as("nothing told back").hasSize(2);
 
         // A node adopted as ejected that then fails here backs off from there, as its own would.
-        health.adopt("e", new Ejection(t0.plusSeconds(10), 3, "refused"));
+        health.adopt("e", Duration.ofSeconds(10), 3, "refused", "r2");
         clock.advance(Duration.ofSeconds(11));
         fail("e", "refused");
         fail("e", "refused");
         fail("e", "refused");
         assertThat(health.ejection("e").orElseThrow().until()).isEqualTo(clock.instant().plusSeconds(20));
+    }
+
+    @Test
+    void anEjectionAdoptedForANodeNotListedYetStaysToItsEnd() {
+        health.adopt("later", Duration.ofSeconds(30), 3, "refused", "r2");
+        health.adopt("gone", Duration.ofSeconds(30), 3, "refused", "r2");
+        health.accept(TableSnapshot.EMPTY);
+        assertThat(health.isEjected("later")).as("a replica starting reads the events before its table is full").isTrue();
+        clock.advance(Duration.ofSeconds(31));
+        health.accept(TableSnapshot.EMPTY);
+        assertThat(health.ejection("later")).isEmpty();
+        assertThat(health.ejectedNow()).isZero();
     }
 }

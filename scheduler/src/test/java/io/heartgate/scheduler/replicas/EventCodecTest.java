@@ -16,7 +16,7 @@ class EventCodecTest {
     private final EventCodec codec = new EventCodec();
 
     private EventCodec.Decoded roundTrip(GatewayEvent e) {
-        return codec.decode(codec.key(e), codec.encode(e));
+        return codec.decode(codec.key(e), codec.encode(e, 42));
     }
 
     private Refusal refusal(String key, String json) {
@@ -37,7 +37,7 @@ class EventCodecTest {
                 new GatewayEvent.ReplicaBeat("host-a-1234abcd", 1005, "1.4.0", "10.0.0.2:8080", 7, 1000),
                 new GatewayEvent.ReplicaLeft("host-a-1234abcd", 1006));
         for (GatewayEvent e : events) {
-            assertThat(roundTrip(e)).isEqualTo(new EventCodec.Event(e));
+            assertThat(roundTrip(e)).isEqualTo(new EventCodec.Event(e, 42));
         }
         assertThat(new String(codec.key(events.get(1)), StandardCharsets.UTF_8)).isEqualTo("node/gpu-7");
         assertThat(new String(codec.key(events.get(2)), StandardCharsets.UTF_8)).as("the same key: compaction keeps the last")
@@ -63,11 +63,24 @@ class EventCodecTest {
                 .isEqualTo(Refusal.FIELD);
         assertThat(refusal("session/zz", "{\"v\":1,\"type\":\"placed\",\"replica\":\"r1\",\"sentAt\":1,\"kind\":\"session\","
                 + "\"id\":\"zz\",\"node\":\"n\",\"bytes\":0}")).isEqualTo(Refusal.FIELD);
+        assertThat(refusal("node/a b", "{\"v\":1,\"type\":\"readmitted\",\"replica\":\"r1\",\"sentAt\":1,\"seq\":1,"
+                + "\"node\":\"a b\"}")).as("not a node id").isEqualTo(Refusal.FIELD);
+        assertThat(refusal("usage/r1", "{\"v\":1,\"type\":\"usage\",\"replica\":\"r1\",\"sentAt\":1,\"seq\":1,"
+                + "\"keys\":{\"a\":[-9223372036854775808,0]}}")).as("a give-back no replica makes").isEqualTo(Refusal.FIELD);
+        assertThat(refusal("usage/r1", "{\"v\":1,\"type\":\"usage\",\"replica\":\"r1\",\"sentAt\":1,\"keys\":{}}"))
+                .as("no seq").isEqualTo(Refusal.FIELD);
         assertThat(refusal("node/" + "n".repeat(300), "{\"v\":1,\"type\":\"readmitted\",\"replica\":\"r1\",\"sentAt\":1,"
                 + "\"node\":\"" + "n".repeat(300) + "\"}")).isEqualTo(Refusal.FIELD);
         assertThat(codec.decode(null, new byte[1])).isInstanceOf(EventCodec.Refused.class);
         assertThat(codec.decode("usage/r1".getBytes(StandardCharsets.UTF_8), new byte[EventCodec.MAX_RECORD_BYTES + 1]))
                 .extracting(d -> ((EventCodec.Refused) d).why()).isEqualTo(Refusal.MALFORMED);
+    }
+
+    @Test
+    void textThatIsLoggedAndShownLosesItsControlCharacters() {
+        GatewayEvent.Ejected e = new GatewayEvent.Ejected("r1", 1, "gpu-7", 2, 3, "refused\nNode gpu-8 ejected\u2028");
+        assertThat(((EventCodec.Event) roundTrip(e)).event()).extracting(x -> ((GatewayEvent.Ejected) x).reason())
+                .isEqualTo("refused?Node gpu-8 ejected?");
     }
 
     @Test

@@ -64,7 +64,14 @@ class ReplicaViewTest {
         assertThat(view.shares()).isEqualTo(1);
         view.published(false); // reads work, but its own reports are not stored: the others cannot debit them
         view.refresh();
+        assertThat(view.degraded()).as("one failed report is no outage").isFalse();
+        clock.advance(Duration.ofMillis(3_001));
+        view.contact();
+        view.refresh();
         assertThat(view.degraded()).isTrue();
+        view.published(true);
+        view.refresh();
+        assertThat(view.degraded()).isFalse();
     }
 
     @Test
