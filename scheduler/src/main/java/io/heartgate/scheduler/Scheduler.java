@@ -13,6 +13,7 @@ import io.heartgate.scheduler.balancer.Balancer;
 import io.heartgate.scheduler.balancer.KeyHomes;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.discovery.DiscoveryConsumerConfig;
+import io.heartgate.scheduler.discovery.DiscoveryNotes;
 import io.heartgate.scheduler.discovery.DiscoveryStats;
 import io.heartgate.scheduler.discovery.DiscoveryStatus;
 import io.heartgate.scheduler.discovery.HeartbeatConsumer;
@@ -20,6 +21,7 @@ import io.heartgate.scheduler.discovery.TopicSetup;
 import io.heartgate.scheduler.health.FlapDamping;
 import io.heartgate.scheduler.health.PassiveHealth;
 import io.heartgate.scheduler.health.SlowStart;
+import io.heartgate.scheduler.metrics.ModelSignals;
 import io.heartgate.scheduler.metrics.SchedulerMetrics;
 import io.heartgate.scheduler.proxy.ProxyCounters;
 import io.heartgate.scheduler.proxy.ProxyServer;
@@ -53,6 +55,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.slf4j.Logger;
@@ -179,22 +182,7 @@ public final class Scheduler implements AutoCloseable {
                     new KafkaConsumer<>(DiscoveryConsumerConfig.consumerConfig(bootstrap, clientId, kafkaClient)),
                     config.topic(), table, clock, config.lookBack(),
                     Duration.ofSeconds(config.missedHeartbeats()), stats, config.proxy().allowUpstream(), verifier);
-            if (verifier != null) {
-                log.info("Heartbeats must be signed with one of the keys {} (--heartbeat-keys)", verifier.keys());
-            } else {
-                log.info("Heartbeats are not signed (no --heartbeat-keys): anyone who can write to {} can "
-                        + "speak for any node", config.topic());
-            }
-            if (config.proxy().allowUpstream().allowsAll()) {
-                log.warn("No --allow-upstream: any record on {} can point the proxy, prompts included, at any address; "
-                        + "set it to the CIDRs and host names of your inference nodes", config.topic());
-            } else if (config.proxy().allowUpstream().globsWithoutCidrs()) {
-                log.warn("--allow-upstream {} names hosts but no CIDR: their addresses are only kept off loopback, "
-                        + "link-local and metadata services; add the nodes' CIDRs so a name cannot lead elsewhere",
-                        config.proxy().allowUpstream());
-            } else {
-                log.info("Nodes may only be at {} (--allow-upstream)", config.proxy().allowUpstream());
-            }
+            DiscoveryNotes.log(config.topic(), verifier, config.proxy().allowUpstream());
             Thread thread = new Thread(discovery, "heartgate-discovery");
             thread.setDaemon(true);
             thread.start();
@@ -217,9 +205,12 @@ public final class Scheduler implements AutoCloseable {
             HeartbeatConsumer d = discovery;
             SchedulerMetrics.bind(registry, table, stats, d::status, health, clock);
             Draining draining = new Draining();
+            AtomicReference<ProxyServer> proxy = new AtomicReference<>();
+            ModelSignals signals = new ModelSignals(table::snapshot,
+                    () -> proxy.get() == null ? Map.of() : proxy.get().queueByModel());
             AdminServer admin = new AdminServer(config.bind(), config.adminPort(), table, d::status,
                     config.strategy().label(), clock, routing, draining, registry, requestMetrics, adminGuard,
-                    tls == null ? null : tls.get(), events.view());
+                    tls == null ? null : tls.get(), new AdminServer.Views(events.view(), signals));
             if (!adminGuard.enabled() && !isLoopback(config.bind())) {
                 log.warn("Admin port {}:{} has no --admin-token: anyone who reaches it sees the fleet (/admin/nodes, "
                         + "the dashboard); set --admin-token or bind to 127.0.0.1", config.bind(), config.adminPort());
@@ -242,6 +233,9 @@ public final class Scheduler implements AutoCloseable {
                     new Stages.Access(apiKeys, upstreamKey, tls != null, config.proxy().allowModelManagement(),
                             config.proxy().forceUsage(), limits), tls);
             proxyServer.bindTo(registry);
+            proxy.set(proxyServer);
+            signals.bindTo(registry);
+            vertx.setPeriodic(1000, id -> signals.refresh());
             events.start(GatewayEvents.advertised(config.bind()) + ":" + proxyServer.port(), proxyServer::queueDepth, limits, apiKeys,
                     health, homes, selector.responses(), Ticker.SYSTEM);
             events.bindTo(registry);

@@ -117,6 +117,35 @@ public final class GatewayQueue {
         return waiting;
     }
 
+    /** One model's queue as it stands: requests waiting and how long the longest has waited. */
+    public record ModelWait(int depth, long longestWaitNanos) {
+    }
+
+    /**
+     * Returns each model's queue (by normalised name; {@code ""} for requests that name none) with
+     * requests waiting now: for autoscaling signals, read once a second, never on the request path.
+     */
+    public Map<String, ModelWait> byModel() {
+        if (waiting == 0) {
+            return Map.of();
+        }
+        long now = ticker.nanos();
+        Map<String, ModelWait> out = new HashMap<>();
+        lock.lock();
+        try {
+            byModel.forEach((model, q) -> {
+                int depth = q.fresh.size() + q.retries.size();
+                if (depth > 0) {
+                    long oldest = Math.min(q.fresh.oldestNanos(), q.retries.oldestNanos());
+                    out.put(model, new ModelWait(depth, Math.max(0, now - oldest)));
+                }
+            });
+        } finally {
+            lock.unlock();
+        }
+        return out;
+    }
+
     /**
      * Says whether requests for {@code model} (normalised, or {@code null}) are waiting, so that a new
      * one queues behind them; one volatile read while nothing waits.

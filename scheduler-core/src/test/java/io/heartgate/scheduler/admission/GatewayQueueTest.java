@@ -145,6 +145,22 @@ class GatewayQueueTest {
     }
 
     @Test
+    void eachModelsDepthAndLongestWaitAreReadForTheAutoscalingSignals() {
+        assertThat(queue.byModel()).isEmpty();
+        free.put("m", 0);
+        free.put("n", 0);
+        enqueue("a", "m", "alice", 0);
+        now += 2_000_000_000L;
+        enqueue("b", "m", "bob", 0);
+        enqueueRetry("c", "m", "carol", 0);
+        enqueue("d", "n", "dave", 0);
+        now += 500_000_000L;
+        assertThat(queue.byModel()).containsOnly(
+                Map.entry("m", new GatewayQueue.ModelWait(3, 2_500_000_000L)),
+                Map.entry("n", new GatewayQueue.ModelWait(1, 500_000_000L)));
+    }
+
+    @Test
     void aRequestLeavesTheMomentASlotFreesCallersInTurn() {
         free.put("m", 0);
         enqueue("h1", "m", "heavy", 0);

@@ -3,6 +3,7 @@ package io.heartgate.scheduler.admin;
 import io.heartgate.protocol.Gpu;
 import io.heartgate.protocol.Load;
 import io.heartgate.protocol.LoadedModel;
+import io.heartgate.scheduler.metrics.ModelSignals;
 import io.heartgate.scheduler.replicas.ReplicaView;
 import io.heartgate.scheduler.status.DiscoveryView;
 import io.heartgate.scheduler.status.EjectionView;
@@ -71,6 +72,11 @@ public final class AdminServer extends VerticleBase {
     private final AdminGuard guard;
     private final ServerTls tls;
     private final ReplicaView replicas;
+    private final ModelSignals signals;
+
+    /** What the admin port shows besides the table: the replicas, and each model's load and queue. */
+    public record Views(ReplicaView replicas, ModelSignals models) {
+    }
     private final Set<HttpServerResponse> watchers = new LinkedHashSet<>();
     private Buffer dashboard;
     private HttpServer server;
@@ -83,14 +89,15 @@ public final class AdminServer extends VerticleBase {
      * @param draining whether the scheduler is shutting down ({@code /readyz} is then 503)
      * @param guard who may see {@code /admin/*} and the dashboard's data (and the probes, if it says so)
      * @param tls the certificate to serve HTTPS with, or {@code null} for plain HTTP
-     * @param replicas the replicas sharing this gateway, for {@code /admin/replicas}
+     * @param views the replicas sharing this gateway ({@code /admin/replicas}) and the models' load ({@code /admin/models})
      */
     public AdminServer(String bind, int port, NodeTable table, Supplier<? extends DiscoveryView> discovery,
                        String strategy, Clock clock, EjectionView health, BooleanSupplier draining,
                        PrometheusMeterRegistry registry, TrafficView traffic, AdminGuard guard, ServerTls tls,
-                       ReplicaView replicas) {
+                       Views views) {
         this.guard = guard;
-        this.replicas = replicas;
+        this.replicas = views.replicas();
+        this.signals = views.models();
         this.tls = tls;
         this.health = health;
         this.draining = draining;
@@ -143,7 +150,7 @@ public final class AdminServer extends VerticleBase {
         router.get("/healthz").handler(ctx -> json(ctx, 200, new JsonObject().put("status", "ok")));
         router.get("/readyz").handler(this::readyz);
         router.get("/admin/nodes").handler(ctx -> json(ctx, 200, nodes(table.snapshot(), clock.instant())));
-        router.get("/admin/models").handler(ctx -> json(ctx, 200, ModelsView.of(table.snapshot())));
+        router.get("/admin/models").handler(ctx -> json(ctx, 200, ModelsView.of(table.snapshot(), signals.current())));
         router.get("/admin/replicas").handler(ctx -> json(ctx, 200, ReplicasView.of(replicas, clock.instant())));
         router.get("/admin/keys").handler(ctx -> json(ctx, 200, new JsonObject().put("keys", keys())));
         router.get("/metrics").handler(ctx -> ctx.response()

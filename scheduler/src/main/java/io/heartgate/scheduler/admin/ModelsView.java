@@ -2,6 +2,7 @@ package io.heartgate.scheduler.admin;
 
 import io.heartgate.protocol.LoadedModel;
 import io.heartgate.protocol.ModelInfo;
+import io.heartgate.scheduler.metrics.ModelSignals;
 import io.heartgate.scheduler.table.ModelNames;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TableSnapshot;
@@ -17,7 +18,9 @@ import java.util.TreeMap;
  * The fleet's models as {@code GET /admin/models} shows them: each model (by normalised name), the
  * nodes that list it, those of them that are routable and that have it loaded, and the digest each
  * reported, with {@code digestsDiffer} when they disagree on what the name means (one node's
- * {@code llama3:8b} is not another's). Pure: built from one table snapshot.
+ * {@code llama3:8b} is not another's), and its load: requests on its nodes, its capacity, its queue and
+ * its saturation ({@link ModelSignals}, the autoscaling signal). Pure: built from one table snapshot
+ * and the last signals.
  */
 final class ModelsView {
 
@@ -33,6 +36,11 @@ final class ModelsView {
     }
 
     static JsonObject of(TableSnapshot snapshot) {
+        return of(snapshot, Map.of());
+    }
+
+    /** As {@link #of(TableSnapshot)}, with each model's load and queue from {@code signals} (by normalised name). */
+    static JsonObject of(TableSnapshot snapshot, Map<String, ModelSignals.Signal> signals) {
         Map<String, Entry> models = new TreeMap<>();
         for (Node n : snapshot.nodes()) { // node-id order
             for (String m : n.heartbeat().models()) {
@@ -62,7 +70,13 @@ final class ModelsView {
         models.forEach((key, e) -> {
             JsonObject digests = new JsonObject();
             e.digests.forEach(digests::put);
+            ModelSignals.Signal s = signals.get(key);
             out.add(new JsonObject()
+                    .put("inFlight", s == null ? 0 : s.inFlight())
+                    .put("capacity", s == null || s.capacity() == 0 ? null : s.capacity())
+                    .put("queued", s == null ? 0 : s.queued())
+                    .put("queueWaitSeconds", s == null ? 0.0 : s.queueWaitSeconds())
+                    .put("saturation", s == null || Double.isNaN(s.saturation()) ? null : s.saturation())
                     .put("name", e.name)
                     .put("nodes", new JsonArray(e.nodes.stream().toList()))
                     .put("routableOn", new JsonArray(e.routable.stream().toList()))

@@ -234,6 +234,11 @@ public final class ProxyServer implements AutoCloseable {
         return queue.depth();
     }
 
+    /** Returns each model's queue with requests waiting now (see {@link GatewayQueue#byModel}). */
+    public Map<String, GatewayQueue.ModelWait> queueByModel() {
+        return queue.byModel();
+    }
+
     /** Returns the port the proxy listens on. */
     public int port() {
         return ((InetSocketAddress) serverChannel.localAddress()).getPort();

@@ -6,12 +6,15 @@ import io.heartgate.protocol.Heartbeat;
 import io.heartgate.protocol.LoadedModel;
 import io.heartgate.protocol.ModelInfo;
 import io.heartgate.protocol.NodeState;
+import io.heartgate.scheduler.metrics.ModelSignals;
 import io.heartgate.scheduler.table.InFlight;
+import io.heartgate.scheduler.table.ModelNames;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TableSnapshot;
 import io.vertx.core.json.JsonObject;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** /admin/models from plain snapshots: who serves, who routes, who has it loaded, and digests that differ. */
@@ -60,5 +63,23 @@ class ModelsViewTest {
 
         assertThat(llama.getBoolean("digestsDiffer")).isTrue();
         assertThat(llama.getJsonObject("digests").getMap()).containsEntry("a", "d1").containsEntry("b", "d2");
+    }
+
+    @Test
+    void showsEachModelsLoadAndQueueFromTheLastSignals() {
+        TableSnapshot snapshot = new TableSnapshot(1, List.of(
+                node("a", NodeState.UP, List.of("llama3:8b", "phi3"), List.of(), List.of())));
+        JsonObject view = ModelsView.of(snapshot, Map.of("llama3:8b", new ModelSignals.Signal(3, 4, 2, 1.5, 1.25),
+                ModelNames.normalize("phi3"), new ModelSignals.Signal(1, 0, 0, 0, Double.NaN)));
+        JsonObject llama = view.getJsonArray("models").getJsonObject(0);
+        assertThat(llama.getInteger("inFlight")).isEqualTo(3);
+        assertThat(llama.getInteger("capacity")).isEqualTo(4);
+        assertThat(llama.getInteger("queued")).isEqualTo(2);
+        assertThat(llama.getDouble("queueWaitSeconds")).isEqualTo(1.5);
+        assertThat(llama.getDouble("saturation")).isEqualTo(1.25);
+        JsonObject phi = view.getJsonArray("models").getJsonObject(1);
+        assertThat(phi.getInteger("inFlight")).isEqualTo(1);
+        assertThat(phi.getValue("capacity")).isNull();
+        assertThat(phi.getValue("saturation")).isNull();
     }
 }

@@ -8,6 +8,7 @@ import io.heartgate.protocol.NodeState;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.config.ProxyConfigBuilder;
 import io.heartgate.scheduler.health.PassiveHealth;
+import io.heartgate.scheduler.metrics.ModelSignals;
 import io.heartgate.scheduler.proxy.stage.Stages;
 import io.heartgate.scheduler.routing.RouteSelector;
 import io.heartgate.scheduler.status.Draining;
@@ -76,12 +77,14 @@ class GatewayQueueIT {
         return n;
     }
 
+    private NodeTable table;
+
     private void start(int capacity, UnaryOperator<ProxyConfigBuilder> config, RawNode... nodes) {
         start(capacity, config, Stages.Access.OPEN, nodes);
     }
 
     private void start(int capacity, UnaryOperator<ProxyConfigBuilder> config, Stages.Access access, RawNode... nodes) {
-        NodeTable table = new NodeTable(Clock.systemUTC(), 3, Duration.ofMillis(50));
+        table = new NodeTable(Clock.systemUTC(), 3, Duration.ofMillis(50));
         for (int i = 0; i < nodes.length; i++) {
             table.apply(Heartbeat.builder("n" + (i + 1), nodes[i].url()).instance("i1").seq(1L).state(NodeState.UP)
                     .intervalMs(60_000).models(List.of("llama3:8b")).capacity(capacity).build(), Instant.now());
@@ -143,6 +146,9 @@ class GatewayQueueIT {
         await().atMost(Duration.ofSeconds(10)).until(() -> depth() == 1.0);
         assertThat(a.seen.size() + b.seen.size()).as("no node is sent more than its one slot").isEqualTo(2);
         assertThat(third).isNotDone();
+        ModelSignals.Signal llama = ModelSignals.of(table.snapshot(), proxy.queueByModel()).get("llama3:8b");
+        assertThat(llama.saturation()).as("the autoscaling signal: (2 in flight + 1 waiting) / 2 slots").isEqualTo(1.5);
+        assertThat(llama.queued()).isEqualTo(1);
 
         release.release(1); // one of the first two ends: the third leaves the queue for the freed slot
         await().atMost(Duration.ofSeconds(10)).until(() -> a.seen.size() + b.seen.size() == 3);
