@@ -3,7 +3,6 @@ package io.heartgate.sim;
 import io.heartgate.sim.AnthropicRequest.Refused;
 import io.heartgate.sim.Requests.Accepted;
 import io.heartgate.sim.Requests.Ask;
-import io.heartgate.sim.SimEngine.Generation;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;

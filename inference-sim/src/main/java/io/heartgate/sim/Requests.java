@@ -1,7 +1,6 @@
 package io.heartgate.sim;
 
 import io.heartgate.sim.SimEngine.Admission;
-import io.heartgate.sim.SimEngine.Generation;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

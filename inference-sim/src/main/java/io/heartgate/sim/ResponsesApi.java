@@ -4,7 +4,6 @@ import io.heartgate.sim.Requests.Accepted;
 import io.heartgate.sim.Requests.Ask;
 import io.heartgate.sim.ResponseStore.Stored;
 import io.heartgate.sim.ResponsesRequest.Refused;
-import io.heartgate.sim.SimEngine.Generation;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;

@@ -26,8 +26,6 @@ final class SimEngine {
     /** What admission decided for one generation: it runs now, waits for a slot, or is refused (slots and queue full). */
     enum Admission { RUNNING, WAITING, BUSY }
 
-    private enum Phase { NEW, WAITING, RUNNING, DONE }
-
     private static final Logger log = LoggerFactory.getLogger(SimEngine.class);
 
     private final SimConfig config;
@@ -150,7 +148,7 @@ final class SimEngine {
      */
     Generation open(String model, int maxTokens, TokenSink sink, String prompt, boolean chat, int start) {
         return new Generation(nextRequestNumber(), model, Math.min(Math.max(0, config.tokens() - start), maxTokens),
-                sink, nanos.getAsLong(), prompt, chat, start);
+                sink, nanos.getAsLong(), prompt, chat, start, this);
     }
 
     /** Returns the node's prompt-prefix cache, for its counters. */
@@ -165,7 +163,7 @@ final class SimEngine {
      * @throws IllegalStateException when {@code g} was admitted or cancelled before
      */
     Admission admit(Generation g) {
-        if (g.phase != Phase.NEW) {
+        if (g.phase != Generation.Phase.NEW) {
             throw new IllegalStateException("generation " + g.number + " is already " + g.phase);
         }
         // The queue holds what waits for a slot; a request at its head with a slot free waits only
@@ -176,14 +174,14 @@ final class SimEngine {
         int queued = head != null && running < config.maxConcurrency() && !memory.ready(head.model)
                 ? waiting.size() - 1 : waiting.size();
         if (!slotFree && queued >= config.maxQueue()) {
-            g.phase = Phase.DONE;
+            g.phase = Generation.Phase.DONE;
             stats.rejectedBusy.increment();
             return Admission.BUSY;
         }
-        g.phase = Phase.WAITING;
+        g.phase = Generation.Phase.WAITING;
         waiting.addLast(g);
         dispatch();
-        return g.phase == Phase.RUNNING ? Admission.RUNNING : Admission.WAITING;
+        return g.phase == Generation.Phase.RUNNING ? Admission.RUNNING : Admission.WAITING;
     }
 
     /**
@@ -191,8 +189,8 @@ final class SimEngine {
      * no more tokens and frees its slot at once. Does nothing for a generation already over.
      */
     void cancel(Generation g) {
-        Phase was = g.phase;
-        g.phase = Phase.DONE;
+        Generation.Phase was = g.phase;
+        g.phase = Generation.Phase.DONE;
         switch (was) {
             case WAITING -> {
                 waiting.remove(g);
@@ -241,7 +239,7 @@ final class SimEngine {
         countBusySlots();
         running++;
         memory.generating(g.model, 1);
-        g.phase = Phase.RUNNING;
+        g.phase = Generation.Phase.RUNNING;
         Faults f = faults.get();
         if (f.hang()) {
             return; // holds the slot and never answers; cancel frees it
@@ -268,7 +266,7 @@ final class SimEngine {
      */
     private void emit(Generation g) {
         g.timerId = -1;
-        while (g.phase == Phase.RUNNING) {
+        while (g.phase == Generation.Phase.RUNNING) {
             long delayMs = emitOne(g);
             if (delayMs > 0) {
                 g.dueNanos += delayMs * 1_000_000;
@@ -289,7 +287,7 @@ final class SimEngine {
         Faults f = faults.get();
         if (f.dropAfterTokens() >= 0 && g.sent >= f.dropAfterTokens()) {
             stats.droppedConnections.increment();
-            g.phase = Phase.DONE;
+            g.phase = Generation.Phase.DONE;
             freeSlot(g);
             g.sink.cut(g);
             return 0;
@@ -299,14 +297,14 @@ final class SimEngine {
             g.sent++;
             stats.tokensSent.increment();
             g.sink.token(g, token);
-            if (g.phase != Phase.RUNNING) {
+            if (g.phase != Generation.Phase.RUNNING) {
                 return 0; // the sink's write found the client gone
             }
             if (g.sent < g.tokens) {
                 return f.tokenDelayMs() != null ? f.tokenDelayMs() : config.tokenDelay().toMillis();
             }
         }
-        g.phase = Phase.DONE;
+        g.phase = Generation.Phase.DONE;
         stats.completed.increment();
         // its KV blocks stay, as vLLM keeps a finished request's
         prefixCache.answered(g.prompt, g.chat, g.start > 0, g.text());
@@ -322,86 +320,18 @@ final class SimEngine {
         dispatch();
     }
 
-    /**
-     * One generation request, from admission to its last token. Its state changes only inside the
-     * engine; wire adapters read it when the engine calls their {@link TokenSink}.
-     */
-    final class Generation {
-        private final long number;
-        private final String model;
-        private final int tokens;
-        private final TokenSink sink;
-        private final long startNanos;
-        private Phase phase = Phase.NEW;
-        private int sent;
-        private long timerId = -1;
-        /** When the token being waited for is due, on the engine's clock. */
-        private long dueNanos;
-        private long loadWaitNanos;
-        /** The leading characters of its prompt found in the prefix cache when it took its slot. */
-        private int cachedChars;
-        private final String prompt;
-        private final boolean chat;
-        /** The index of its first token in the node's answer; 0 unless it continues a partial answer. */
-        private final int start;
+    /** Returns the text answers are made of, for a generation's {@link Generation#text()}. */
+    TextSource text() {
+        return text;
+    }
 
-        private Generation(long number, String model, int tokens, TokenSink sink, long startNanos, String prompt,
-                           boolean chat, int start) {
-            this.prompt = prompt;
-            this.chat = chat;
-            this.start = start;
-            this.number = number;
-            this.model = model;
-            this.tokens = tokens;
-            this.sink = sink;
-            this.startNanos = startNanos;
-        }
+    /** Returns the engine's clock now, in nanoseconds. */
+    long nanos() {
+        return nanos.getAsLong();
+    }
 
-        /** Returns the request number from {@link #nextRequestNumber()}. */
-        long number() {
-            return number;
-        }
-
-        /** Returns the model generating. */
-        String model() {
-            return model;
-        }
-
-        /** Returns how long the generation waited for its model to load; 0 when it was in memory. */
-        long loadWaitNanos() {
-            return loadWaitNanos;
-        }
-
-        /**
-         * Returns the share of its rendered prompt, 0 to 1, that the prefix cache held when it took its
-         * slot; 0 before then, and for an empty prompt.
-         */
-        double cachedPromptShare() {
-            return prompt.isEmpty() ? 0 : (double) cachedChars / prompt.length();
-        }
-
-        /** Returns the tokens sent so far. */
-        int sent() {
-            return sent;
-        }
-
-        /** Returns the text of the tokens sent so far, in this answer. */
-        String text() {
-            return text.text(start, sent);
-        }
-
-        /** Returns the nanoseconds since the generation was opened, time in the queue included. */
-        long elapsedNanos() {
-            return nanos.getAsLong() - startNanos;
-        }
-
-        /**
-         * Returns why generation ended in the words both APIs use: {@code "stop"} when the model said all
-         * it had (the configured count, a partial answer it continued included), {@code "length"} when the
-         * request's token limit cut it short.
-         */
-        String finishReason() {
-            return start + sent >= config.tokens() ? "stop" : "length";
-        }
+    /** Returns the node's settings. */
+    SimConfig config() {
+        return config;
     }
 }

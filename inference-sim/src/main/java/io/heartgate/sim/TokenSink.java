@@ -1,7 +1,5 @@
 package io.heartgate.sim;
 
-import io.heartgate.sim.SimEngine.Generation;
-
 /**
  * Takes what the engine generates for one request; the wire adapter behind it turns that into bytes in
  * its own format. The engine calls it on its own thread, at most one of {@link #finish} and

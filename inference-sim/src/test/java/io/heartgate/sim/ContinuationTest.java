@@ -2,7 +2,6 @@ package io.heartgate.sim;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.heartgate.sim.SimEngine.Generation;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;

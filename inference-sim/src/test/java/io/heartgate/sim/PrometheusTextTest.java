@@ -10,15 +10,15 @@ class PrometheusTextTest {
 
     private static final TokenSink SILENT = new TokenSink() {
         @Override
-        public void token(SimEngine.Generation g, String token) {
+        public void token(Generation g, String token) {
         }
 
         @Override
-        public void finish(SimEngine.Generation g) {
+        public void finish(Generation g) {
         }
 
         @Override
-        public void cut(SimEngine.Generation g) {
+        public void cut(Generation g) {
         }
     };
 

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.heartgate.sim.SimEngine.Admission;
-import io.heartgate.sim.SimEngine.Generation;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
