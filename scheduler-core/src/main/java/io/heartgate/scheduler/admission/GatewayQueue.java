@@ -117,31 +117,20 @@ public final class GatewayQueue {
         return waiting;
     }
 
-    /** One model's queue as it stands: requests waiting and how long the longest has waited. */
-    public record ModelWait(int depth, long longestWaitNanos) {
-    }
-
     /**
      * Returns each model's queue (by normalised name; {@code ""} for requests that name none) with
      * requests waiting now: for autoscaling signals, read once a second, never on the request path.
      */
     public Map<String, ModelWait> byModel() {
-        if (waiting == 0) {
-            return Map.of();
-        }
-        long now = ticker.nanos();
         Map<String, ModelWait> out = new HashMap<>();
-        lock.lock();
-        try {
-            byModel.forEach((model, q) -> {
-                int depth = q.fresh.size() + q.retries.size();
-                if (depth > 0) {
-                    long oldest = Math.min(q.fresh.oldestNanos(), q.retries.oldestNanos());
-                    out.put(model, new ModelWait(depth, Math.max(0, now - oldest)));
-                }
-            });
-        } finally {
-            lock.unlock();
+        if (waiting != 0) {
+            long now = ticker.nanos();
+            lock.lock();
+            try {
+                byModel.forEach((model, q) -> q.waitAt(now).ifPresent(w -> out.put(model, w)));
+            } finally {
+                lock.unlock();
+            }
         }
         return out;
     }

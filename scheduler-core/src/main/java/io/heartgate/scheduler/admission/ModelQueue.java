@@ -2,6 +2,7 @@ package io.heartgate.scheduler.admission;
 
 import io.heartgate.scheduler.admission.GatewayQueue.Waiter;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * One model's waiting requests in the {@link GatewayQueue}: first attempts, and retries apart, since
@@ -31,7 +32,22 @@ final class ModelQueue {
     }
 
     boolean full() {
-        return fresh.size() + retries.size() >= max;
+        return size() >= max;
+    }
+
+    /** Returns the requests waiting, first attempts and retries. */
+    int size() {
+        return fresh.size() + retries.size();
+    }
+
+    /** Returns its depth and longest wait at {@code nowNanos}, or empty when nothing waits. */
+    Optional<ModelWait> waitAt(long nowNanos) {
+        int n = size();
+        if (n == 0) {
+            return Optional.empty();
+        }
+        long oldest = Math.min(fresh.oldestNanos(), retries.oldestNanos());
+        return Optional.of(new ModelWait(n, Math.max(0, nowNanos - oldest)));
     }
 
     /** Returns the part {@code w} joins: first attempts or retries. */

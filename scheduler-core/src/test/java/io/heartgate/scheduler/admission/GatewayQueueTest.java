@@ -156,8 +156,8 @@ class GatewayQueueTest {
         enqueue("d", "n", "dave", 0);
         now += 500_000_000L;
         assertThat(queue.byModel()).containsOnly(
-                Map.entry("m", new GatewayQueue.ModelWait(3, 2_500_000_000L)),
-                Map.entry("n", new GatewayQueue.ModelWait(1, 500_000_000L)));
+                Map.entry("m", new ModelWait(3, 2_500_000_000L)),
+                Map.entry("n", new ModelWait(1, 500_000_000L)));
     }
 
     @Test

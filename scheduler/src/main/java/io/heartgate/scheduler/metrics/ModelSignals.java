@@ -1,6 +1,6 @@
 package io.heartgate.scheduler.metrics;
 
-import io.heartgate.scheduler.admission.GatewayQueue.ModelWait;
+import io.heartgate.scheduler.admission.ModelWait;
 import io.heartgate.scheduler.table.ModelNames;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TableSnapshot;

@@ -1,6 +1,7 @@
 package io.heartgate.scheduler.proxy;
 
 import io.heartgate.scheduler.admission.GatewayQueue;
+import io.heartgate.scheduler.admission.ModelWait;
 import io.heartgate.scheduler.health.PassiveHealth;
 import io.heartgate.scheduler.proxy.stage.Stage;
 import io.heartgate.scheduler.proxy.stage.Stages;
@@ -235,7 +236,7 @@ public final class ProxyServer implements AutoCloseable {
     }
 
     /** Returns each model's queue with requests waiting now (see {@link GatewayQueue#byModel}). */
-    public Map<String, GatewayQueue.ModelWait> queueByModel() {
+    public Map<String, ModelWait> queueByModel() {
         return queue.byModel();
     }
 

@@ -268,7 +268,7 @@ final class EventReader implements Runnable {
         if (last == null || !now.isBefore(last.plus(LOG_EVERY))) {
             loggedAt.put(why, now);
             log.warn("Gateway events: record refused ({}: {}); partition {} offset {} (at most one such line a minute)",
-                    why, detail.replaceAll("\\p{Cntrl}", "?"), r.partition(), r.offset());
+                    why, EventCodec.printable(detail), r.partition(), r.offset());
         }
     }
 

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.heartgate.protocol.Heartbeat;
 import io.heartgate.protocol.Load;
 import io.heartgate.protocol.NodeState;
-import io.heartgate.scheduler.admission.GatewayQueue.ModelWait;
+import io.heartgate.scheduler.admission.ModelWait;
 import io.heartgate.scheduler.table.InFlight;
 import io.heartgate.scheduler.table.ModelNames;
 import io.heartgate.scheduler.table.Node;
