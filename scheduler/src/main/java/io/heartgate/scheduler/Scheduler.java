@@ -35,6 +35,7 @@ import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.status.Ramp;
 import io.heartgate.scheduler.table.NodeTable;
 import io.heartgate.scheduler.time.Ticker;
+import io.heartgate.scheduler.tracing.OtelTracing;
 import io.heartgate.scheduler.trust.ApiKeys;
 import io.heartgate.scheduler.trust.KafkaUsers;
 import io.heartgate.scheduler.trust.Reloader;
@@ -231,7 +232,7 @@ public final class Scheduler implements AutoCloseable {
             proxyServer = ProxyServer.start(config.proxy(), table::snapshot, selector,
                     health, routing, counters, requestMetrics, Ticker.SYSTEM, draining,
                     new Stages.Access(apiKeys, upstreamKey, tls != null, config.proxy().allowModelManagement(),
-                            config.proxy().forceUsage(), limits), tls);
+                            config.proxy().forceUsage(), limits), tls, OtelTracing.start(config.tracing(), Ticker.SYSTEM));
             proxyServer.bindTo(registry);
             proxy.set(proxyServer);
             signals.bindTo(registry);

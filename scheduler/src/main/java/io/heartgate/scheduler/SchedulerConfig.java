@@ -4,6 +4,7 @@ import io.heartgate.protocol.InvalidSettingException;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.config.ResilienceConfig;
 import io.heartgate.scheduler.config.SecurityConfig;
+import io.heartgate.scheduler.config.TracingConfig;
 import io.heartgate.scheduler.proxy.ProxyConfig;
 import io.heartgate.scheduler.routing.WarmFirst;
 import java.nio.file.Path;
@@ -32,13 +33,14 @@ import java.util.Objects;
  * @param warmFirst whether and how far requests prefer nodes holding their model in memory
  * @param affinity the affinity strategy's key sources, load factor and fallback
  * @param eventsTopic the topic replicas share usage, node health, sessions and their own heartbeats through
+ * @param tracing whether and where traces of proxied requests go ({@link TracingConfig#OFF} for none)
  */
 public record SchedulerConfig(String kafka, int embeddedKafkaPort, String embeddedKafkaHost, Path dataDir,
                               String topic, int topicPartitions, String bind, int adminPort,
                               Strategy strategy, int missedHeartbeats, ProxyConfig proxy, int demoNodes,
                               Duration lookBack, SecurityConfig security,
                               ResilienceConfig resilience, WarmFirst warmFirst, AffinityConfig affinity,
-                              String eventsTopic) {
+                              String eventsTopic, TracingConfig tracing) {
 
     /** Validates every field; a bad value throws {@link InvalidSettingException} naming its component. */
     public SchedulerConfig {
@@ -54,6 +56,7 @@ public record SchedulerConfig(String kafka, int embeddedKafkaPort, String embedd
         if (eventsTopic == null || !eventsTopic.matches("[A-Za-z0-9._-]{1,249}")) {
             throw new InvalidSettingException("eventsTopic", "must be 1 to 249 of A-Za-z0-9._-, was '" + eventsTopic + "'");
         }
+        Objects.requireNonNull(tracing, "tracing");
         if (eventsTopic.equals(topic)) {
             throw new InvalidSettingException("eventsTopic", "must differ from the heartbeat topic " + topic);
         }

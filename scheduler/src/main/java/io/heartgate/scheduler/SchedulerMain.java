@@ -6,6 +6,7 @@ import io.heartgate.protocol.cli.Cli;
 import io.heartgate.protocol.cli.KafkaSettings;
 import io.heartgate.protocol.signing.HeartbeatKeys;
 import io.heartgate.scheduler.config.SecurityConfig;
+import io.heartgate.scheduler.config.TracingConfig;
 import io.heartgate.scheduler.demo.Demo;
 import io.heartgate.scheduler.proxy.ProxyConfig;
 import io.heartgate.scheduler.proxy.Transport;
@@ -98,6 +99,22 @@ public final class SchedulerMain implements Callable<Integer> {
                     + "created if missing [env SCHEDULER_EVENTS_TOPIC] (default: heartgate-gateway-events)",
                 "Accepted: 1 to 249 of `A-Za-z0-9._-`, not the heartbeat topic"})
     String eventsTopic;
+
+    @Option(names = "--otlp-endpoint", paramLabel = "URL", defaultValue = "${env:SCHEDULER_OTLP_ENDPOINT}",
+            description = {"send a trace of every proxied request over OTLP/HTTP to URL (its `/v1/traces`): a "
+                    + "server span per request, a span per attempt on a node, the W3C `traceparent` forwarded to "
+                    + "the node; the standard `OTEL_EXPORTER_OTLP_ENDPOINT` and `OTEL_*` variables turn it on and "
+                    + "tune it too [env SCHEDULER_OTLP_ENDPOINT] (default: none: off, unless the `OTEL_*` "
+                    + "variables name an endpoint)",
+                "Accepted: an `http://` or `https://` URL"})
+    String otlpEndpoint;
+
+    @Option(names = "--trace-sample-ratio", paramLabel = "R", defaultValue = "${env:SCHEDULER_TRACE_SAMPLE_RATIO}",
+            description = {"the share of requests traced; a request whose caller's `traceparent` says sampled is "
+                    + "always traced, one that says not sampled never is [env SCHEDULER_TRACE_SAMPLE_RATIO] "
+                    + "(default: `OTEL_TRACES_SAMPLER`'s, else every request)",
+                "Accepted: 0 to 1"})
+    Double traceSampleRatio;
 
     @Option(names = "--topic-partitions", paramLabel = "N", defaultValue = "${env:HEARTBEAT_TOPIC_PARTITIONS:-3}",
             description = {"partitions when the scheduler creates the topic [env HEARTBEAT_TOPIC_PARTITIONS] "
@@ -277,7 +294,8 @@ public final class SchedulerMain implements Callable<Integer> {
         }
         return new SchedulerConfig(kafka, embeddedKafkaPort, embeddedKafkaHost, dataDir, topic, topicPartitions, bind,
                 adminPort, routing.strategy(), missedHeartbeats, proxy, demo, lookBack,
-                security, routing.resilience(), routing.warmFirst(), routing.affinity(), eventsTopic);
+                security, routing.resilience(), routing.warmFirst(), routing.affinity(), eventsTopic,
+                new TracingConfig(otlpEndpoint, traceSampleRatio, System.getenv()));
     }
 
     @Override

@@ -8,6 +8,7 @@ import io.heartgate.scheduler.request.ErrorType;
 import io.heartgate.scheduler.routing.AffinityPick;
 import io.heartgate.scheduler.routing.ResponseHomes;
 import io.heartgate.scheduler.table.Node;
+import io.heartgate.scheduler.tracing.RequestTrace;
 import io.heartgate.scheduler.usage.UsageAccounting;
 import io.heartgate.scheduler.usage.UsageReader;
 import io.netty.buffer.ByteBuf;
@@ -49,6 +50,7 @@ final class ClientSide {
     /** Headers every answer to this request carries (a limited key's rate-limit figures); usually none. */
     private Map<String, String> extra;
     private final NodeEvidence evidence;
+    private final RequestTrace trace;
     private final boolean responsesApi;
     /** The node whose answer to a Responses API request is relayed, until its response id is read; else {@code null}. */
     private String responseOf;
@@ -57,8 +59,10 @@ final class ClientSide {
      * @param clock the loop's clocks: latencies end on its monotonic one
      * @param evidence told which node made a Responses API answer
      */
-    ClientSide(ClientConnection conn, Admitted call, Recorder recorder, Timeouts clock, NodeEvidence evidence) {
+    ClientSide(ClientConnection conn, Admitted call, Recorder recorder, Timeouts clock, NodeEvidence evidence,
+               RequestTrace trace) {
         this.conn = conn;
+        this.trace = trace;
         this.evidence = evidence;
         this.responsesApi = call.endpoint() == Endpoint.OPENAI_RESPONSES;
         this.clock = clock;
@@ -84,6 +88,7 @@ final class ClientSide {
      */
     void head(HttpResponse response, String nodeId, AffinityPick affinity, Form movable) {
         status = response.status().code();
+        trace.answered(status);
         usage.head(req, status, response);
         responseOf = responsesApi && status < 300 ? nodeId : null;
         if (affinity != null) {
@@ -108,6 +113,7 @@ final class ClientSide {
 
     /** Writes a chunk that is not the last; returns {@code false} when the client's buffer is full and the node should pause. */
     boolean chunk(HttpContent content) {
+        trace.firstChunk();
         if (responseOf != null) {
             responseId(content.content());
         }
@@ -130,6 +136,7 @@ final class ClientSide {
      * reported is no measure of this request's body.
      */
     ChannelFuture last(HttpContent content, Node node, boolean moved) {
+        trace.firstChunk();
         if (responseOf != null) {
             responseId(content.content());
         }
@@ -142,6 +149,9 @@ final class ClientSide {
         unflushed = false;
         ChannelFuture written = channel.writeAndFlush(shown);
         UsageReader.Usage used = usage.ended(recorder, caller, modelLabel(node));
+        if (used != null) {
+            trace.usage(used.prompt(), used.completion());
+        }
         if (used != null && node != null && !moved && !responsesApi) { // a follow-up's prompt is not in its body
             evidence.reported(node, req.content().readableBytes(), used.prompt());
         }
@@ -226,6 +236,7 @@ final class ClientSide {
             recorder.relayed(node.id(), status, modelLabel, clock.nanoTime() - startNanos, headNanos - startNanos);
         }
         recorder.ended(caller, modelLabel, status);
+        trace.ended(status, node);
         if (streaming) {
             streaming = false;
             recorder.counters().streamEnded();

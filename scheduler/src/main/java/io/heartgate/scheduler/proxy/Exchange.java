@@ -42,7 +42,6 @@ final class Exchange {
              RetryPolicy retry, NodeEvidence evidence, Recorder recorder) {
         this.conn = conn;
         this.call = call;
-        this.client = new ClientSide(conn, call, recorder, timeouts, evidence);
         this.upstream = upstream;
         this.timeouts = timeouts;
         this.retry = retry;
@@ -51,6 +50,7 @@ final class Exchange {
         this.moves = new Moves(call, recorder);
         this.placement = new Placement(this, call, call.facts().caller() != null ? call.facts().caller() : conn.remoteIp(),
                 conn.channel().eventLoop(), dispatcher, retry, evidence, recorder);
+        this.client = new ClientSide(conn, call, recorder, timeouts, evidence, placement.trace());
         this.watch = timeouts.watch(placement);
         upstream.of(this, watch, call.request());
     }
@@ -157,7 +157,7 @@ final class Exchange {
         boolean relaying = phase == Phase.RELAYING;
         // A continuation not answering yet is retried as any request is; what would be an answer cuts (fail).
         Decision d = retry.decide(failure, placement.count(), relaying, resent, moves.count());
-        placement.failed(evidence.failed(failure, d, placement.node(), cause, call.facts().caller()));
+        placement.failed(failure, d, evidence.failed(failure, d, placement.node(), cause, call.facts().caller()));
         switch (d.action()) {
             case RESEND_SAME_NODE -> {
                 resent = true;

@@ -88,6 +88,18 @@ final class Failures {
         };
     }
 
+    /** Returns the message when the gateway queue is full, after {@code attempts} (the last failed: {@code lastFailure}). */
+    static String queueFull(RequestFacts facts, int attempts, String lastFailure) {
+        return attempts == 0 ? "every node serving " + what(facts) + " is at capacity and the gateway queue is full"
+                : "every other node serving the model is at capacity and the gateway queue is full (after "
+                        + lastFailure + ")";
+    }
+
+    /** Returns the message when the one node a management call may go to failed ({@code why}). */
+    static String pinnedFailed(Node node, String why) {
+        return "node " + node.id() + " failed: " + why + " (a management call goes to its node only)";
+    }
+
     /** Returns what a request asks for, in words: its model, or any model. */
     static String what(RequestFacts facts) {
         return facts.model() == null ? "any model" : "model '" + facts.displayModel() + "'";

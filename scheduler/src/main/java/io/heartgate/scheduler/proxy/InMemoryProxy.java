@@ -14,6 +14,8 @@ import io.heartgate.scheduler.table.InFlight;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TableSnapshot;
 import io.heartgate.scheduler.time.Ticker;
+import io.heartgate.scheduler.tracing.OtelTracing;
+import io.heartgate.scheduler.tracing.Tracing;
 import io.heartgate.scheduler.trust.ApiKeys;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -67,7 +69,13 @@ public final class InMemoryProxy implements AutoCloseable {
          * Two chat completions on one node of capacity 1: the second waits in the gateway queue until
          * the first's answer frees the slot. One call is two requests.
          */
-        QUEUED
+        QUEUED,
+        /**
+         * {@link #SSE} with traces on: every request sampled, its server and attempt spans recorded
+         * and batched as in production, then dropped where they would be sent (sending is the SDK's
+         * own thread's work, not the event loop's).
+         */
+        TRACED
     }
 
     private final Scenario scenario;
@@ -77,6 +85,7 @@ public final class InMemoryProxy implements AutoCloseable {
     private final byte[] request;
     private final byte[][] answer;
     private final ProxyParts.Loop loop;
+    private final Tracing tracing;
     private long nextSweepNanos;
     private long answerBytes;
     private int lastStatusLineCount;
@@ -86,6 +95,7 @@ public final class InMemoryProxy implements AutoCloseable {
         Ticker ticker = Ticker.SYSTEM;
         Clock clock = Clock.systemUTC();
         boolean queued = scenario == Scenario.QUEUED;
+        this.tracing = scenario == Scenario.TRACED ? OtelTracing.dropping(ticker) : Tracing.OFF;
         List<Node> list = new ArrayList<>();
         for (int i = 0; i < (queued ? 1 : NODES); i++) {
             Heartbeat hb = Heartbeat.builder("node-" + (i + 1), "http://127.0.0.1:" + (19001 + i)).instance("i1")
@@ -105,7 +115,7 @@ public final class InMemoryProxy implements AutoCloseable {
         ProxyCounters counters = new ProxyCounters();
         Draining draining = new Draining();
         ProxyParts parts = new ProxyParts(config, new ProxyParts.Sources(() -> table, selector, health, health, counters,
-                metrics, ticker), access, List.of());
+                metrics, ticker, tracing), access, List.of());
         loop = parts.loop(this::open, draining);
         HttpDecoderConfig decoderConfig = new HttpDecoderConfig().setMaxInitialLineLength(8192)
                 .setMaxHeaderSize(64 * 1024).setMaxChunkSize(64 * 1024);
@@ -217,14 +227,15 @@ public final class InMemoryProxy implements AutoCloseable {
     public void close() {
         clients.forEach(EmbeddedChannel::finishAndReleaseAll);
         nodes.forEach(EmbeddedChannel::finishAndReleaseAll);
+        tracing.close();
     }
 
     private static byte[] requestBytes(Scenario scenario) {
         String path = (scenario == Scenario.NDJSON ? Endpoint.OLLAMA_CHAT : Endpoint.OPENAI_CHAT).path();
+        boolean sse = scenario == Scenario.SSE || scenario == Scenario.TRACED;
         String body = "{\"model\":\"" + MODEL + "\",\"messages\":[{\"role\":\"system\",\"content\":\"You are a "
                 + "helpful assistant.\"},{\"role\":\"user\",\"content\":\"Say hello\"}]"
-                + (scenario == Scenario.SSE ? ",\"stream\":true" : scenario == Scenario.NDJSON ? "" : ",\"stream\":false")
-                + "}";
+                + (sse ? ",\"stream\":true" : scenario == Scenario.NDJSON ? "" : ",\"stream\":false") + "}";
         String head = "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1:19080\r\nContent-Type: application/json\r\n"
                 + (scenario == Scenario.KEYS ? "Authorization: Bearer " + KEY + "\r\n" : "")
                 + "Content-Length: " + body.getBytes(StandardCharsets.UTF_8).length + "\r\n\r\n";
@@ -234,7 +245,7 @@ public final class InMemoryProxy implements AutoCloseable {
     private static byte[][] answerParts(Scenario scenario) {
         List<String> parts = new ArrayList<>();
         switch (scenario) {
-            case SSE -> {
+            case SSE, TRACED -> {
                 parts.add("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\n"
                         + "transfer-encoding: chunked\r\n\r\n");
                 for (int i = 0; i < 20; i++) {

@@ -5,6 +5,7 @@ import io.heartgate.scheduler.admission.FairQueue;
 import io.heartgate.scheduler.admission.GatewayQueue;
 import io.heartgate.scheduler.proxy.ProxyCounters.Counter;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy.Action;
+import io.heartgate.scheduler.proxy.policy.RetryPolicy.Decision;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy.Failure;
 import io.heartgate.scheduler.proxy.policy.RetryPolicy;
 import io.heartgate.scheduler.request.ErrorType;
@@ -13,6 +14,7 @@ import io.heartgate.scheduler.routing.AffinityPick;
 import io.heartgate.scheduler.routing.Lease;
 import io.heartgate.scheduler.routing.Route;
 import io.heartgate.scheduler.table.Node;
+import io.heartgate.scheduler.tracing.RequestTrace;
 import io.netty.handler.codec.http.FullHttpRequest;
 import java.util.ArrayList;
 import java.util.List;
@@ -42,6 +44,7 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
     private final RetryPolicy retry;
     private final NodeEvidence evidence;
     private final Recorder recorder;
+    private final RequestTrace trace;
     /** The current attempt's hold on its node, or {@code null} before the first. */
     private Lease lease;
     private AffinityPick affinity;
@@ -69,6 +72,12 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
         this.dispatcher = dispatcher;
         this.evidence = evidence;
         this.recorder = recorder;
+        this.trace = recorder.trace(call);
+    }
+
+    /** Returns the request's trace: told here of each attempt and wait, by the exchange of the answer. */
+    RequestTrace trace() {
+        return trace;
     }
 
     /** Finds the first attempt's node: {@code pinned} when a stage pinned one, else the dispatcher's. */
@@ -77,19 +86,20 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
             routed(pinned);
         } else {
             queued = dispatcher.dispatch(facts, List.of(), fairnessKey, loop, this);
+            trace.dispatched(queued != null);
         }
     }
 
     /** Finds a node the request has not tried yet, after the current attempt's slot was given back. */
     void retry() {
         if (pinned) {
-            exchange.fail(ErrorType.UPSTREAM_UNREACHABLE, "node " + node().id() + " failed: "
-                    + lastFailure + " (a management call goes to its node only)", -1, null);
+            exchange.fail(ErrorType.UPSTREAM_UNREACHABLE, Failures.pinnedFailed(node(), lastFailure), -1, null);
             return;
         }
         recorder.count(Counter.RETRIES);
         exchange.routing();
         queued = dispatcher.dispatch(facts, tried(), fairnessKey, loop, this);
+        trace.dispatched(queued != null);
     }
 
     /**
@@ -112,16 +122,15 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
         String id = lease.node().id();
         if (count++ == 0) {
             firstTried = id;
+        } else if (tried == null) {
+            tried = new ArrayList<>(List.of(firstTried, id));
         } else {
-            if (tried == null) {
-                tried = new ArrayList<>(3);
-                tried.add(firstTried);
-            }
             tried.add(id);
         }
         affinity = route.affinity();
         lease.loading(loadsModel() ? evidence.loadingFor(route.node(), facts) : null);
         evidence.sent(lease);
+        exchange.upstream().traceparent(trace.attempt(lease.node()));
         exchange.send();
     }
 
@@ -133,10 +142,7 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
 
     @Override
     public void queueFull(int retryAfterSeconds) {
-        exchange.fail(ErrorType.OVERLOADED, count == 0
-                ? "every node serving " + Failures.what(facts) + " is at capacity and the gateway queue is full"
-                : "every other node serving the model is at capacity and the gateway queue is full (after "
-                        + lastFailure + ")", retryAfterSeconds, null);
+        exchange.fail(ErrorType.OVERLOADED, Failures.queueFull(facts, count, lastFailure), retryAfterSeconds, null);
     }
 
     @Override
@@ -150,8 +156,11 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
         return exchange.placed();
     }
 
-    /** The client hung up: a request waiting in the queue leaves it. */
+    /** The client hung up: a request waiting in the queue leaves it, and one never sent ends its trace. */
     void cancel() {
+        if (count == 0) {
+            trace.ended(0, null);
+        }
         if (queued != null) {
             dispatcher.cancel(queued);
             queued = null;
@@ -178,7 +187,8 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
         if (!pinned && (code == 503 || code == 429) && retry.decide(Failure.OVERLOAD_ANSWER, count, false, resent)
                 .action() == Action.RETRY_ELSEWHERE && dispatcher.untriedLeft(facts, tried())) {
             recorder.count(Counter.OVERLOAD_ANSWERS);
-            failed(node().id() + ": answered " + code);
+            trace.failed(Failure.OVERLOAD_ANSWER.name(), false);
+            lastFailure = node().id() + ": answered " + code;
             return true;
         }
         return false;
@@ -219,7 +229,7 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
 
     @Override
     public boolean waitsForLoad() {
-        return loading() != null;
+        return lease != null && lease.loading() != null; // cold for its model when sent (warm first)
     }
 
     @Override
@@ -234,8 +244,7 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
 
     @Override
     public boolean nodeLost(boolean onlyWithAlternative) {
-        if (!exchange.beforeHead()
-                || onlyWithAlternative && !dispatcher.healthyUntriedLeft(facts, tried())) {
+        if (!exchange.beforeHead() || onlyWithAlternative && !dispatcher.healthyUntriedLeft(facts, tried())) {
             return false; // held out, but the only hope for this model (panic routing sent it there)
         }
         exchange.upstream().nodeLost();
@@ -247,8 +256,12 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
         return Failures.message(error, facts, this, exchange.firstByteMs());
     }
 
-    /** Notes why the current attempt failed, for the message when every node failed; {@code null} is ignored. */
-    void failed(String why) {
+    /**
+     * The current attempt failed with {@code failure}, decided {@code d}: the trace hears so, and
+     * {@code why} (unless {@code null}) is noted for the message when every node failed.
+     */
+    void failed(Failure failure, Decision d, String why) {
+        trace.failed(failure.name(), d.action() == Action.RESEND_SAME_NODE);
         if (why != null) {
             lastFailure = why;
         }
@@ -279,14 +292,8 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
         return lease == null ? null : lease.node();
     }
 
-    /** Returns the model the current attempt's node was cold for when it was sent (warm first), or {@code null}. */
-    String loading() {
-        return lease == null ? null : lease.loading();
-    }
-
     /** Returns how the affinity strategy placed the current attempt, or {@code null} under another strategy. */
     AffinityPick affinity() {
         return affinity;
     }
-
 }

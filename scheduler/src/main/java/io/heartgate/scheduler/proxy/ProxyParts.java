@@ -11,6 +11,7 @@ import io.heartgate.scheduler.routing.RouteSelector;
 import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.table.TableSnapshot;
 import io.heartgate.scheduler.time.Ticker;
+import io.heartgate.scheduler.tracing.Tracing;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BooleanSupplier;
@@ -28,9 +29,9 @@ final class ProxyParts {
     record Loop(Timeouts timeouts, UpstreamPool pool, Exchanges exchanges, LoopSweep sweep) {
     }
 
-    /** What the proxy is built over: the table, routing, passive health and where it counts. */
+    /** What the proxy is built over: the table, routing, passive health, where it counts and traces. */
     record Sources(Supplier<TableSnapshot> table, RouteSelector selector, PassiveHealth health, EjectionView routing,
-                   ProxyCounters counters, RequestMetrics metrics, Ticker ticker) {
+                   ProxyCounters counters, RequestMetrics metrics, Ticker ticker, Tracing tracing) {
     }
 
     private final ProxyConfig config;
@@ -61,7 +62,7 @@ final class ProxyParts {
         this.facts = new RequestFactsReader(Stages.fieldsRead(stages), sources.selector().affinityKeys());
         this.retry = new RetryPolicy(config.retries(), config.migrateStreams());
         this.recorder = new Recorder(sources.counters(), sources.metrics(),
-                new KeyLimits(limits, access.keys(), access.forceUsage()));
+                new KeyLimits(limits, access.keys(), access.forceUsage()), sources.tracing());
     }
 
     /** Builds one event loop's parts, opening node connections with {@code connector}. */

@@ -10,6 +10,7 @@ import io.heartgate.scheduler.status.Draining;
 import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.table.TableSnapshot;
 import io.heartgate.scheduler.time.Ticker;
+import io.heartgate.scheduler.tracing.Tracing;
 import io.heartgate.scheduler.trust.ServerTls;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -68,10 +69,13 @@ public final class ProxyServer implements AutoCloseable {
     private final ChannelGroup upstreams;
     private final Channel serverChannel;
     private final GatewayQueue queue;
+    private final Tracing tracing;
 
     private ProxyServer(Draining draining, EventLoopGroup group, DnsAddressResolverGroup resolver,
-                        ChannelGroup clients, ChannelGroup upstreams, Channel serverChannel, GatewayQueue queue) {
+                        ChannelGroup clients, ChannelGroup upstreams, Channel serverChannel, GatewayQueue queue,
+                        Tracing tracing) {
         this.draining = draining;
+        this.tracing = tracing;
         this.queue = queue;
         this.clients = clients;
         this.upstreams = upstreams;
@@ -94,13 +98,13 @@ public final class ProxyServer implements AutoCloseable {
      * @param access the API keys callers need and the key nodes need
      * @param serverTls the certificate clients get, read per connection (so a renewed one applies to
      *     new connections); {@code null} for plain HTTP
+     * @param tracing where each request's trace begins; the proxy closes it when it closes
      * @throws IllegalStateException when the port cannot be bound
      */
     public static ProxyServer start(ProxyConfig config, Supplier<TableSnapshot> table, RouteSelector selector,
                                     PassiveHealth health, EjectionView routing, ProxyCounters counters,
-                                    RequestMetrics metrics,
-                                    Ticker ticker, Draining draining, Stages.Access access,
-                                    Supplier<ServerTls> serverTls) {
+                                    RequestMetrics metrics, Ticker ticker, Draining draining, Stages.Access access,
+                                    Supplier<ServerTls> serverTls, Tracing tracing) {
         SslContext tls;
         try {
             // https:// nodes: the JVM's trusted CAs, and the certificate must name the node's host.
@@ -109,7 +113,7 @@ public final class ProxyServer implements AutoCloseable {
             throw new IllegalStateException("cannot set up TLS for https nodes: " + e.getMessage(), e);
         }
         return start(config, table, selector, health, routing, counters, metrics, ticker, draining, access, serverTls,
-                tls);
+                tls, tracing);
     }
 
     /** Starts the proxy with the given TLS client context for https nodes (tests give their own CA). */
@@ -118,6 +122,14 @@ public final class ProxyServer implements AutoCloseable {
                              RequestMetrics metrics,
                              Ticker ticker, Draining draining, Stages.Access access,
                              Supplier<ServerTls> serverTls, SslContext tls) {
+        return start(config, table, selector, health, routing, counters, metrics, ticker, draining, access, serverTls,
+                tls, Tracing.OFF);
+    }
+
+    private static ProxyServer start(ProxyConfig config, Supplier<TableSnapshot> table, RouteSelector selector,
+                                     PassiveHealth health, EjectionView routing, ProxyCounters counters,
+                                     RequestMetrics metrics, Ticker ticker, Draining draining, Stages.Access access,
+                                     Supplier<ServerTls> serverTls, SslContext tls, Tracing tracing) {
         Transport transport = config.transport().resolve();
         if (config.transport() != Transport.AUTO || transport == Transport.IO_URING) {
             log.info("Proxy transport: {}", transport.flagValue());
@@ -134,7 +146,7 @@ public final class ProxyServer implements AutoCloseable {
             ChannelGroup upstreams = new DefaultChannelGroup("heartgate-proxy-upstreams", GlobalEventExecutor.INSTANCE);
             AllowedAddresses allowed = new AllowedAddresses(resolver, config.allowUpstream());
             ProxyParts parts = new ProxyParts(config, new ProxyParts.Sources(table, selector, health, routing, counters,
-                    metrics, ticker), access, List.of());
+                    metrics, ticker, tracing), access, List.of());
             Map<EventLoop, ProxyParts.Loop> loops = new IdentityHashMap<>();
             group.forEach(executor -> {
                 EventLoop loop = (EventLoop) executor;
@@ -185,7 +197,8 @@ public final class ProxyServer implements AutoCloseable {
                     .bind(new InetSocketAddress(config.bind(), config.port()))
                     .syncUninterruptibly()
                     .channel();
-            ProxyServer proxy = new ProxyServer(draining, group, resolver, clients, upstreams, server, parts.queue());
+            ProxyServer proxy = new ProxyServer(draining, group, resolver, clients, upstreams, server, parts.queue(),
+                    tracing);
             // The exact line scripts and tests wait for (docs/REFERENCE.md).
             log.info("proxy listening on {}:{}", config.bind(), proxy.port());
             if (serverTls != null) {
@@ -193,6 +206,7 @@ public final class ProxyServer implements AutoCloseable {
             }
             return proxy;
         } catch (RuntimeException e) {
+            tracing.close();
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             resolver.close();
             throw new IllegalStateException("proxy cannot listen on " + config.bind() + ":" + config.port() + ": "
@@ -281,5 +295,6 @@ public final class ProxyServer implements AutoCloseable {
         upstreams.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
         resolver.close();
+        tracing.close(); // after the loops: every request's spans have ended
     }
 }

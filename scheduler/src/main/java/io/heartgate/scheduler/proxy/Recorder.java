@@ -3,17 +3,20 @@ package io.heartgate.scheduler.proxy;
 import io.heartgate.scheduler.proxy.ProxyCounters.Counter;
 import io.heartgate.scheduler.request.ErrorType;
 import io.heartgate.scheduler.routing.AffinityPick;
+import io.heartgate.scheduler.tracing.RequestTrace;
+import io.heartgate.scheduler.tracing.Tracing;
 import io.heartgate.scheduler.usage.UsageAccounting;
 import io.heartgate.scheduler.usage.UsageReader;
 import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpHeaders;
 import java.util.EnumMap;
 import java.util.Map;
 
 /**
  * The tap through which what the proxy relays is counted: its counters, the per-node and per-key
- * metrics, the tokens each answer used and the per-key token limits they are charged to. Exchanges
- * and connections tell it what happened; none of them reaches the meters themselves. Thread-safe;
- * one for every event loop.
+ * metrics, the tokens each answer used and the per-key token limits they are charged to, and where
+ * each request's trace begins. Exchanges and connections tell it what happened; none of them
+ * reaches the meters themselves. Thread-safe; one for every event loop.
  */
 final class Recorder {
 
@@ -21,10 +24,12 @@ final class Recorder {
     private final RequestMetrics metrics;
     private final UsageAccounting usage;
     private final KeyLimits keyLimits;
+    private final Tracing tracing;
     private final Map<Migration.Result, io.micrometer.core.instrument.Counter> migrations = new EnumMap<>(Migration.Result.class);
 
-    Recorder(ProxyCounters counters, RequestMetrics metrics, KeyLimits keyLimits) {
+    Recorder(ProxyCounters counters, RequestMetrics metrics, KeyLimits keyLimits, Tracing tracing) {
         this.counters = counters;
+        this.tracing = tracing;
         this.metrics = metrics;
         this.usage = metrics.usage();
         this.keyLimits = keyLimits;
@@ -34,6 +39,20 @@ final class Recorder {
                             + "node, no_candidate, not_continuable, or failed on the next node too")
                     .register(metrics.registry()));
         }
+    }
+
+    /**
+     * Begins the trace of {@code call}, under the caller's W3C trace context when it sent one;
+     * with tracing off, {@link RequestTrace#NONE} and nothing read.
+     */
+    RequestTrace trace(Admitted call) {
+        if (!tracing.on()) {
+            return RequestTrace.NONE;
+        }
+        HttpHeaders h = call.request().headers();
+        String model = call.facts().model() == null ? null : call.facts().displayModel();
+        return tracing.request(call.endpoint(), call.request().method().name(), model,
+                call.facts().caller(), h.get("traceparent"), h.get("tracestate"), call.startNanos());
     }
 
     /** Counts how a stream whose node failed mid-answer went on ({@link Migration}). */

@@ -40,6 +40,8 @@ final class UpstreamSide {
     private FullHttpRequest req;
     private UpstreamConnection conn;
     private Target target;
+    /** The W3C trace context the current attempt's node gets, or {@code null}: the client's goes as sent. */
+    private String traceparent;
     private State state = State.IDLE;
     private boolean reused;
     private boolean keepAlive;
@@ -59,6 +61,11 @@ final class UpstreamSide {
     /** Replaces the request that later attempts send (an answer moving to another node sends its continuation). */
     void request(FullHttpRequest next) {
         this.req = next;
+    }
+
+    /** Sets the {@code traceparent} the next attempt sends, or {@code null} to leave the request's own. */
+    void traceparent(String value) {
+        traceparent = value;
     }
 
     /** Returns the parsed target of a node URL, parsed once for every loop. */
@@ -116,6 +123,9 @@ final class UpstreamSide {
         state = State.AWAITING_HEAD;
         watch.awaitHead();
         HeaderPolicy.hostForNode(new NettyHeaders(req.headers()), target.hostHeader());
+        if (traceparent != null) {
+            req.headers().set("traceparent", traceparent);
+        }
         String uri = target.basePath().isEmpty() ? req.uri() : target.basePath() + req.uri();
         conn.attach(this);
         conn.send(new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, req.method(), uri, req.content().retainedDuplicate(),

@@ -22,11 +22,17 @@ public final class SchedulerConfigBuilder {
     private WarmFirst warmFirst = new WarmFirst(true, 4);
     private AffinityConfig affinity = AffinityConfig.DEFAULTS;
     private String eventsTopic;
+    private TracingConfig tracing = TracingConfig.OFF;
 
     public SchedulerConfigBuilder(String kafka, String topic) {
         this.kafka = kafka;
         this.topic = topic;
         this.eventsTopic = topic + "-events"; // replicas of one test share it; other tests' stay apart
+    }
+
+    public SchedulerConfigBuilder tracing(TracingConfig config) {
+        this.tracing = config;
+        return this;
     }
 
     public SchedulerConfigBuilder eventsTopic(String name) {
@@ -83,6 +89,7 @@ public final class SchedulerConfigBuilder {
 
     public SchedulerConfig build() {
         return new SchedulerConfig(kafka, 0, "127.0.0.1", null, topic, 1, bind, 0, strategy, missedHeartbeats,
-                proxy.build(), demoNodes, Duration.ofMinutes(3), security, resilience, warmFirst, affinity, eventsTopic);
+                proxy.build(), demoNodes, Duration.ofMinutes(3), security, resilience, warmFirst, affinity, eventsTopic,
+                tracing);
     }
 }

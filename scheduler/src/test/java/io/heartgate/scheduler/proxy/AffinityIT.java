@@ -13,6 +13,7 @@ import io.heartgate.scheduler.routing.RouteSelector;
 import io.heartgate.scheduler.status.Draining;
 import io.heartgate.scheduler.table.NodeTable;
 import io.heartgate.scheduler.time.Ticker;
+import io.heartgate.scheduler.tracing.Tracing;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.net.URI;
@@ -74,7 +75,7 @@ class AffinityIT {
         PassiveHealth health = new PassiveHealth(Clock.systemUTC(), c.ejectAfter(), c.ejectFor(), Duration.ofMinutes(5));
         proxy = ProxyServer.start(c, table::snapshot, new RouteSelector(Strategy.affinity(1.25, Strategy.ROUND_ROBIN)),
                 health, health, new ProxyCounters(), new RequestMetrics(registry, Ticker.SYSTEM), Ticker.SYSTEM, new Draining(),
-                Stages.Access.OPEN, null);
+                Stages.Access.OPEN, null, Tracing.OFF);
     }
 
     @AfterEach

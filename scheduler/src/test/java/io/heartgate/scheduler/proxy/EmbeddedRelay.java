@@ -16,6 +16,7 @@ import io.heartgate.scheduler.table.InFlight;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TableSnapshot;
 import io.heartgate.scheduler.time.Ticker;
+import io.heartgate.scheduler.tracing.Tracing;
 import io.heartgate.testkit.MutableClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.buffer.Unpooled;
@@ -137,7 +138,8 @@ final class EmbeddedRelay {
                 .keepAliveTimeout(Duration.ofMillis(KEEP_ALIVE_MS)).headerTimeout(Duration.ofMillis(HEADER_MS))
                 .bodyTimeout(Duration.ofMillis(BODY_MS)).maxQueue(1000).queueTimeout(Duration.ofSeconds(60)).build();
         parts = new ProxyParts(config, new ProxyParts.Sources(() -> table, selector, health, health, counters,
-                new RequestMetrics(registry, Ticker.ofNanos(nanos::get)), Ticker.ofNanos(nanos::get)), access, extraStages);
+                new RequestMetrics(registry, Ticker.ofNanos(nanos::get)), Ticker.ofNanos(nanos::get), Tracing.OFF), access,
+                extraStages);
         loop = parts.loop(this::open, draining);
         timeouts = loop.timeouts();
         pool = loop.pool();

@@ -14,6 +14,7 @@ import io.heartgate.scheduler.routing.RouteSelector;
 import io.heartgate.scheduler.status.Draining;
 import io.heartgate.scheduler.table.NodeTable;
 import io.heartgate.scheduler.time.Ticker;
+import io.heartgate.scheduler.tracing.Tracing;
 import io.heartgate.scheduler.trust.ApiKeys;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
@@ -94,7 +95,7 @@ class GatewayQueueIT {
         PassiveHealth health = new PassiveHealth(Clock.systemUTC(), c.ejectAfter(), c.ejectFor(), Duration.ofMinutes(5));
         proxy = ProxyServer.start(c, table::snapshot, new RouteSelector(Strategy.LEAST_CONNECTIONS.create()), health,
                 health, new ProxyCounters(), new RequestMetrics(registry, Ticker.SYSTEM), Ticker.SYSTEM, new Draining(),
-                access, null);
+                access, null, Tracing.OFF);
     }
 
     private CompletableFuture<HttpResponse<String>> chat() {

@@ -15,6 +15,7 @@ import io.heartgate.scheduler.routing.RouteSelector;
 import io.heartgate.scheduler.status.Draining;
 import io.heartgate.scheduler.table.NodeTable;
 import io.heartgate.scheduler.time.Ticker;
+import io.heartgate.scheduler.tracing.Tracing;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufAllocatorMetricProvider;
@@ -81,7 +82,7 @@ class HostileClientsIT {
         counters = new ProxyCounters();
         proxy = ProxyServer.start(c, table::snapshot, new RouteSelector(Strategy.ROUND_ROBIN.create()), health, health,
                 counters, new RequestMetrics(new SimpleMeterRegistry(), Ticker.SYSTEM), Ticker.SYSTEM, new Draining(),
-                Stages.Access.OPEN, null);
+                Stages.Access.OPEN, null, Tracing.OFF);
     }
 
     private static long heapAfterGc() {

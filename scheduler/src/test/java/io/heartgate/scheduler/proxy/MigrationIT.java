@@ -15,6 +15,7 @@ import io.heartgate.scheduler.status.Draining;
 import io.heartgate.scheduler.balancer.Strategy;
 import io.heartgate.scheduler.table.NodeTable;
 import io.heartgate.scheduler.time.Ticker;
+import io.heartgate.scheduler.tracing.Tracing;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -131,7 +132,7 @@ class MigrationIT {
         registry = new SimpleMeterRegistry();
         proxy = ProxyServer.start(c, table::snapshot, new RouteSelector(Strategy.ROUND_ROBIN.create()), health, health,
                 new ProxyCounters(), new RequestMetrics(registry, Ticker.SYSTEM), Ticker.SYSTEM, new Draining(),
-                Stages.Access.OPEN, null);
+                Stages.Access.OPEN, null, Tracing.OFF);
     }
 
     /** Sends {@code body} as a chat completion and returns the SSE body the client read, to its end or the cut. */

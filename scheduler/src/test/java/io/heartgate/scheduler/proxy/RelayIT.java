@@ -15,6 +15,7 @@ import io.heartgate.scheduler.routing.RouteSelector;
 import io.heartgate.scheduler.status.Draining;
 import io.heartgate.scheduler.table.NodeTable;
 import io.heartgate.scheduler.time.Ticker;
+import io.heartgate.scheduler.tracing.Tracing;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
@@ -135,7 +136,7 @@ class RelayIT {
         RequestMetrics metrics = new RequestMetrics(new SimpleMeterRegistry(), Ticker.SYSTEM);
         proxy = tls == null
                 ? ProxyServer.start(c, table::snapshot, selector, health, health, counters, metrics, Ticker.SYSTEM, new Draining(),
-                        Stages.Access.OPEN, null)
+                        Stages.Access.OPEN, null, Tracing.OFF)
                 : ProxyServer.start(c, table::snapshot, selector, health, health, counters, metrics, Ticker.SYSTEM, new Draining(),
                         Stages.Access.OPEN, null, tls);
     }

@@ -15,6 +15,7 @@ import io.heartgate.scheduler.routing.RouteSelector;
 import io.heartgate.scheduler.status.Draining;
 import io.heartgate.scheduler.table.NodeTable;
 import io.heartgate.scheduler.time.Ticker;
+import io.heartgate.scheduler.tracing.Tracing;
 import io.heartgate.sim.Faults;
 import io.heartgate.sim.NodeClients;
 import io.heartgate.sim.SimConfigBuilder;
@@ -81,7 +82,7 @@ class SimMigrationIT {
         registry = new SimpleMeterRegistry();
         proxy = ProxyServer.start(c, table::snapshot, new RouteSelector(Strategy.ROUND_ROBIN.create()), health, health,
                 new ProxyCounters(), new RequestMetrics(registry, Ticker.SYSTEM), Ticker.SYSTEM, new Draining(),
-                Stages.Access.OPEN, null);
+                Stages.Access.OPEN, null, Tracing.OFF);
     }
 
     @AfterEach

@@ -12,6 +12,7 @@ import io.heartgate.scheduler.routing.RouteSelector;
 import io.heartgate.scheduler.status.Draining;
 import io.heartgate.scheduler.table.NodeTable;
 import io.heartgate.scheduler.time.Ticker;
+import io.heartgate.scheduler.tracing.Tracing;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -87,7 +88,7 @@ class StickyAffinityIT {
         proxy = ProxyServer.start(c, table::snapshot,
                 new RouteSelector(Strategy.sticky(Duration.ofSeconds(1), Strategy.ROUND_ROBIN, Ticker.SYSTEM)),
                 health, health, new ProxyCounters(), new RequestMetrics(registry, Ticker.SYSTEM), Ticker.SYSTEM,
-                new Draining(), Stages.Access.OPEN, null);
+                new Draining(), Stages.Access.OPEN, null, Tracing.OFF);
     }
 
     @AfterEach
