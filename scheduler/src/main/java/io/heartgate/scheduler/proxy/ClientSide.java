@@ -41,8 +41,6 @@ final class ClientSide {
     private final String model;
     private final long startNanos;
     private final Channel channel;
-    private final boolean http10;
-    private final boolean headRequest;
     private boolean keep;
     private boolean streaming;
     private boolean unflushed;
@@ -75,8 +73,6 @@ final class ClientSide {
         this.recorder = recorder;
         this.extra = call.responseHeaders();
         this.channel = conn.channel();
-        this.http10 = req.protocolVersion() == HttpVersion.HTTP_1_0;
-        this.headRequest = req.method() == HttpMethod.HEAD;
         this.keep = call.keepAlive();
     }
 
@@ -100,7 +96,8 @@ final class ClientSide {
             extra.forEach(response.headers()::set);
         }
         HeaderPolicy.ResponsePlan plan = HeaderPolicy.towardClient(new NettyHeaders(response.headers()), status,
-                headRequest, http10, keep && !conn.draining(), nodeId);
+                req.method() == HttpMethod.HEAD, req.protocolVersion() == HttpVersion.HTTP_1_0, keep && !conn.draining(),
+                nodeId);
         keep = plan.keepClient();
         streaming = plan.streaming();
         transcript.begin(movable != null && streaming && status < 300, movable != null && !movable.sse());
