@@ -39,7 +39,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @State(Scope.Thread)
 public class RequestPathBenchmark {
 
-    @Param({"CHAT", "SSE", "NDJSON", "KEYS", "AFFINITY", "QUEUED"})
+    @Param({"CHAT", "SSE", "NDJSON", "KEYS", "AFFINITY", "QUEUED", "TRACED"})
     public InMemoryProxy.Scenario scenario;
 
     private InMemoryProxy proxy;

@@ -53,7 +53,9 @@ public final class Cli {
      */
     public static String flagError(InvalidSettingException e, Map<String, String> flags) {
         String flag = flags.get(e.setting());
-        if (flag == null) {
+        if (flag == null && e.setting().equals(e.setting().toUpperCase(Locale.ROOT))) {
+            flag = e.setting(); // an environment variable's own name (OTEL_TRACES_EXPORTER)
+        } else if (flag == null) {
             flag = "--" + e.setting().replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
         }
         return flag + ": " + e.problem();

@@ -26,7 +26,11 @@ public record TracingConfig(String endpoint, Double sampleRatio, Map<String, Str
     /** Tracing off, whatever the environment says. */
     public static final TracingConfig OFF = new TracingConfig(null, null, Map.of("OTEL_SDK_DISABLED", "true"));
 
-    /** Checks the flags and the variables the scheduler reads itself; a bad value throws {@link InvalidSettingException}. */
+    /**
+     * Checks the flags, and, when traces are on, the variables that choose the exporter and its
+     * protocol; a bad value throws {@link InvalidSettingException}. Off, no {@code OTEL_*} variable
+     * is judged: what other programs in the same environment are told is none of the scheduler's business.
+     */
     public TracingConfig {
         if (endpoint != null && endpoint.isBlank()) {
             endpoint = null;
@@ -54,11 +58,14 @@ public record TracingConfig(String endpoint, Double sampleRatio, Map<String, Str
             });
         }
         environment = Map.copyOf(otel);
-        String exporter = environment.getOrDefault("OTEL_TRACES_EXPORTER", "otlp").trim().toLowerCase(Locale.ROOT);
-        if (!exporter.equals("otlp") && !exporter.equals("none")) {
-            throw new InvalidSettingException("OTEL_TRACES_EXPORTER", "must be otlp or none here, was '" + exporter + "'");
-        }
-        for (String name : new String[] {"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"}) {
+        if (on(endpoint, environment)) {
+            String exporter = environment.getOrDefault("OTEL_TRACES_EXPORTER", "otlp").trim().toLowerCase(Locale.ROOT);
+            if (!exporter.equals("otlp")) {
+                throw new InvalidSettingException("OTEL_TRACES_EXPORTER", "must be otlp (the one exporter built in), "
+                        + "was '" + exporter + "'");
+            }
+            String name = environment.containsKey("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+                    ? "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL" : "OTEL_EXPORTER_OTLP_PROTOCOL";
             String protocol = environment.getOrDefault(name, "http/protobuf").trim();
             if (!protocol.equals("http/protobuf")) {
                 throw new InvalidSettingException(name, "must be http/protobuf (no gRPC client is built in), was '"
@@ -69,6 +76,10 @@ public record TracingConfig(String endpoint, Double sampleRatio, Map<String, Str
 
     /** Says whether traces are sent. */
     public boolean on() {
+        return on(endpoint, environment);
+    }
+
+    private static boolean on(String endpoint, Map<String, String> environment) {
         if ("true".equalsIgnoreCase(environment.getOrDefault("OTEL_SDK_DISABLED", "").trim())
                 || "none".equalsIgnoreCase(environment.getOrDefault("OTEL_TRACES_EXPORTER", "").trim())) {
             return false;
@@ -115,7 +126,7 @@ public record TracingConfig(String endpoint, Double sampleRatio, Map<String, Str
         String to = p.getOrDefault("otel.exporter.otlp.traces.endpoint",
                 tracesUrl(p.getOrDefault("otel.exporter.otlp.endpoint", "http://localhost:4318")));
         String sampler = p.getOrDefault("otel.traces.sampler", "parentbased_always_on");
-        String arg = p.get("otel.traces.sampler.arg");
+        String arg = sampler.contains("ratio") ? p.get("otel.traces.sampler.arg") : null;
         return "OTLP/" + p.get("otel.exporter.otlp.protocol") + " to " + to + ", sampler " + sampler
                 + (arg != null ? " " + arg : "") + ", service " + p.get("otel.service.name");
     }

@@ -84,7 +84,6 @@ final class ClientSide {
      */
     void head(HttpResponse response, String nodeId, AffinityPick affinity, Form movable) {
         status = response.status().code();
-        trace.answered(status);
         usage.head(req, status, response);
         responseOf = responsesApi && status < 300 ? nodeId : null;
         if (affinity != null) {
@@ -177,6 +176,7 @@ final class ClientSide {
 
     /** The answer of {@code node} was cut: what it reported counts, else an estimate ({@link AnswerUsage#cut}). */
     void cutShort(Node node) {
+        trace.cut();
         usage.cut(recorder, req, caller, modelLabel(node));
     }
 

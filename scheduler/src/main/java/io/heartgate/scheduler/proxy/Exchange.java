@@ -81,10 +81,10 @@ final class Exchange {
         int code = response.status().code();
         Node node = placement.node();
         evidence.head(placement.lease(), response);
-        boolean first = moves.head(node, timeouts.nanoTime());
         if (placement.busyElsewhere(code, resent) || !moves.continues(node, response)) {
             return false; // read away: then another node, or (a refused continuation) the client's stream is cut
         }
+        boolean first = moves.head(node, timeouts.nanoTime()); // a busy node read away never answered
         phase = phase.to(Phase.RELAYING);
         if (code < 300 && placement.loadsModel()) {
             evidence.answeredWell(node, call.facts());

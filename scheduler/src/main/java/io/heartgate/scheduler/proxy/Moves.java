@@ -57,8 +57,9 @@ final class Moves {
     }
 
     /**
-     * {@code node}'s final head came at {@code nanos}: before a move, its answer is the client's (busy
-     * or not); returns whether the answer is yet to move (its client is still to get a head).
+     * {@code node}'s final head came at {@code nanos} and is not read away (not a busy answer passed
+     * over for another node): before a move, its answer is the client's; returns whether the answer
+     * is yet to move (its client is still to get a head).
      */
     boolean head(Node node, long nanos) {
         if (current == null) {

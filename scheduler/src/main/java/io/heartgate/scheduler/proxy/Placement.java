@@ -184,6 +184,7 @@ final class Placement implements Dispatcher.Outcome, Timeouts.Watched {
      * counted toward its ejection), noting it; with no other node left, it is relayed.
      */
     boolean busyElsewhere(int code, boolean resent) {
+        trace.answered(code); // every head comes here
         if (!pinned && (code == 503 || code == 429) && retry.decide(Failure.OVERLOAD_ANSWER, count, false, resent)
                 .action() == Action.RETRY_ELSEWHERE && dispatcher.untriedLeft(facts, tried())) {
             recorder.count(Counter.OVERLOAD_ANSWERS);

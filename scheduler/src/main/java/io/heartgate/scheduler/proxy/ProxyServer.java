@@ -110,6 +110,7 @@ public final class ProxyServer implements AutoCloseable {
             // https:// nodes: the JVM's trusted CAs, and the certificate must name the node's host.
             tls = SslContextBuilder.forClient().endpointIdentificationAlgorithm("HTTPS").build();
         } catch (SSLException e) {
+            tracing.close();
             throw new IllegalStateException("cannot set up TLS for https nodes: " + e.getMessage(), e);
         }
         return start(config, table, selector, health, routing, counters, metrics, ticker, draining, access, serverTls,
@@ -197,8 +198,7 @@ public final class ProxyServer implements AutoCloseable {
                     .bind(new InetSocketAddress(config.bind(), config.port()))
                     .syncUninterruptibly()
                     .channel();
-            ProxyServer proxy = new ProxyServer(draining, group, resolver, clients, upstreams, server, parts.queue(),
-                    tracing);
+            ProxyServer proxy = new ProxyServer(draining, group, resolver, clients, upstreams, server, parts.queue(), tracing);
             // The exact line scripts and tests wait for (docs/REFERENCE.md).
             log.info("proxy listening on {}:{}", config.bind(), proxy.port());
             if (serverTls != null) {

@@ -18,7 +18,6 @@ import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.context.Context;
-import java.net.URI;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
@@ -64,6 +63,7 @@ final class OtelRequestTrace implements RequestTrace {
     private int attempts;
     private long queuedAt = -1;
     private boolean chunked;
+    private boolean cut;
     private boolean done;
 
     OtelRequestTrace(OtelTracing tracing, Context parent, Endpoint endpoint, String method, String model, String caller,
@@ -73,7 +73,8 @@ final class OtelRequestTrace implements RequestTrace {
         this.startNanos = startNanos;
         this.operation = GenAiOperation.of(endpoint);
         this.model = model;
-        String route = endpoint == Endpoint.OTHER ? null : endpoint.path();
+        String route = endpoint == Endpoint.OTHER ? null
+                : endpoint.path().endsWith("/") ? endpoint.path() + "{id}" : endpoint.path(); // /v1/responses/{id}
         this.attemptName = operation == null ? method : model == null ? operation : operation + " " + model;
         SpanBuilder b = tracer.spanBuilder(route == null ? method : method + " " + route).setParent(parent)
                 .setSpanKind(SpanKind.SERVER).setStartTimestamp(tracing.epochNanos(startNanos), TimeUnit.NANOSECONDS)
@@ -101,12 +102,14 @@ final class OtelRequestTrace implements RequestTrace {
     @Override
     public String attempt(Node node) {
         dequeued();
-        endAttempt(null);
+        // Still open: the last attempt was neither answered nor failed, as when its node's server
+        // could not continue a moved stream and it was never sent.
+        endAttempt("not_continuable");
         SpanBuilder b = tracer.spanBuilder(attemptName).setParent(context).setSpanKind(SpanKind.CLIENT)
                 .setAttribute(NODE, node.id()).setAttribute(ATTEMPT, ++attempts);
         common(b);
-        URI url = URI.create(node.url());
-        b.setAttribute(SERVER_ADDRESS, url.getHost()).setAttribute(SERVER_PORT, port(url));
+        String[] address = hostAndPort(node.url());
+        b.setAttribute(SERVER_ADDRESS, address[0]).setAttribute(SERVER_PORT, Long.parseLong(address[1]));
         if (chunked) { // the client has part of the answer: the stream moves to this node
             b.setAttribute(MOVED, true);
         }
@@ -124,6 +127,12 @@ final class OtelRequestTrace implements RequestTrace {
         if (attempt != null) {
             attempt.setAttribute(STATUS, status);
         }
+    }
+
+    @Override
+    public void cut() {
+        cut = true;
+        endAttempt("stream_cut");
     }
 
     @Override
@@ -178,33 +187,53 @@ final class OtelRequestTrace implements RequestTrace {
         }
         done = true;
         dequeued();
-        if (status == 0) {
-            endAttempt("client_gone");
-        } else {
-            endAttempt(status >= 500 ? Integer.toString(status) : null);
-        }
+        String error = status == 0 ? "client_gone" : cut ? "stream_cut"
+                : status >= 500 ? Integer.toString(status) : null;
+        endAttempt(error);
         span.setAttribute(ATTEMPTS, attempts);
         if (status > 0) {
             span.setAttribute(STATUS, status);
         }
         if (node != null) {
             span.setAttribute(NODE, node.id());
-            URI url = URI.create(node.url());
-            span.setAttribute(SERVER_ADDRESS, url.getHost());
-            span.setAttribute(SERVER_PORT, port(url));
+            String[] address = hostAndPort(node.url());
+            span.setAttribute(SERVER_ADDRESS, address[0]);
+            span.setAttribute(SERVER_PORT, Long.parseLong(address[1]));
             if (model != null && node.models().contains(ModelNames.normalize(model))) {
                 span.setAttribute(RESPONSE_MODEL, model);
             }
         }
-        if (status == 0 || status >= 500) {
-            span.setAttribute(ERROR_TYPE, status == 0 ? "client_gone" : Integer.toString(status));
+        if (error != null) {
+            span.setAttribute(ERROR_TYPE, error);
             span.setStatus(StatusCode.ERROR);
         }
         span.end();
     }
 
-    private static long port(URI url) {
-        return url.getPort() >= 0 ? url.getPort() : "https".equals(url.getScheme()) ? 443 : 80;
+    /**
+     * Returns the host (brackets kept off an IPv6 literal) and port of a node's URL, which the
+     * heartbeat rules accepted: {@code http} or {@code https}, any host name (underscores too).
+     */
+    static String[] hostAndPort(String url) {
+        int start = url.indexOf("://") + 3;
+        int end = url.length();
+        for (int i = start; i < url.length(); i++) {
+            char c = url.charAt(i);
+            if (c == '/' || c == '?' || c == '#') {
+                end = i;
+                break;
+            }
+        }
+        String authority = url.substring(start, end);
+        int colon = authority.lastIndexOf(':');
+        boolean portGiven = colon > authority.lastIndexOf(']');
+        String host = portGiven ? authority.substring(0, colon) : authority;
+        if (host.startsWith("[") && host.endsWith("]")) {
+            host = host.substring(1, host.length() - 1);
+        }
+        String port = portGiven ? authority.substring(colon + 1)
+                : url.regionMatches(true, 0, "https:", 0, 6) ? "443" : "80";
+        return new String[] {host, port};
     }
 
     private void endAttempt(String error) {

@@ -38,6 +38,7 @@ public final class OtelTracing implements Tracing {
     private final Ticker ticker;
     private final Clock clock = Clock.getDefault();
 
+    /** Traces through {@code sdk}, timing them on {@code ticker}, the scheduler's monotonic time. */
     OtelTracing(OpenTelemetrySdk sdk, Ticker ticker) {
         this.sdk = sdk;
         this.tracer = sdk.getTracer(SCOPE);
@@ -50,6 +51,7 @@ public final class OtelTracing implements Tracing {
             return Tracing.OFF;
         }
         Map<String, String> properties = config.properties();
+        SdkLogging.toSlf4j();
         OpenTelemetrySdk sdk = AutoConfiguredOpenTelemetrySdk.builder()
                 .addPropertiesCustomizer(p -> properties)
                 .disableShutdownHook()
@@ -99,10 +101,12 @@ public final class OtelTracing implements Tracing {
         return new OtelRequestTrace(this, parent, endpoint, method, model, caller, startNanos);
     }
 
+    /** Returns the tracer every request's spans come from. */
     Tracer tracer() {
         return tracer;
     }
 
+    /** Returns the time source of the requests' start times and waits. */
     Ticker ticker() {
         return ticker;
     }

@@ -24,8 +24,12 @@ public interface RequestTrace {
         return null;
     }
 
-    /** The current attempt's node answered with {@code status}. */
+    /** The current attempt's node answered with {@code status} (a head relayed, or a busy one read away). */
     default void answered(int status) {
+    }
+
+    /** The client's answer was cut short: it never sees a clean end (the stream could not go on elsewhere). */
+    default void cut() {
     }
 
     /**

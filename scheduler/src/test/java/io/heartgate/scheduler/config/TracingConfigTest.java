@@ -67,7 +67,21 @@ class TracingConfigTest {
                 .isInstanceOf(InvalidSettingException.class).hasMessageContaining("traceSampleRatio");
         assertThatThrownBy(() -> new TracingConfig(null, null, Map.of("OTEL_TRACES_EXPORTER", "zipkin")))
                 .isInstanceOf(InvalidSettingException.class).hasMessageContaining("OTEL_TRACES_EXPORTER");
-        assertThatThrownBy(() -> new TracingConfig(null, null, Map.of("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")))
+        assertThatThrownBy(() -> new TracingConfig("http://c:4318", null, Map.of("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")))
                 .isInstanceOf(InvalidSettingException.class).hasMessageContaining("OTEL_EXPORTER_OTLP_PROTOCOL");
+        assertThatThrownBy(() -> new TracingConfig("http://c:4318", null, Map.of("OTEL_EXPORTER_OTLP_PROTOCOL",
+                "http/protobuf", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc")))
+                .isInstanceOf(InvalidSettingException.class).hasMessageContaining("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL");
+    }
+
+    @Test
+    void offJudgesNoVariableAndTheTracesProtocolWinsOverTheGeneralOne() {
+        assertThat(new TracingConfig(null, null, Map.of("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")).on()).isFalse();
+        assertThat(new TracingConfig(null, null, Map.of("OTEL_SDK_DISABLED", "true", "OTEL_TRACES_EXPORTER", "zipkin"))
+                .on()).isFalse();
+        assertThat(new TracingConfig("http://c:4318", null, Map.of("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc",
+                "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/protobuf")).on()).isTrue();
+        assertThat(new TracingConfig(null, null, Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318",
+                "OTEL_TRACES_SAMPLER_ARG", "0.1")).summary()).contains("sampler parentbased_always_on,");
     }
 }

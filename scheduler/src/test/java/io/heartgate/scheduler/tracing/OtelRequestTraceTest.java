@@ -122,6 +122,36 @@ class OtelRequestTraceTest {
     }
 
     @Test
+    void aCutStreamIsAnErrorAndAnAttemptNeverSentSaysWhy() {
+        RequestTrace trace = begin();
+        trace.attempt(node("a", 1));
+        trace.answered(200);
+        trace.firstChunk();
+        trace.failed("BROKE_OFF", false);
+        trace.attempt(node("b", 2)); // its server cannot continue the stream: never sent
+        trace.attempt(node("c", 3));
+        trace.answered(200); // a continuation of another form: read away, and the client's stream cut
+        trace.cut();
+        trace.ended(200, node("a", 1));
+        assertThat(exported.getFinishedSpanItems().stream().filter(s -> s.getKind() == SpanKind.CLIENT)
+                .map(s -> s.getAttributes().get(OtelRequestTrace.ERROR_TYPE)))
+                .containsExactly("broke_off", "not_continuable", "stream_cut");
+        SpanData server = span(SpanKind.SERVER, 0);
+        assertThat(server.getAttributes().get(OtelRequestTrace.ERROR_TYPE)).isEqualTo("stream_cut");
+        assertThat(server.getStatus().getStatusCode()).isEqualTo(StatusCode.ERROR);
+        assertThat(server.getAttributes().get(OtelRequestTrace.NODE)).isEqualTo("a");
+    }
+
+    @Test
+    void aNodesAddressIsReadFromAnyUrlTheHeartbeatRulesAccept() {
+        assertThat(OtelRequestTrace.hostAndPort("http://gpu_a.lan:8000/v1")).containsExactly("gpu_a.lan", "8000");
+        assertThat(OtelRequestTrace.hostAndPort("HTTPS://gpu-a")).containsExactly("gpu-a", "443");
+        assertThat(OtelRequestTrace.hostAndPort("http://[fd00::5]:11434")).containsExactly("fd00::5", "11434");
+        assertThat(OtelRequestTrace.hostAndPort("http://[fd00::5]")).containsExactly("fd00::5", "80");
+        assertThat(OtelRequestTrace.hostAndPort("http://10.0.0.5?x=1")).containsExactly("10.0.0.5", "80");
+    }
+
+    @Test
     void theServerSpanStartsWhenTheRequestArrived() {
         long arrived = nanos.get();
         nanos.addAndGet(3_000_000); // the stages took 3 ms
