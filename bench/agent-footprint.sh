@@ -5,6 +5,7 @@
 #
 #   bench/agent-footprint.sh                             # after: mvn -B -DskipTests package
 #   WARMUP=60 MEASURE=120 bench/agent-footprint.sh "default|" "light|-Xmx24m -XX:+UseSerialGC"
+#   AGENT_JAVA=/path/to/runtime/bin/java bench/agent-footprint.sh   # the agent on another runtime (the image's)
 #
 # Needs what bench/proxy.sh needs.
 set -euo pipefail
@@ -16,7 +17,7 @@ for setting in WARMUP MEASURE; do
 done
 # What deploy/kubernetes and deploy/systemd give the agent (docs/BENCHMARKS.md, the agent's footprint).
 LIGHT_LABEL="manifests and systemd"
-LIGHT_OPTS="-Xmx96m -XX:+UseSerialGC"
+LIGHT_OPTS="-Xmx24m -Xss256k -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:CICompilerCount=1 -XX:ReservedCodeCacheSize=12m -XX:-UsePerfData"
 NAME=bench/agent-footprint.sh
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
@@ -35,7 +36,7 @@ rows=()
 for variant in "$@"; do
   label=${variant%%|*}; opts=${variant#*|}
   # shellcheck disable=SC2086 # options are words on purpose
-  java $opts -jar heartbeat-agent/target/heartbeat-agent.jar --kafka "$KAFKA" --node-id fp-1 \
+  "${AGENT_JAVA:-java}" $opts -jar heartbeat-agent/target/heartbeat-agent.jar --kafka "$KAFKA" --node-id fp-1 \
     --url http://127.0.0.1:19001 --backend ollama --interval 1s --nvidia-smi /nonexistent > "$WORK/agent.log" 2>&1 &
   agent=$!
   PIDS+=($agent)
@@ -56,7 +57,7 @@ for variant in "$@"; do
   kill "$agent"; wait "$agent" 2>/dev/null || true
 done
 
-echo "## Agent footprint $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(java -version 2>&1 | head -1)"
+echo "## Agent footprint $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $("${AGENT_JAVA:-java}" -version 2>&1 | head -1) (${AGENT_JAVA:-java})"
 echo
 echo "One agent, one simulated Ollama node, 1 s interval, ${WARMUP} s warm-up, then ${MEASURE} s sampled each second."
 echo

@@ -12,6 +12,8 @@ import io.heartgate.scheduler.trust.ApiKeys;
 import io.heartgate.scheduler.trust.KafkaUsers;
 import io.heartgate.scheduler.trust.SecretFile;
 import io.heartgate.testkit.CommandLineRun;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -21,6 +23,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.spi.ToolProvider;
 import org.junit.jupiter.api.Test;
 
 /** Checks that docker-compose-env.yml and hosts.example agree with the scheduler's contract defaults. */
@@ -93,6 +96,22 @@ class ComposeFileTest {
             assertThat(dockerfile).as("the Maven stage needs every module").contains("COPY " + m.group(1) + " " + m.group(1));
         }
         assertThat(modules).isGreaterThanOrEqualTo(6);
+    }
+
+    /** The agent image's runtime holds every module the agent jar uses, as jdeps reads them from the jar. */
+    @Test
+    void theAgentImagesRuntimeHasEveryModuleTheAgentUses() throws Exception {
+        Path jar = ROOT.resolve("heartbeat-agent/target/heartbeat-agent.jar");
+        assertThat(jar).as("built before the scheduler's tests (the agent module comes first)").exists();
+        ToolProvider jdeps = ToolProvider.findFirst("jdeps").orElseThrow();
+        StringWriter out = new StringWriter();
+        int rc = jdeps.run(new PrintWriter(out), new PrintWriter(new StringWriter()), "--ignore-missing-deps",
+                "--print-module-deps", "--multi-release", "17", jar.toString());
+        assertThat(rc).as("jdeps: %s", out).isZero();
+        List<String> used = List.of(out.toString().strip().split(","));
+        Matcher m = Pattern.compile("jlink --add-modules ([\\w.,]+)").matcher(Files.readString(ROOT.resolve("Dockerfile")));
+        assertThat(m.find()).isTrue();
+        assertThat(List.of(m.group(1).split(","))).containsAll(used).contains("jdk.crypto.ec", "java.xml");
     }
 
     @Test
