@@ -1,8 +1,5 @@
 package io.heartgate.scheduler.admin;
 
-import io.heartgate.protocol.Gpu;
-import io.heartgate.protocol.Load;
-import io.heartgate.protocol.LoadedModel;
 import io.heartgate.scheduler.metrics.ModelSignals;
 import io.heartgate.scheduler.replicas.ReplicaView;
 import io.heartgate.scheduler.status.DiscoveryView;
@@ -10,7 +7,6 @@ import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.NodeTable;
 import io.heartgate.scheduler.table.TableSnapshot;
-import io.heartgate.scheduler.table.TokenLoad;
 import io.heartgate.scheduler.trust.ServerTls;
 import io.heartgate.scheduler.usage.TrafficView;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -73,6 +69,7 @@ public final class AdminServer extends VerticleBase {
     private final ServerTls tls;
     private final ReplicaView replicas;
     private final ModelSignals signals;
+    private final NodesView view;
 
     /** What the admin port shows besides the table: the replicas, and each model's load and queue. */
     public record Views(ReplicaView replicas, ModelSignals models) {
@@ -109,6 +106,7 @@ public final class AdminServer extends VerticleBase {
         this.discovery = discovery;
         this.strategy = strategy;
         this.clock = clock;
+        this.view = new NodesView(health, table.missedHeartbeats());
     }
 
     /**
@@ -149,7 +147,8 @@ public final class AdminServer extends VerticleBase {
         }
         router.get("/healthz").handler(ctx -> json(ctx, 200, new JsonObject().put("status", "ok")));
         router.get("/readyz").handler(this::readyz);
-        router.get("/admin/nodes").handler(ctx -> json(ctx, 200, nodes(table.snapshot(), clock.instant())));
+        router.get("/admin/nodes").handler(this::listNodes);
+        router.get("/admin/summary").handler(ctx -> json(ctx, 200, view.summary(table.snapshot())));
         router.get("/admin/models").handler(ctx -> json(ctx, 200, ModelsView.of(table.snapshot(), signals.current())));
         router.get("/admin/replicas").handler(ctx -> json(ctx, 200, ReplicasView.of(replicas, clock.instant())));
         router.get("/admin/keys").handler(ctx -> json(ctx, 200, new JsonObject().put("keys", keys())));
@@ -299,74 +298,37 @@ public final class AdminServer extends VerticleBase {
     JsonObject nodes(TableSnapshot s, Instant now) {
         JsonArray nodes = new JsonArray();
         for (Node n : s.nodes()) {
-            var hb = n.heartbeat();
-            JsonObject o = new JsonObject()
-                    .put("nodeId", n.id())
-                    .put("url", n.url())
-                    .put("state", n.state().name())
-                    .put("weight", n.weight())
-                    .put("capacity", hb.capacity())
-                    .put("models", new JsonArray(hb.models()))
-                    .put("loaded", new JsonArray(hb.loaded().stream().map(LoadedModel::name).toList()))
-                    .put("routable", n.routable() && !health.isEjected(n.id()))
-                    .put("lastHeartbeatAgeMs", Math.max(0, Duration.between(n.lastSeen(), now).toMillis()))
-                    .put("inFlight", n.inFlight().get())
-                    .put("tokenLoad", tokenLoad(n.inFlight().tokens()))
-                    .put("load", load(hb.load()))
-                    .put("backend", hb.backend())
-                    .put("intervalMs", hb.intervalMs())
-                    .put("expiresInMs", Duration.between(now, n.expiresAt(table.missedHeartbeats())).toMillis())
-                    .put("instance", hb.instance())
-                    .put("seq", hb.seq())
-                    .put("gpus", gpus(hb.gpus()));
-            var ejection = health.ejection(n.id());
-            if (!n.routable()) {
-                o.put("notRoutableReason", "state " + n.state().name());
-            } else if (ejection.isPresent()) {
-                o.put("notRoutableReason", ejection.get().describe());
-            }
-            o.put("ejected", ejection.isPresent());
-            ejection.ifPresent(e -> o.put("ejectedForMs", Duration.between(now, e.until()).toMillis()));
-            nodes.add(o);
+            nodes.add(view.node(n, now));
         }
         return new JsonObject().put("strategy", strategy).put("nodes", nodes);
     }
 
-    private static JsonObject load(Load load) {
-        JsonObject o = new JsonObject();
-        if (load.inFlight() != null) {
-            o.put("inFlight", load.inFlight());
+    /**
+     * {@code GET /admin/nodes}: with {@code limit}, one page and the cursor of the next; without,
+     * every node the filters keep, streamed ({@link NodeListing}). A bad parameter is a 400 naming it.
+     */
+    private void listNodes(RoutingContext ctx) {
+        NodesView.Query q;
+        try {
+            q = NodesView.Query.parse(ctx.queryParams());
+        } catch (IllegalArgumentException e) {
+            json(ctx, 400, new JsonObject().put("error", e.getMessage()));
+            return;
         }
-        if (load.queued() != null) {
-            o.put("queued", load.queued());
+        TableSnapshot s = table.snapshot();
+        Instant now = clock.instant();
+        if (q.limit() == 0) {
+            NodeListing.write(ctx.response(), ctx.vertx().getOrCreateContext(), view, s, q, now, strategy);
+            return;
         }
-        if (load.kvCacheUsage() != null) {
-            o.put("kvCacheUsage", load.kvCacheUsage());
+        NodesView.Page page = view.page(s, q);
+        JsonArray nodes = new JsonArray();
+        page.nodes().forEach(n -> nodes.add(view.node(n, now)));
+        JsonObject body = new JsonObject().put("nodes", nodes);
+        if (page.cursor() != null) {
+            body.put("cursor", page.cursor());
         }
-        if (load.prefixCacheHitRate() != null) {
-            o.put("prefixCacheHitRate", load.prefixCacheHitRate());
-        }
-        if (load.prefillTps() != null) {
-            o.put("prefillTps", load.prefillTps());
-        }
-        return o;
-    }
-
-    /** This scheduler's token load on a node and the prefill speeds it learned there (sticky affinity's inputs). */
-    private static JsonObject tokenLoad(TokenLoad t) {
-        JsonObject learned = new JsonObject();
-        t.learned().forEach(learned::put);
-        return new JsonObject().put("prefillBacklogTokens", t.backlog()).put("prefilling", t.prefilling())
-                .put("tokensPerByte", Math.round(t.tokensPerByte() * 1000) / 1000.0).put("prefillTps", learned);
-    }
-
-    private static JsonArray gpus(List<Gpu> gpus) {
-        JsonArray a = new JsonArray();
-        for (Gpu g : gpus) {
-            a.add(new JsonObject().put("name", g.name()).put("utilization", g.utilization())
-                    .put("memoryUsedMiB", g.memoryUsedMiB()).put("memoryTotalMiB", g.memoryTotalMiB()));
-        }
-        return a;
+        json(ctx, 200, body);
     }
 
     private static void json(RoutingContext ctx, int status, JsonObject body) {

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Heartbeats at scale, one command: a broker (the embedded one, in a scheduler of its own that takes
+# no traffic), a synthetic fleet of N nodes at INTERVAL (heartbeat-agent.jar's SyntheticFleet: the
+# agent's publisher and producer settings, loopback URLs no request ever goes to, a share dying,
+# joining and flapping per minute), and the scheduler under test reading it. After WARMUP, MEASURE
+# seconds of: the scheduler's CPU, in total and per heartbeat applied; its RSS and heap after a GC;
+# consumer lag (/readyz's kafkaLag each second: p99 and max); the nodes it lists and those routable
+# against the fleet. Prints a Markdown table, one row per N.
+#
+#   bench/heartbeats.sh                                # after: mvn -B -DskipTests package
+#   NODES="1000 10000 100000" CHURN=0.01 WARMUP=60 MEASURE=60 bench/heartbeats.sh
+#
+# CHURN is the share of the fleet that dies per minute, and as many come back (a new instance) and
+# flap (one DOWN beat). Nothing is sent off this machine: every node is on 127.x.y.z.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+NODES=${NODES:-"1000 10000"}
+INTERVAL=${INTERVAL:-1s}
+CHURN=${CHURN:-0.01}
+WARMUP=${WARMUP:-30}
+MEASURE=${MEASURE:-60}
+SCHED_OPTS=${SCHED_OPTS:-"-Xmx2g"}
+NAME=bench/heartbeats.sh
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+
+start_broker_host --events-topic scale-host-events
+rows=()
+for n in $NODES; do
+  topic="scale-$n-$RANDOM"
+  # shellcheck disable=SC2086 # options are words on purpose
+  java $SCHED_OPTS -jar scheduler/target/scheduler.jar --kafka "$KAFKA" --topic "$topic" --events-topic "$topic-events" \
+    --bind 127.0.0.1 --port 19280 --admin-port 19281 --allow-upstream 127.0.0.0/8 > "$WORK/sched-$n.log" 2>&1 &
+  sched=$!
+  PIDS+=($sched)
+  wait_for "$WORK/sched-$n.log" "proxy listening"
+  java -Xmx1g -cp heartbeat-agent/target/heartbeat-agent.jar io.heartgate.agent.fleet.SyntheticFleet \
+    --kafka "$KAFKA" --topic "$topic" --nodes "$n" --interval "$INTERVAL" --die-per-minute "$CHURN" \
+    --join-per-minute "$CHURN" --flap-per-minute "$CHURN" --report-every 5s --events "$WORK/events-$n.txt" \
+    > "$WORK/fleet-$n.log" 2>&1 &
+  fleet=$!
+  PIDS+=($fleet)
+  listed=0
+  for _ in $(seq 1 300); do
+    listed=$(curl -s http://127.0.0.1:19281/admin/summary | python3 -c 'import json,sys; print(json.load(sys.stdin)["nodes"])' 2>/dev/null || echo 0)
+    [ "$listed" -ge $((n * 95 / 100)) ] && break
+    sleep 1
+  done
+  sleep "$WARMUP"
+  received() { curl -s http://127.0.0.1:19281/metrics | awk '/^heartgate_heartbeats_received_total/ {print int($2)}'; }
+  r0=$(received); before=$(cpu_ticks "$sched"); t0=$(date +%s.%N)
+  : > "$WORK/lag-$n.txt"
+  for _ in $(seq 1 "$MEASURE"); do
+    curl -s http://127.0.0.1:19281/readyz | python3 -c 'import json,sys; print(json.load(sys.stdin)["kafkaLag"])' \
+      >> "$WORK/lag-$n.txt" 2>/dev/null || true
+    sleep 1
+  done
+  after=$(cpu_ticks "$sched"); t1=$(date +%s.%N); r1=$(received)
+  summary=$(curl -s http://127.0.0.1:19281/admin/summary)
+  rss=$(awk '/VmRSS/ {print int($2 / 1024)}' "/proc/$sched/status")
+  jcmd "$sched" GC.run > /dev/null 2>&1 || true
+  heap=$(jcmd "$sched" GC.heap_info 2>/dev/null | grep -o 'used [0-9]*K' | head -1 | awk '{print int($2 / 1024)}')
+  fleet_line=$(grep -E '^t=' "$WORK/fleet-$n.log" | tail -1)
+  rows+=("$(python3 - "$n" "$before" "$after" "$t0" "$t1" "$r0" "$r1" "$rss" "${heap:-0}" "$WORK/lag-$n.txt" "$summary" "$fleet_line" "$(getconf CLK_TCK)" <<'PY'
+import json, sys
+n, before, after, t0, t1, r0, r1, rss, heap, lagfile, summary, fleet, tck = sys.argv[1:]
+secs = float(t1) - float(t0)
+cpu = (int(after) - int(before)) / int(tck)
+beats = int(r1) - int(r0)
+lags = sorted(int(l) for l in open(lagfile) if l.strip().lstrip('-').isdigit())
+p99 = lags[min(len(lags) - 1, int(len(lags) * 0.99))] if lags else -1
+s = json.loads(summary)
+live = [w for w in fleet.split() if w.startswith("live=")]
+print(f"| {int(n):,} | {beats / secs:,.0f} | {cpu / secs * 100:.0f}% | {cpu / max(beats, 1) * 1e6:.1f} | "
+      f"{p99:,} / {max(lags) if lags else -1:,} | {int(rss):,} | {int(heap):,} | {s['nodes']:,} / {s['routable']:,} | "
+      f"{live[0][5:] if live else '?'} |")
+PY
+)")
+  kill "$fleet" "$sched"; wait "$fleet" "$sched" 2>/dev/null || true
+done
+
+echo "## Heartbeats at scale $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(java -version 2>&1 | head -1)"
+echo
+echo "Interval $INTERVAL, churn $CHURN of the fleet per minute (dying, coming back, flapping each), ${WARMUP} s after"
+echo "95% were listed, then ${MEASURE} s measured. The broker, the fleet and the scheduler share the machine."
+echo
+echo "| nodes | heartbeats/s applied | scheduler CPU, % of a core | CPU per heartbeat, us | lag p99 / max, records | RSS, MiB | heap after GC, MiB | listed / routable | fleet live |"
+echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+printf '%s\n' "${rows[@]}"
