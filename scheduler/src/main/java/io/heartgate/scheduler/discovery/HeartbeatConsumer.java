@@ -1,6 +1,7 @@
 package io.heartgate.scheduler.discovery;
 
 import io.heartgate.protocol.Durations;
+import io.heartgate.protocol.HeartbeatRules;
 import io.heartgate.protocol.Rule;
 import io.heartgate.protocol.signing.HeartbeatVerifier;
 import io.heartgate.scheduler.table.NodeTable;
@@ -54,6 +55,12 @@ public final class HeartbeatConsumer implements Runnable {
     private static final Duration CONTACT_CHECK_TIMEOUT = Duration.ofMillis(500);
     /** How often a node due to expire may make discovery ask the broker whether it is there. */
     private static final Duration URGENT_CHECK_EVERY = Duration.ofMillis(200);
+    /**
+     * The shortest expiry a node can have (the shortest interval the rules allow, one missed beat):
+     * a node that joins now expires no sooner, so the scans of the whole table for expiry wait at
+     * most this long when nothing is due before.
+     */
+    private static final Duration SHORTEST_EXPIRY = Duration.ofMillis(HeartbeatRules.MIN_INTERVAL_MS);
     private static final Duration PARTITION_CHECK_EVERY = Duration.ofSeconds(10);
     private static final Duration AUTH_RETRY_EVERY = Duration.ofSeconds(10);
 
@@ -71,6 +78,8 @@ public final class HeartbeatConsumer implements Runnable {
     private String refusedBy;
     private Set<TopicPartition> assigned = Set.of();
     private Instant nextUrgentCheck = Instant.MIN;
+    /** When the table is next scanned for nodes to expire: no node can expire before (see {@link #SHORTEST_EXPIRY}). */
+    private Instant nextExpiryScan = Instant.MIN;
     /** The topic is known read up to this time: expiry goes no further. */
     private Instant heardAt = Instant.MIN;
     /** End offsets asked for at {@link #heardTargetAt}, not yet reached; null when none pending. */
@@ -197,16 +206,10 @@ public final class HeartbeatConsumer implements Runnable {
         // A node goes only once the topic is known read up to a time after its expiry passed: when
         // it is due and that is not known yet, ask the broker for its end offsets at once, so an
         // outage never takes the nodes whose expiry falls in the moment before it is noticed.
-        Instant due = table.firstExpiry();
         now = clock.instant();
-        if (due != null && !now.isBefore(due) && heardAt.isBefore(due) && heardTarget == null
-                && !now.isBefore(nextUrgentCheck)) {
-            nextUrgentCheck = now.plus(URGENT_CHECK_EVERY);
-            checkContact();
-            checkHeard();
+        if (!now.isBefore(nextExpiryScan)) {
+            expireDue(now);
         }
-        List<String> expired = table.expire(heardAt);
-        stats.expired(expired.size());
         table.publishIfDue();
         if (refusedBy != null) {
             log.info("Discovery: Kafka accepts the scheduler's credentials again");
@@ -360,9 +363,29 @@ public final class HeartbeatConsumer implements Runnable {
         }
     }
 
+    /**
+     * Expires the nodes whose expiry passed, once the topic is known read past it, and says when to
+     * look again: at once while a node is due, else at its expiry or after {@link #SHORTEST_EXPIRY},
+     * whichever comes first. At scale this keeps the scans of the whole table off every poll.
+     */
+    private void expireDue(Instant now) {
+        Instant due = table.firstExpiry();
+        if (due != null && !now.isBefore(due) && heardAt.isBefore(due) && heardTarget == null
+                && !now.isBefore(nextUrgentCheck)) {
+            nextUrgentCheck = now.plus(URGENT_CHECK_EVERY);
+            checkContact();
+            checkHeard();
+        }
+        List<String> expired = table.expire(heardAt);
+        stats.expired(expired.size());
+        Instant soonest = now.plus(SHORTEST_EXPIRY);
+        nextExpiryScan = due == null || due.isAfter(soonest) ? soonest : due.isAfter(now) ? due : now;
+    }
+
     private void checkSelfPreservation(Instant now) {
-        if (table.frozen() || lastContact.equals(Instant.MIN)) {
-            return;
+        if (table.frozen() || lastContact.equals(Instant.MIN)
+                || Duration.between(lastContact, now).compareTo(SHORTEST_EXPIRY) <= 0) {
+            return; // heard from within the shortest expiry there can be: no table scan needed
         }
         Duration threshold = table.shortestExpiry(defaultExpiry);
         if (now.isAfter(lastContact.plus(threshold))) {
