@@ -79,6 +79,8 @@ public final class NodeTable {
     private boolean structuralChange;
     private boolean renewalChange;
     private Instant lastPublish = Instant.MIN;
+    /** Publishes that changed which nodes are listed or what a balancer reads first of them ({@link TableSnapshot#structure}). */
+    private long structure;
     private long version;
 
     /** One listed node: its view and the instances it moved on from. */
@@ -288,7 +290,10 @@ public final class NodeTable {
     public void publish() {
         List<Node> nodes = new ArrayList<>(entries.size());
         entries.values().forEach(e -> nodes.add(e.node));
-        TableSnapshot s = new TableSnapshot(++version, nodes);
+        if (structuralChange || !renewalChange) { // a publish asked for without a renewal: structure, to be safe
+            structure++;
+        }
+        TableSnapshot s = new TableSnapshot(++version, structure, nodes);
         snapshot = s;
         structuralChange = false;
         renewalChange = false;

@@ -21,6 +21,7 @@ public final class TableSnapshot {
     public static final TableSnapshot EMPTY = new TableSnapshot(0, List.of());
 
     private final long version;
+    private final long structure;
     private final List<Node> nodes;
     private final Map<String, Node> byId;
     private final List<Node> routable;
@@ -28,9 +29,18 @@ public final class TableSnapshot {
     private final Map<String, List<Node>> routableByModel;
     private final Set<String> heldEverywhere;
 
-    /** Builds a snapshot of {@code nodes}, which must be sorted by node id. */
+    /** Builds a snapshot of {@code nodes}, which must be sorted by node id; every one a change of structure. */
     public TableSnapshot(long version, List<Node> nodes) {
+        this(version, version, nodes);
+    }
+
+    /**
+     * Builds a snapshot of {@code nodes}, which must be sorted by node id, at {@code structure}: the
+     * count of changes to which nodes are listed or to what routing reads first of them ({@link #structure}).
+     */
+    public TableSnapshot(long version, long structure, List<Node> nodes) {
         this.version = version;
+        this.structure = structure;
         this.nodes = List.copyOf(nodes);
         Map<String, Node> ids = new HashMap<>(nodes.size() * 2);
         List<Node> up = new ArrayList<>();
@@ -90,6 +100,16 @@ public final class TableSnapshot {
     /** Returns a number that grows with every published change. */
     public long version() {
         return version;
+    }
+
+    /**
+     * Returns a number that grows when a node joins, leaves or expires, or changes its state, weight,
+     * URL, models or interval, and stays when snapshots differ only in renewals (load figures, models
+     * held in memory, when each was last seen): a listener that reads only membership and states
+     * skips a snapshot whose structure it has seen.
+     */
+    public long structure() {
+        return structure;
     }
 
     /** Returns every listed node, routable or not, in node-id order. */

@@ -53,6 +53,8 @@ public final class FlapDamping implements EjectionView, Consumer<TableSnapshot> 
     private final Map<String, Record> records = new HashMap<>(); // discovery thread only
     private final Map<String, Ejection> holds = new ConcurrentHashMap<>();
     private Map<String, Seen> last = Map.of();
+    /** The structure of the last snapshot looked through ({@link TableSnapshot#structure}). */
+    private long structure = -1;
 
     /**
      * Creates the damper; {@code limit} 0 turns it off.
@@ -72,6 +74,10 @@ public final class FlapDamping implements EjectionView, Consumer<TableSnapshot> 
         }
         Instant now = clock.instant();
         release(now); // first: a change after a hold ran out starts afresh, it does not double it
+        if (snapshot.structure() == structure) {
+            return; // renewals only: no node came, went or changed its state
+        }
+        structure = snapshot.structure();
         Map<String, Seen> seen = new HashMap<>();
         for (Node n : snapshot.nodes()) {
             // DRAINING is an operator's choice, not a flap; it counts as neither.

@@ -179,6 +179,7 @@ class NodeTableTest {
         NodeTable lazy = new NodeTable(clock, 3, Duration.ofMillis(50));
         lazy.apply(Beats.of("a").seq(1L).build(), clock.instant());
         assertThat(lazy.publishIfDue()).isTrue();
+        long structure = lazy.snapshot().structure();
 
         lazy.apply(Beats.of("a").seq(2L).load(new Load(3, 0, 0.5)).build(), clock.instant());
         assertThat(lazy.publishIfDue()).isFalse();
@@ -186,9 +187,15 @@ class NodeTableTest {
         clock.advance(Duration.ofMillis(50));
         assertThat(lazy.publishIfDue()).isTrue();
         assertThat(lazy.snapshot().node("a").heartbeat().load()).isEqualTo(new Load(3, 0, 0.5));
+        assertThat(lazy.snapshot().structure()).as("a renewal keeps the structure").isEqualTo(structure);
 
         lazy.apply(Beats.of("b").build(), clock.instant());
         assertThat(lazy.publishIfDue()).isTrue();
+        assertThat(lazy.snapshot().structure()).as("a join changes it").isGreaterThan(structure);
+        structure = lazy.snapshot().structure();
+        lazy.apply(Beats.of("a").seq(3L).state(NodeState.DOWN).build(), clock.instant());
+        assertThat(lazy.publishIfDue()).isTrue();
+        assertThat(lazy.snapshot().structure()).as("so does a state").isGreaterThan(structure);
     }
 
     @Test
