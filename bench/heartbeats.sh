@@ -48,22 +48,24 @@ for n in $NODES; do
   done
   sleep "$WARMUP"
   received() { curl -s http://127.0.0.1:19281/metrics | awk '/^heartgate_heartbeats_received_total/ {print int($2)}'; }
-  r0=$(received); before=$(cpu_ticks "$sched"); t0=$(date +%s.%N)
+  r0=$(received); before=$(cpu_ticks "$sched"); t0=$(date +%s.%N); w0=$(date +%s%3N)
   : > "$WORK/lag-$n.txt"
   for _ in $(seq 1 "$MEASURE"); do
     curl -s http://127.0.0.1:19281/readyz | python3 -c 'import json,sys; print(json.load(sys.stdin)["kafkaLag"])' \
       >> "$WORK/lag-$n.txt" 2>/dev/null || true
     sleep 1
   done
-  after=$(cpu_ticks "$sched"); t1=$(date +%s.%N); r1=$(received)
+  after=$(cpu_ticks "$sched"); t1=$(date +%s.%N); r1=$(received); w1=$(date +%s%3N)
+  sleep 6 # the deaths of the window's last seconds expire after it
+  timing=$(python3 bench/churn-timing.py "$WORK/events-$n.txt" "$WORK/sched-$n.log" "$w0" "$w1")
   summary=$(curl -s http://127.0.0.1:19281/admin/summary)
   rss=$(awk '/VmRSS/ {print int($2 / 1024)}' "/proc/$sched/status")
   jcmd "$sched" GC.run > /dev/null 2>&1 || true
   heap=$(jcmd "$sched" GC.heap_info 2>/dev/null | grep -o 'used [0-9]*K' | head -1 | awk '{print int($2 / 1024)}')
   fleet_line=$(grep -E '^t=' "$WORK/fleet-$n.log" | tail -1)
-  rows+=("$(python3 - "$n" "$before" "$after" "$t0" "$t1" "$r0" "$r1" "$rss" "${heap:-0}" "$WORK/lag-$n.txt" "$summary" "$fleet_line" "$(getconf CLK_TCK)" <<'PY'
+  rows+=("$(python3 - "$n" "$before" "$after" "$t0" "$t1" "$r0" "$r1" "$rss" "${heap:-0}" "$WORK/lag-$n.txt" "$summary" "$fleet_line" "$(getconf CLK_TCK)" "$timing" <<'PY'
 import json, sys
-n, before, after, t0, t1, r0, r1, rss, heap, lagfile, summary, fleet, tck = sys.argv[1:]
+n, before, after, t0, t1, r0, r1, rss, heap, lagfile, summary, fleet, tck, timing = sys.argv[1:]
 secs = float(t1) - float(t0)
 cpu = (int(after) - int(before)) / int(tck)
 beats = int(r1) - int(r0)
@@ -73,7 +75,7 @@ s = json.loads(summary)
 live = [w for w in fleet.split() if w.startswith("live=")]
 print(f"| {int(n):,} | {beats / secs:,.0f} | {cpu / secs * 100:.0f}% | {cpu / max(beats, 1) * 1e6:.1f} | "
       f"{p99:,} / {max(lags) if lags else -1:,} | {int(rss):,} | {int(heap):,} | {s['nodes']:,} / {s['routable']:,} | "
-      f"{live[0][5:] if live else '?'} |")
+      f"{live[0][5:] if live else '?'} | {timing} |")
 PY
 )")
   kill "$fleet" "$sched"; wait "$fleet" "$sched" 2>/dev/null || true
@@ -84,6 +86,6 @@ echo
 echo "Interval $INTERVAL, churn $CHURN of the fleet per minute (dying, coming back, flapping each), ${WARMUP} s after"
 echo "95% were listed, then ${MEASURE} s measured. The broker, the fleet and the scheduler share the machine."
 echo
-echo "| nodes | heartbeats/s applied | scheduler CPU, % of a core | CPU per heartbeat, us | lag p99 / max, records | RSS, MiB | heap after GC, MiB | listed / routable | fleet live |"
-echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+echo "| nodes | heartbeats/s applied | scheduler CPU, % of a core | CPU per heartbeat, us | lag p99 / max, records | RSS, MiB | heap after GC, MiB | listed / routable | fleet live | join to listed p99 (n), ms | last beat to expiry p99 (n), ms |"
+echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 printf '%s\n' "${rows[@]}"

@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
@@ -32,7 +33,7 @@ import picocli.CommandLine.Option;
  * own publisher ({@link HeartbeatPublisher}: one in flight per node, a beat due while the last is
  * unacknowledged dropped) and its producer settings, over one producer for the whole fleet, each
  * node at its own moment within the interval. A share of the fleet dies (goes silent, as a crashed
- * host does), joins (a dead node comes back as a new instance) and flaps (one beat DOWN, then UP)
+ * host does), joins (a node dead for 30 s comes back as a new instance) and flaps (one beat DOWN, then UP)
  * per minute. Reports what it sent every few seconds and at the end; with {@code --events}, writes
  * each join and death with its time, for measuring how soon a scheduler lists and expires them.
  */
@@ -42,6 +43,8 @@ public final class SyntheticFleet implements Callable<Integer> {
 
     /** The publishing tick: each node is due in one tick of each interval. */
     static final long TICK_MS = 10;
+    /** How long a node stays dead before it may join again: long enough for any scheduler to expire it. */
+    static final long DEAD_FOR_MS = 30_000;
 
     @Option(names = "--kafka", required = true, paramLabel = "HOST:PORT[,...]", description = "Kafka to publish to")
     String kafka;
@@ -73,7 +76,8 @@ public final class SyntheticFleet implements Callable<Integer> {
     @Option(names = "--report-every", defaultValue = "10s", description = "report period (default: ${DEFAULT-VALUE})")
     Duration reportEvery;
 
-    @Option(names = "--events", paramLabel = "FILE", description = "write `epochMs join|die nodeId` lines here")
+    @Option(names = "--events", paramLabel = "FILE",
+            description = "write `epochMs join|die nodeId` lines here: a join at its first beat, a death at its last")
     Path events;
 
     /** Runs until {@code --duration} passes or SIGTERM. */
@@ -141,11 +145,15 @@ public final class SyntheticFleet implements Callable<Integer> {
         private final boolean[] dead;
         private final boolean[] flapping;
         private final long[] seq;
+        /** When each node's last beat was handed to the producer, epoch ms. */
+        private final long[] lastBeat;
         private final String[] instance;
         private final Random random;
         private final double[] dieCarry = new double[1];
         private final double[] joinCarry = new double[1];
         private final double[] flapCarry = new double[1];
+        /** Dead nodes, oldest death first: node index and when it died (epoch ms). */
+        private final ArrayDeque<long[]> graveyard = new ArrayDeque<>();
         private long tick;
         private long published;
         private long died;
@@ -163,6 +171,7 @@ public final class SyntheticFleet implements Callable<Integer> {
             this.dead = new boolean[n];
             this.flapping = new boolean[n];
             this.seq = new long[n];
+            this.lastBeat = new long[n];
             this.instance = new String[n];
             this.random = new Random(1);
             for (int i = 0; i < n; i++) {
@@ -178,13 +187,15 @@ public final class SyntheticFleet implements Callable<Integer> {
             long slots = Math.max(1, intervalMs / TICK_MS);
             int slot = (int) (tick++ % slots);
             Instant now = Instant.now();
+            long nowMs = now.toEpochMilli();
             for (int i = slot; i < n; i += (int) slots) {
                 if (dead[i]) {
                     continue;
                 }
                 if (seq[i] == 0) {
-                    event("join", i);
+                    event("join", i, nowMs);
                 }
+                lastBeat[i] = nowMs;
                 NodeState state = flapping[i] ? NodeState.DOWN : NodeState.UP;
                 flapping[i] = false;
                 publishers[i].publish(plan.heartbeat(i, instance[i], ++seq[i], state, random, now));
@@ -198,16 +209,20 @@ public final class SyntheticFleet implements Callable<Integer> {
                 int i = random.nextInt(n);
                 if (!dead[i]) {
                     dead[i] = true;
+                    graveyard.addLast(new long[] {i, System.currentTimeMillis()});
                     deadCount++;
                     died++;
-                    event("die", i);
+                    event("die", i, lastBeat[i]); // silent from its last beat on
                 }
             }
-            for (int k = plan.due(joinPerMinute(), TICK_MS, joinCarry); k > 0 && deadCount > 0; k--) {
-                int i = random.nextInt(n);
-                for (int probe = 0; probe < n && !dead[i]; probe++) {
-                    i = (i + 1) % n;
+            long now = System.currentTimeMillis();
+            for (int k = plan.due(joinPerMinute(), TICK_MS, joinCarry); k > 0; k--) {
+                long[] grave = graveyard.peekFirst();
+                if (grave == null || grave[1] > now - DEAD_FOR_MS) {
+                    break; // none dead long enough: a join comes back once its node has surely expired
                 }
+                graveyard.pollFirst();
+                int i = (int) grave[0];
                 dead[i] = false;
                 deadCount--;
                 joined++;
@@ -235,9 +250,10 @@ public final class SyntheticFleet implements Callable<Integer> {
         /** Shares of the fleet per minute: dying, joining, flapping. */
         private final double[] rates;
 
-        private void event(String what, int i) {
-            if (events != null) {
-                events.println(System.currentTimeMillis() + " " + what + " " + FleetPlan.id(i));
+        /** Writes {@code at what nodeId}: a join at its new life's first beat, a death at its last beat. */
+        private void event(String what, int i, long at) {
+            if (events != null && at > 0) {
+                events.println(at + " " + what + " " + FleetPlan.id(i));
             }
         }
 
