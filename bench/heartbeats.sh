@@ -8,7 +8,7 @@
 # against the fleet. Prints a Markdown table, one row per N.
 #
 #   bench/heartbeats.sh                                # after: mvn -B -DskipTests package
-#   NODES="1000 10000 100000" CHURN=0.01 WARMUP=60 MEASURE=60 bench/heartbeats.sh
+#   CHURN=0.02 NODES="1000 10000 100000" WARMUP=40 MEASURE=40 bench/heartbeats.sh
 #
 # CHURN is the share of the fleet that dies per minute, and as many come back (a new instance) and
 # flap (one DOWN beat). Nothing is sent off this machine: every node is on 127.x.y.z.
