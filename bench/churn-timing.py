@@ -2,7 +2,8 @@
 """Join-to-listed and last-beat-to-expiry times of a synthetic fleet's churn, read from the fleet's
 events file (`epochMs join|die nodeId`) and the scheduler's log (`HH:mm:ss.SSS ... Node ID joined`,
 `restarted`, `expired`), for the events between two epoch-ms bounds. Prints the two Markdown cells
-`p99 ms (n)` of bench/heartbeats.sh's table. Both files are of one machine's clock, one UTC day."""
+`p99 ms (n)` of bench/heartbeats.sh's table. Both files are of one machine's clock, one UTC day: the
+script starts the scheduler with -Duser.timezone=UTC, so its log's times are UTC too."""
 import datetime
 import re
 import sys

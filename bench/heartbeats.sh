@@ -29,7 +29,7 @@ rows=()
 for n in $NODES; do
   topic="scale-$n-$RANDOM"
   # shellcheck disable=SC2086 # options are words on purpose
-  java $SCHED_OPTS -jar scheduler/target/scheduler.jar --kafka "$KAFKA" --topic "$topic" --events-topic "$topic-events" \
+  java $SCHED_OPTS -Duser.timezone=UTC -jar scheduler/target/scheduler.jar --kafka "$KAFKA" --topic "$topic" --events-topic "$topic-events" \
     --bind 127.0.0.1 --port 19280 --admin-port 19281 --allow-upstream 127.0.0.0/8 > "$WORK/sched-$n.log" 2>&1 &
   sched=$!
   PIDS+=($sched)
@@ -46,6 +46,7 @@ for n in $NODES; do
     [ "$listed" -ge $((n * 95 / 100)) ] && break
     sleep 1
   done
+  [ "$listed" -ge $((n * 95 / 100)) ] || echo "$NAME: $n nodes: only $listed listed after 300 s; measured anyway" >&2
   sleep "$WARMUP"
   received() { curl -s http://127.0.0.1:19281/metrics | awk '/^heartgate_heartbeats_received_total/ {print int($2)}'; }
   r0=$(received); before=$(cpu_ticks "$sched"); t0=$(date +%s.%N); w0=$(date +%s%3N)
@@ -59,10 +60,10 @@ for n in $NODES; do
   sleep 6 # the deaths of the window's last seconds expire after it
   timing=$(python3 bench/churn-timing.py "$WORK/events-$n.txt" "$WORK/sched-$n.log" "$w0" "$w1")
   summary=$(curl -s http://127.0.0.1:19281/admin/summary)
-  rss=$(awk '/VmRSS/ {print int($2 / 1024)}' "/proc/$sched/status")
+  rss=$(awk '/VmRSS/ {print int($2 / 1024)}' "/proc/$sched/status" 2>/dev/null || echo 0)
   jcmd "$sched" GC.run > /dev/null 2>&1 || true
-  heap=$(jcmd "$sched" GC.heap_info 2>/dev/null | grep -o 'used [0-9]*K' | head -1 | awk '{print int($2 / 1024)}')
-  fleet_line=$(grep -E '^t=' "$WORK/fleet-$n.log" | tail -1)
+  heap=$(jcmd "$sched" GC.heap_info 2>/dev/null | grep -o 'used [0-9]*K' | head -1 | awk '{print int($2 / 1024)}' || true)
+  fleet_line=$(grep -E '^t=' "$WORK/fleet-$n.log" | tail -1 || true)
   rows+=("$(python3 - "$n" "$before" "$after" "$t0" "$t1" "$r0" "$r1" "$rss" "${heap:-0}" "$WORK/lag-$n.txt" "$summary" "$fleet_line" "$(getconf CLK_TCK)" "$timing" <<'PY'
 import json, sys
 n, before, after, t0, t1, r0, r1, rss, heap, lagfile, summary, fleet, tck, timing = sys.argv[1:]
@@ -78,7 +79,7 @@ print(f"| {int(n):,} | {beats / secs:,.0f} | {cpu / secs * 100:.0f}% | {cpu / ma
       f"{live[0][5:] if live else '?'} | {timing} |")
 PY
 )")
-  kill "$fleet" "$sched"; wait "$fleet" "$sched" 2>/dev/null || true
+  kill "$fleet" "$sched" 2>/dev/null || true; wait "$fleet" "$sched" 2>/dev/null || true
 done
 
 echo "## Heartbeats at scale $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(java -version 2>&1 | head -1)"

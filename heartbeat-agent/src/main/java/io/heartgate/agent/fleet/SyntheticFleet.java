@@ -1,6 +1,7 @@
 package io.heartgate.agent.fleet;
 
 import io.heartgate.agent.publish.HeartbeatPublisher;
+import io.heartgate.protocol.HeartbeatRules;
 import io.heartgate.protocol.NodeState;
 import io.heartgate.protocol.cli.Cli;
 import io.heartgate.protocol.cli.KafkaSettings;
@@ -88,9 +89,10 @@ public final class SyntheticFleet implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Duration every = interval;
-        if (every.toMillis() < TICK_MS || nodes < 1 || nodes > 1_000_000 || diePerMinute < 0 || joinPerMinute < 0
+        if (every.toMillis() < HeartbeatRules.MIN_INTERVAL_MS || every.toMillis() > HeartbeatRules.MAX_INTERVAL_MS
+                || nodes < 1 || nodes > 1_000_000 || diePerMinute < 0 || joinPerMinute < 0
                 || flapPerMinute < 0) {
-            throw new CommandLine.ParameterException(new CommandLine(this), "--interval at least 10ms, --nodes 1 to "
+            throw new CommandLine.ParameterException(new CommandLine(this), "--interval 100ms to 60s, --nodes 1 to "
                     + "1000000, the per-minute shares not negative");
         }
         FleetPlan plan = new FleetPlan(nodes, (int) every.toMillis());
@@ -192,13 +194,17 @@ public final class SyntheticFleet implements Callable<Integer> {
                 if (dead[i]) {
                     continue;
                 }
-                if (seq[i] == 0) {
+                NodeState state = flapping[i] ? NodeState.DOWN : NodeState.UP;
+                boolean first = seq[i] == 0;
+                if (!publishers[i].publish(plan.heartbeat(i, instance[i], seq[i] + 1, state, random, now))) {
+                    continue; // the last beat still unacknowledged: this one dropped, as the agent drops it
+                }
+                seq[i]++;
+                flapping[i] = false;
+                if (first) {
                     event("join", i, nowMs);
                 }
                 lastBeat[i] = nowMs;
-                NodeState state = flapping[i] ? NodeState.DOWN : NodeState.UP;
-                flapping[i] = false;
-                publishers[i].publish(plan.heartbeat(i, instance[i], ++seq[i], state, random, now));
                 published++;
             }
         }
@@ -209,6 +215,7 @@ public final class SyntheticFleet implements Callable<Integer> {
                 int i = random.nextInt(n);
                 if (!dead[i]) {
                     dead[i] = true;
+                    flapping[i] = false;
                     graveyard.addLast(new long[] {i, System.currentTimeMillis()});
                     deadCount++;
                     died++;
@@ -228,10 +235,14 @@ public final class SyntheticFleet implements Callable<Integer> {
                 joined++;
                 instance[i] = UUID.randomUUID().toString();
                 seq[i] = 0; // its next beat is a new life's first: logged as a join
+                lastBeat[i] = 0; // a death before that beat has no last beat of this life to log
             }
             for (int k = plan.due(flapPerMinute(), TICK_MS, flapCarry); k > 0; k--) {
-                flapping[random.nextInt(n)] = true;
-                flapped++;
+                int i = random.nextInt(n);
+                if (!dead[i] && !flapping[i]) { // a dead node sends no DOWN beat: not a flap
+                    flapping[i] = true;
+                    flapped++;
+                }
             }
         }
 

@@ -46,7 +46,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Serves the admin port: {@code /healthz}, {@code /readyz}, {@code /admin/nodes}, {@code /admin/models}, Prometheus
+ * Serves the admin port: {@code /healthz}, {@code /readyz}, {@code /admin/nodes}, {@code /admin/summary}, {@code /admin/models}, Prometheus
  * {@code /metrics}, and the live dashboard at {@code /} fed by server-sent events from
  * {@code /admin/events}. Everything is read from the table's published snapshot and narrow
  * read-only views of discovery, passive health and traffic; nothing here touches the request path.

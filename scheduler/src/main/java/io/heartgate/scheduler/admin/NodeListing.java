@@ -11,8 +11,8 @@ import java.util.List;
 
 /**
  * Writes an unpaged {@code GET /admin/nodes} as it goes, a batch of nodes at a time, instead of
- * building one document of the whole fleet: between batches the event loop serves others, and
- * while the client's socket is full nothing more is encoded. The listing is of one snapshot, taken
+ * building one document of the whole fleet: between batches the event loop serves others, and the
+ * next batch is encoded only once the last one is written to the client's socket. The listing is of one snapshot, taken
  * when it began. Confined to the admin port's event loop.
  */
 final class NodeListing {
@@ -53,6 +53,14 @@ final class NodeListing {
         if (response.closed()) {
             return; // the client left: nothing more to encode
         }
+        try {
+            next();
+        } catch (RuntimeException e) {
+            response.reset(); // the client sees a broken listing, never a clean end of a partial one
+        }
+    }
+
+    private void next() {
         Buffer out = Buffer.buffer(64 * 1024);
         List<Node> nodes = snapshot.nodes();
         int written = 0;
@@ -68,11 +76,7 @@ final class NodeListing {
             response.end(out.appendString("]}"));
             return;
         }
-        response.write(out);
-        if (response.writeQueueFull()) {
-            response.drainHandler(v -> batch());
-        } else {
-            context.runOnContext(v -> batch());
-        }
+        // One batch in flight: the next is encoded once this one is written to the socket.
+        response.write(out).onComplete(v -> context.runOnContext(w -> batch()));
     }
 }

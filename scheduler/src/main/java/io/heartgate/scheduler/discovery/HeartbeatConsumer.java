@@ -55,11 +55,7 @@ public final class HeartbeatConsumer implements Runnable {
     private static final Duration CONTACT_CHECK_TIMEOUT = Duration.ofMillis(500);
     /** How often a node due to expire may make discovery ask the broker whether it is there. */
     private static final Duration URGENT_CHECK_EVERY = Duration.ofMillis(200);
-    /**
-     * The shortest expiry a node can have (the shortest interval the rules allow, one missed beat):
-     * a node that joins now expires no sooner, so the scans of the whole table for expiry wait at
-     * most this long when nothing is due before.
-     */
+    /** The shortest expiry a node can have (the rules' shortest interval): scans for expiry wait no longer. */
     private static final Duration SHORTEST_EXPIRY = Duration.ofMillis(HeartbeatRules.MIN_INTERVAL_MS);
     private static final Duration PARTITION_CHECK_EVERY = Duration.ofSeconds(10);
     private static final Duration AUTH_RETRY_EVERY = Duration.ofSeconds(10);
@@ -78,7 +74,7 @@ public final class HeartbeatConsumer implements Runnable {
     private String refusedBy;
     private Set<TopicPartition> assigned = Set.of();
     private Instant nextUrgentCheck = Instant.MIN;
-    /** When the table is next scanned for nodes to expire: no node can expire before (see {@link #SHORTEST_EXPIRY}). */
+    /** When the table is next scanned for expiry; a node goes at most {@link #SHORTEST_EXPIRY} late. */
     private Instant nextExpiryScan = Instant.MIN;
     /** The topic is known read up to this time: expiry goes no further. */
     private Instant heardAt = Instant.MIN;
@@ -311,6 +307,7 @@ public final class HeartbeatConsumer implements Runnable {
         }
         heardAt = heardTargetAt;
         heardTarget = null;
+        nextExpiryScan = Instant.MIN; // a node that waited for the topic to be read past its expiry may go now
     }
 
     private void checkContact() {
@@ -365,8 +362,9 @@ public final class HeartbeatConsumer implements Runnable {
 
     /**
      * Expires the nodes whose expiry passed, once the topic is known read past it, and says when to
-     * look again: at once while a node is due, else at its expiry or after {@link #SHORTEST_EXPIRY},
-     * whichever comes first. At scale this keeps the scans of the whole table off every poll.
+     * look again: at the first expiry or after {@link #SHORTEST_EXPIRY}, whichever comes first; when a
+     * node is due but the topic not yet known read past it, as soon as it is ({@link #checkHeard}).
+     * At scale this keeps the scans of the whole table off every poll.
      */
     private void expireDue(Instant now) {
         Instant due = table.firstExpiry();
@@ -379,7 +377,10 @@ public final class HeartbeatConsumer implements Runnable {
         List<String> expired = table.expire(heardAt);
         stats.expired(expired.size());
         Instant soonest = now.plus(SHORTEST_EXPIRY);
-        nextExpiryScan = due == null || due.isAfter(soonest) ? soonest : due.isAfter(now) ? due : now;
+        // Due but the topic not known read past it (checkHeard brings the scan on), or frozen: wait.
+        boolean waits = due == null || due.isAfter(soonest) || table.frozen()
+                || !due.isAfter(now) && heardAt.isBefore(due);
+        nextExpiryScan = waits ? soonest : due.isAfter(now) ? due : now;
     }
 
     private void checkSelfPreservation(Instant now) {
