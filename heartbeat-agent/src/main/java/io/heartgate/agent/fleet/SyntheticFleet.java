@@ -2,6 +2,7 @@ package io.heartgate.agent.fleet;
 
 import io.heartgate.agent.publish.HeartbeatPublisher;
 import io.heartgate.protocol.HeartbeatRules;
+import io.heartgate.protocol.InvalidSettingException;
 import io.heartgate.protocol.NodeState;
 import io.heartgate.protocol.cli.Cli;
 import io.heartgate.protocol.cli.KafkaSettings;
@@ -96,8 +97,13 @@ public final class SyntheticFleet implements Callable<Integer> {
                     + "1000000, the per-minute shares not negative");
         }
         FleetPlan plan = new FleetPlan(nodes, (int) every.toMillis());
-        Map<String, Object> config = HeartbeatPublisher.producerConfig(kafka, "synthetic-fleet", every,
-                KafkaSettings.load(kafkaConfig, System.getenv(), ProducerConfig.configNames()));
+        KafkaSettings operator;
+        try {
+            operator = KafkaSettings.load(kafkaConfig, System.getenv(), ProducerConfig.configNames());
+        } catch (InvalidSettingException e) { // a bad --kafka-config: one line naming it, as the agent says it
+            throw new CommandLine.ParameterException(new CommandLine(this), Cli.flagError(e, Map.of()));
+        }
+        Map<String, Object> config = HeartbeatPublisher.producerConfig(kafka, "synthetic-fleet", every, operator);
         // The agent's settings, with room for a whole fleet in one producer instead of one node's beat.
         config.put(ProducerConfig.BUFFER_MEMORY_CONFIG, Math.max(32L << 20, nodes * 4096L));
         config.put(ProducerConfig.LINGER_MS_CONFIG, 5);
