@@ -19,7 +19,7 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
-/** Measures one pick per strategy over the candidates of a real table snapshot. */
+/** Measures one pick per strategy over the candidates of a real table snapshot, some nodes free or none. */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 1)
@@ -31,8 +31,12 @@ public class PickBenchmark {
     @Param({"random", "round-robin", "weighted", "least-connections", "least-loaded"})
     public String strategy;
 
-    @Param({"10", "100", "10000"})
+    @Param({"10", "100", "10000", "100000"})
     public int nodes;
+
+    /** {@code mixed}: 0 to 2 requests in flight a node; {@code busy}: 1 to 3, so no node is free (a scan's worst case). */
+    @Param({"mixed", "busy"})
+    public String load;
 
     private Balancer balancer;
     private Picker picker;
@@ -43,6 +47,9 @@ public class PickBenchmark {
         Random random = new Random(7);
         candidates = BenchFleet.candidates(nodes, random);
         BenchFleet.busy(candidates, random);
+        if (load.equals("busy")) {
+            candidates.forEach(n -> n.inFlight().increment());
+        }
         balancer = Strategy.parse(strategy).create();
         picker = balancer.over(candidates); // once per snapshot and model, as routing does
     }
@@ -50,7 +57,7 @@ public class PickBenchmark {
     /** A pick over a model's whole list: the snapshot's picker. */
     @Benchmark
     public Node pick() {
-        return picker.pick();
+        return picker.pick(candidates);
     }
 
     /** A pick among a list made for one request (nodes not tried, not ejected, warm): no state for it. */

@@ -23,7 +23,7 @@ public interface Balancer {
      * needs of the list is worked out here, once, not on each pick.
      */
     default Picker over(List<Node> candidates) {
-        return () -> pick(candidates).orElseThrow();
+        return nodes -> pick(nodes).orElseThrow();
     }
 
     /**

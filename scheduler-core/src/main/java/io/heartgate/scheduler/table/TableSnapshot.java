@@ -1,6 +1,6 @@
 package io.heartgate.scheduler.table;
 
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -22,79 +22,164 @@ public final class TableSnapshot {
 
     private final long version;
     private final long structure;
+    private final Layout layout;
     private final List<Node> nodes;
-    private final Map<String, Node> byId;
     private final List<Node> routable;
     private final List<Node> routableForAnyModel;
     private final Map<String, List<Node>> routableByModel;
     private final Set<String> heldEverywhere;
 
+    /**
+     * Where each list of a snapshot finds its nodes, by position in the id-ordered list: all a
+     * snapshot works out of its nodes that a renewal (new figures, the same structure) cannot change,
+     * so renewals share it and only fill their lists from it. {@code lineage} is the table it comes
+     * from: structure numbers are compared only within one.
+     */
+    private record Layout(Object lineage, Map<String, Integer> positionOf, int[] routable, int[] any,
+                          Map<String, int[]> byModel) {
+    }
+
     /** Builds a snapshot of {@code nodes}, which must be sorted by node id; every one a change of structure. */
     public TableSnapshot(long version, List<Node> nodes) {
-        this(version, version, nodes);
+        this(version, version, new Object(), nodes);
     }
 
     /**
      * Builds a snapshot of {@code nodes}, which must be sorted by node id, at {@code structure}: the
-     * count of changes to which nodes are listed or to what routing reads first of them ({@link #structure}).
+     * count of changes to which nodes are listed or to what routing reads first of them
+     * ({@link #structure}) in the table {@code lineage} stands for.
      */
-    public TableSnapshot(long version, long structure, List<Node> nodes) {
+    public TableSnapshot(long version, long structure, Object lineage, List<Node> nodes) {
+        this(version, structure, layout(lineage, nodes), nodes.toArray(new Node[0]), null);
+    }
+
+    /** Builds a snapshot of {@code all}, which it owns from then on. */
+    private TableSnapshot(long version, long structure, Layout layout, Node[] all, Set<String> heldEverywhere) {
         this.version = version;
         this.structure = structure;
-        this.nodes = List.copyOf(nodes);
-        Map<String, Node> ids = new HashMap<>(nodes.size() * 2);
-        List<Node> up = new ArrayList<>();
-        List<Node> any = new ArrayList<>();
-        Map<String, List<Node>> byModel = new HashMap<>();
-        Set<String> coldSomewhere = new HashSet<>();
-        for (Node n : nodes) {
-            ids.put(n.id(), n);
+        this.layout = layout;
+        this.nodes = Collections.unmodifiableList(Arrays.asList(all));
+        this.routable = fill(all, layout.routable());
+        this.routableForAnyModel = fill(all, layout.any());
+        Map<String, List<Node>> byModel = new HashMap<>(layout.byModel().size() * 2);
+        layout.byModel().forEach((model, positions) -> byModel.put(model, fill(all, positions)));
+        this.routableByModel = Collections.unmodifiableMap(byModel);
+        this.heldEverywhere = heldEverywhere != null ? heldEverywhere : heldEverywhere(routableByModel, routableForAnyModel);
+    }
+
+    /**
+     * Returns the snapshot of {@code nodes} (copied), the same nodes as this one's in the same order with the
+     * same {@link #structure} (only their heartbeats renewed), at {@code version}: it reuses this
+     * one's positions, and its set of models held everywhere unless {@code inMemoryChanged} (a node's
+     * models in memory changed). Costs a copy of the lists, none of the work of finding who serves
+     * what: the way to publish renewals of a large table often.
+     *
+     * @throws IllegalArgumentException when {@code nodes} is not as long as this snapshot's list
+     */
+    public TableSnapshot renewed(long version, Node[] nodes, boolean inMemoryChanged) {
+        if (nodes.length != this.nodes.size()) {
+            throw new IllegalArgumentException("a renewal lists the same nodes: " + this.nodes.size() + ", not "
+                    + nodes.length);
+        }
+        return new TableSnapshot(version, structure, layout, nodes.clone(), inMemoryChanged ? null : heldEverywhere);
+    }
+
+    /**
+     * Says whether {@code other} comes from the same table at the same structure as this one: the same
+     * nodes in the same order, each with the same state, weight, URL and models.
+     */
+    public boolean sameStructure(TableSnapshot other) {
+        return other == this || other.layout.lineage() == layout.lineage() && other.structure == structure
+                && other.nodes.size() == nodes.size();
+    }
+
+    private static Layout layout(Object lineage, List<Node> nodes) {
+        Map<String, Integer> positionOf = new HashMap<>(nodes.size() * 2);
+        IntList up = new IntList();
+        IntList any = new IntList();
+        Map<String, IntList> byModel = new HashMap<>();
+        for (int i = 0; i < nodes.size(); i++) {
+            Node n = nodes.get(i);
+            positionOf.put(n.id(), i);
             if (!n.routable()) {
                 continue;
             }
-            up.add(n);
+            up.add(i);
             if (n.models().isEmpty()) {
-                any.add(n);
+                any.add(i);
             }
             for (String m : n.models()) {
-                byModel.computeIfAbsent(m, k -> new ArrayList<>()).add(n);
-                if (!n.holdsInMemory(m)) {
-                    coldSomewhere.add(m);
-                }
+                byModel.computeIfAbsent(m, k -> new IntList()).add(i);
             }
         }
-        for (Node n : any) {
-            for (String m : byModel.keySet()) {
-                if (!n.holdsInMemory(m)) {
-                    coldSomewhere.add(m);
-                }
-            }
-        }
-        Set<String> held = new HashSet<>(byModel.keySet());
-        held.removeAll(coldSomewhere);
-        this.heldEverywhere = Set.copyOf(held);
         // Nodes that serve any model are candidates for every model; merge keeping node-id order.
-        Map<String, List<Node>> frozen = new HashMap<>(byModel.size() * 2);
-        byModel.forEach((model, list) -> frozen.put(model, any.isEmpty()
-                ? List.copyOf(list) : mergeById(list, any)));
-        this.byId = Collections.unmodifiableMap(ids);
-        this.routable = List.copyOf(up);
-        this.routableForAnyModel = List.copyOf(any);
-        this.routableByModel = Collections.unmodifiableMap(frozen);
+        int[] anyPositions = any.toArray();
+        Map<String, int[]> frozen = new HashMap<>(byModel.size() * 2);
+        byModel.forEach((model, list) -> frozen.put(model, merge(list.toArray(), anyPositions)));
+        return new Layout(lineage, Collections.unmodifiableMap(positionOf), up.toArray(), anyPositions,
+                Collections.unmodifiableMap(frozen));
     }
 
-    private static List<Node> mergeById(List<Node> a, List<Node> b) {
-        List<Node> out = new ArrayList<>(a.size() + b.size());
+    /** Returns the models every routable node serving them holds in memory ({@link Node#holdsInMemory}). */
+    private static Set<String> heldEverywhere(Map<String, List<Node>> byModel, List<Node> any) {
+        Set<String> held = new HashSet<>();
+        byModel.forEach((model, list) -> {
+            for (Node n : list) {
+                if (!n.holdsInMemory(model)) {
+                    return;
+                }
+            }
+            held.add(model);
+        });
+        return Set.copyOf(held);
+    }
+
+    /** Returns the nodes at {@code positions} (ascending) of {@code all}, in order. */
+    private static List<Node> fill(Node[] all, int[] positions) {
+        Node[] out = new Node[positions.length];
+        for (int i = 0; i < positions.length; i++) {
+            out[i] = all[positions[i]];
+        }
+        return List.of(out);
+    }
+
+    /** Merges two ascending position lists without duplicates. */
+    private static int[] merge(int[] a, int[] b) {
+        if (b.length == 0) {
+            return a;
+        }
+        int[] out = new int[a.length + b.length];
         int i = 0;
         int j = 0;
-        while (i < a.size() || j < b.size()) {
-            if (j == b.size() || (i < a.size() && a.get(i).id().compareTo(b.get(j).id()) < 0)) {
-                out.add(a.get(i++));
+        int k = 0;
+        while (i < a.length || j < b.length) {
+            if (j == b.length || i < a.length && a[i] < b[j]) {
+                out[k++] = a[i++];
+            } else if (i == a.length || b[j] < a[i]) {
+                out[k++] = b[j++];
             } else {
-                out.add(b.get(j++));
+                out[k++] = a[i++];
+                j++;
             }
         }
-        return List.copyOf(out);
+        return Arrays.copyOf(out, k);
+    }
+
+    /** A growable list of ints, for building position lists without boxing. */
+    private static final class IntList {
+        private int[] values = new int[8];
+        private int size;
+
+        void add(int v) {
+            if (size == values.length) {
+                values = Arrays.copyOf(values, size * 2);
+            }
+            values[size++] = v;
+        }
+
+        int[] toArray() {
+            return Arrays.copyOf(values, size);
+        }
     }
 
     /** Returns a number that grows with every published change. */
@@ -117,9 +202,19 @@ public final class TableSnapshot {
         return nodes;
     }
 
+    /** Returns the longest heartbeat interval among the listed nodes, in ms; 0 when none is listed. Scans them. */
+    public long longestIntervalMs() {
+        long longest = 0;
+        for (Node n : nodes) {
+            longest = Math.max(longest, n.heartbeat().intervalMs());
+        }
+        return longest;
+    }
+
     /** Returns the node with this id, or {@code null}. */
     public Node node(String id) {
-        return byId.get(id);
+        Integer at = layout.positionOf().get(id);
+        return at == null ? null : nodes.get(at);
     }
 
     /** Returns the routable nodes, in node-id order. */

@@ -44,7 +44,7 @@ class BalancerTest {
     /** Picks {@code n} times with a snapshot's picker over {@code nodes}, as routing does for a model's whole list. */
     private static String picks(Balancer b, List<Node> nodes, int n) {
         Picker p = b.over(nodes);
-        return IntStream.range(0, n).mapToObj(i -> p.pick().id()).collect(Collectors.joining(" "));
+        return IntStream.range(0, n).mapToObj(i -> p.pick(nodes).id()).collect(Collectors.joining(" "));
     }
 
     /** Picks {@code n} times among {@code nodes} as a list made for one request. */
@@ -94,7 +94,7 @@ class BalancerTest {
                 try {
                     for (int i = 0; i < 20_000; i++) {
                         List<Node> nodes = tables.get(i % tables.size());
-                        Node picked = i % 2 == 0 ? b.pick(nodes).orElseThrow() : b.over(nodes).pick();
+                        Node picked = i % 2 == 0 ? b.pick(nodes).orElseThrow() : b.over(nodes).pick(nodes);
                         if (!nodes.contains(picked)) {
                             throw new AssertionError(picked.id() + " is not a candidate");
                         }
@@ -168,7 +168,7 @@ class BalancerTest {
         Balancer b = seeded(s);
         Picker p = b.over(nodes);
         for (int i = 0; i < 200; i++) {
-            assertThat(nodes).contains(p.pick(), b.pick(nodes).orElseThrow());
+            assertThat(nodes).contains(p.pick(nodes), b.pick(nodes).orElseThrow());
         }
     }
 
@@ -191,7 +191,7 @@ class BalancerTest {
             List<Node> snapshot = List.of(node("a", 1), node("b", 2), node("c", 3)); // a new list each "publish"
             Picker p = b.over(snapshot); // each snapshot's own picker
             for (int i = 0; i < 4; i++) { // not a whole cycle of 6: state carries over between lists
-                seq.append(p.pick().id());
+                seq.append(p.pick(snapshot).id());
             }
         }
         Map<Character, Long> counts = seq.chars().mapToObj(c -> (char) c)
@@ -314,6 +314,85 @@ class BalancerTest {
                 assertShare(s, counts, n, 0.25);
             }
         }
+    }
+
+    // ---- large lists: picks bounded in cost, shares as defined -----------------------------------
+
+    /** {@code n} nodes of weights 1 to 5 in turn: more than any scan or window of a pick reads. */
+    private static List<Node> fleet(int n) {
+        return IntStream.range(0, n).mapToObj(i -> node(String.format("n%06d", i), i % 5 + 1)).toList();
+    }
+
+    /** Returns each weight's share of {@code picks}, by the weight of the node picked. */
+    private static Map<Integer, Double> sharesByWeight(List<Node> picks) {
+        Map<Integer, Double> shares = new HashMap<>();
+        picks.forEach(n -> shares.merge(n.weight(), 1.0 / picks.size(), Double::sum));
+        return shares;
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Strategy.class, names = {"RANDOM", "ROUND_ROBIN", "WEIGHTED"})
+    void largeListsKeepTheSharesOfTheDefinitionWithin2Percent(Strategy s) {
+        List<Node> nodes = fleet(10_000); // 2,000 nodes of each weight, 30,000 in all
+        Balancer b = seeded(s);
+        Picker p = b.over(nodes);
+        List<Node> byPicker = IntStream.range(0, 10_000).mapToObj(i -> p.pick(nodes)).toList();
+        List<Node> byList = IntStream.range(0, 10_000).mapToObj(i -> b.pick(nodes).orElseThrow()).toList();
+        for (List<Node> picks : List.of(byPicker, byList)) {
+            Map<Integer, Double> shares = sharesByWeight(picks);
+            for (int w = 1; w <= 5; w++) {
+                double expected = s == Strategy.WEIGHTED ? w / 15.0 : 0.2;
+                assertThat(shares.getOrDefault(w, 0.0)).as("%s share of weight %d", s.label(), w)
+                        .isCloseTo(expected, Offset.offset(0.02));
+            }
+        }
+    }
+
+    @Test
+    void leastConnectionsOverALargeBusyFleetKeepsLoadProportionalToWeight() {
+        // Every node busy (three requests per unit of weight, none free: every pick reads its whole
+        // window); each pick adds a request and the oldest one finishes. Once that has gone on for
+        // a while, the picks replace what finishes, so they follow the weights, and no node drifts
+        // far from the common ratio.
+        List<Node> nodes = fleet(10_000);
+        List<Node> held = new ArrayList<>();
+        nodes.forEach(n -> IntStream.range(0, 3 * n.weight()).forEach(i -> held.add(n)));
+        Collections.shuffle(held, new Random(3));
+        ArrayDeque<Node> fifo = new ArrayDeque<>(held);
+        fifo.forEach(n -> n.inFlight().increment());
+        Balancer b = seeded(Strategy.LEAST_CONNECTIONS);
+        for (boolean byPicker : new boolean[] {true, false}) {
+            Picker p = b.over(nodes);
+            List<Node> picks = new ArrayList<>();
+            for (int i = 0; i < 20_000; i++) {
+                Node picked = byPicker ? p.pick(nodes) : b.pick(nodes).orElseThrow();
+                if (i >= 10_000) {
+                    picks.add(picked);
+                }
+                picked.inFlight().increment();
+                fifo.addLast(picked);
+                fifo.removeFirst().inFlight().decrement();
+            }
+            Map<Integer, Double> shares = sharesByWeight(picks);
+            for (int w = 1; w <= 5; w++) {
+                assertThat(shares.getOrDefault(w, 0.0)).as("share of weight %d", w)
+                        .isCloseTo(w / 15.0, Offset.offset(0.02));
+            }
+            double most = nodes.stream().mapToDouble(n -> (double) n.inFlight().get() / n.weight()).max().orElseThrow();
+            assertThat(most).as("the busiest node's requests per unit of weight").isLessThanOrEqualTo(4.0);
+        }
+    }
+
+    @Test
+    void leastConnectionsStopsAtAFreeNodeAndPicksWhatAFullScanWould() {
+        List<Node> nodes = fleet(10_000);
+        nodes.forEach(n -> n.inFlight().increment());
+        nodes.get(7_000).inFlight().decrement();
+        nodes.get(7_001).inFlight().decrement();
+        Balancer b = Strategy.LEAST_CONNECTIONS.create(new Random(1), 6_000);
+        // From 6,000 the window reaches 7,000: the first free node there, as a full scan picks it.
+        assertThat(b.over(nodes).pick(nodes)).isSameAs(nodes.get(7_000));
+        assertThat(b.pick(nodes)).containsSame(nodes.get(7_000));
     }
 
     /** Picks {@code picks} times keeping {@code concurrency} requests in flight (0: none), FIFO completion. */

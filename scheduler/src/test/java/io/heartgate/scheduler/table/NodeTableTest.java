@@ -4,11 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.heartgate.protocol.Heartbeat;
 import io.heartgate.protocol.Load;
+import io.heartgate.protocol.LoadedModel;
 import io.heartgate.protocol.NodeState;
 import io.heartgate.scheduler.Beats;
 import io.heartgate.testkit.MutableClock;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -196,6 +200,86 @@ class NodeTableTest {
         lazy.apply(Beats.of("a").seq(3L).state(NodeState.DOWN).build(), clock.instant());
         assertThat(lazy.publishIfDue()).isTrue();
         assertThat(lazy.snapshot().structure()).as("so does a state").isGreaterThan(structure);
+    }
+
+    @Test
+    void aRenewalSnapshotListsTheRenewedNodesEverywhereAndKnowsWhatIsHeldEverywhere() {
+        LoadedModel llama = new LoadedModel("llama3", 1L, 1L, null, 4096);
+        apply(Beats.of("a").models(List.of("llama3")).backend("ollama").seq(1L).loaded(List.of(llama)).build());
+        apply(Beats.of("b").models(List.of("llama3")).backend("ollama").seq(1L).build()); // nothing in memory
+        apply(Beats.of("c").seq(1L).backend("vllm").build()); // any model, always in memory
+        TableSnapshot before = table.snapshot();
+        String model = ModelNames.normalize("llama3");
+        assertThat(before.heldEverywhere(model)).isFalse();
+
+        apply(Beats.of("a").models(List.of("llama3")).backend("ollama").seq(2L).loaded(List.of(llama)).load(new Load(2, 0, 0.5))
+                .build());
+        TableSnapshot renewed = table.snapshot();
+        assertThat(renewed.sameStructure(before)).isTrue();
+        Node a = renewed.node("a");
+        assertThat(a.heartbeat().load()).isEqualTo(new Load(2, 0, 0.5));
+        assertThat(renewed.candidates(model)).extracting(Node::id).containsExactly("a", "b", "c");
+        assertThat(renewed.candidates(model).get(0)).isSameAs(a);
+        assertThat(renewed.routable().get(0)).isSameAs(a);
+        assertThat(renewed.candidates(null).get(0)).isSameAs(a);
+        assertThat(before.node("a").heartbeat().load()).as("the snapshot before is untouched").isEqualTo(Load.UNKNOWN);
+        assertThat(renewed.heldEverywhere(model)).isFalse();
+
+        apply(Beats.of("b").models(List.of("llama3")).backend("ollama").seq(2L).loaded(List.of(llama)).build());
+        assertThat(table.snapshot().sameStructure(before)).isTrue();
+        assertThat(table.snapshot().heldEverywhere(model)).as("b loaded it: every node holds it now").isTrue();
+
+        apply(Beats.of("d").build());
+        assertThat(table.snapshot().sameStructure(before)).as("a join is a change of structure").isFalse();
+        assertThat(new TableSnapshot(before.version(), before.nodes()).sameStructure(before))
+                .as("snapshots of different tables never share a structure").isFalse();
+    }
+
+    @Test
+    void publishesOfATableSlowToPublishWaitTenTimesWhatTheLastTook() {
+        // A clock that moves 20 ms at every reading: each publish seems to take 20 ms, so the next
+        // waits ten times that, 200 ms: renewals rather than the 50 ms asked for, a join too.
+        Clock slow = new Clock() {
+            private Instant now = Instant.parse("2026-12-06T12:00:00Z");
+
+            @Override
+            public Instant instant() {
+                Instant read = now;
+                now = now.plusMillis(20);
+                return read;
+            }
+
+            @Override
+            public ZoneId getZone() {
+                return ZoneOffset.UTC;
+            }
+
+            @Override
+            public Clock withZone(ZoneId zone) {
+                return this;
+            }
+        };
+        NodeTable lazy = new NodeTable(slow, 3, Duration.ofMillis(50));
+        lazy.apply(Beats.of("a").seq(1L).build(), slow.instant());
+        assertThat(lazy.publishIfDue()).isTrue();
+        long version = lazy.snapshot().version();
+        for (long seq = 2; seq < 6; seq++) { // 3 readings each (5 when it publishes): 260 ms or more
+            lazy.apply(Beats.of("a").seq(seq).build(), slow.instant());
+            lazy.publishIfDue();
+        }
+        assertThat(lazy.snapshot().version() - version).as("publishes of 4 renewals, the last 200 ms after the join")
+                .isEqualTo(1);
+        assertThat(lazy.snapshot().node("a").heartbeat().seq()).isEqualTo(5L);
+
+        lazy.apply(Beats.of("b").build(), slow.instant());
+        Instant joined = slow.instant();
+        int tries = 0;
+        while (!lazy.publishIfDue()) {
+            tries++;
+        }
+        assertThat(tries).as("polls before the join is published").isBetween(1, 10);
+        assertThat(Duration.between(joined, slow.instant())).isGreaterThanOrEqualTo(Duration.ofMillis(120));
+        assertThat(lazy.snapshot().node("b")).isNotNull();
     }
 
     @Test
