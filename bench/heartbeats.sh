@@ -12,6 +12,10 @@
 #
 # CHURN is the share of the fleet that dies per minute, and as many come back (a new instance) and
 # flap (one DOWN beat). Nothing is sent off this machine: every node is on 127.x.y.z.
+#
+# Then the scheduler is killed (SIGKILL) and started again among the running fleet: the seconds from
+# its start to /readyz answering 200, how many records it read to get there, and its table against
+# the fleet's (live nodes missing, dead ones revived: bench/restart-check.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NODES=${NODES:-"1000 10000"}
@@ -64,9 +68,30 @@ for n in $NODES; do
   jcmd "$sched" GC.run > /dev/null 2>&1 || true
   heap=$(jcmd "$sched" GC.heap_info 2>/dev/null | grep -o 'used [0-9]*K' | head -1 | awk '{print int($2 / 1024)}' || true)
   fleet_line=$(grep -E '^t=' "$WORK/fleet-$n.log" | tail -1 || true)
-  rows+=("$(python3 - "$n" "$before" "$after" "$t0" "$t1" "$r0" "$r1" "$rss" "${heap:-0}" "$WORK/lag-$n.txt" "$summary" "$fleet_line" "$(getconf CLK_TCK)" "$timing" <<'PY'
+  # A restart among the running fleet: kill, start again, time to ready, and the table it is ready with.
+  kill -9 "$sched" 2>/dev/null || true; wait "$sched" 2>/dev/null || true
+  started=$(date +%s%3N)
+  # shellcheck disable=SC2086 # options are words on purpose
+  java $SCHED_OPTS -Duser.timezone=UTC -jar scheduler/target/scheduler.jar --kafka "$KAFKA" --topic "$topic" --events-topic "$topic-events" \
+    --bind 127.0.0.1 --port 19280 --admin-port 19281 --allow-upstream 127.0.0.0/8 > "$WORK/sched-$n-restart.log" 2>&1 &
+  sched=$!
+  PIDS+=($sched)
+  ready=0
+  for _ in $(seq 1 1200); do
+    if [ "$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:19281/readyz)" = 200 ]; then ready=$(date +%s%3N); break; fi
+    sleep 0.1
+  done
+  interval_ms=$(python3 -c "import sys; v=sys.argv[1]; print(int(float(v[:-2])) if v.endswith('ms') else int(float(v[:-1]) * 1000))" "$INTERVAL")
+  if [ "$ready" -gt 0 ]; then
+    check=$(python3 bench/restart-check.py "$WORK/events-$n.txt" http://127.0.0.1:19281 "$ready" $((3 * interval_ms)))
+    read_back=$(grep -o 'from [^ ]* ago ([^;]*; [0-9]* records' "$WORK/sched-$n-restart.log" | head -1 | sed 's/.*; //')
+    restart="$(python3 -c "import sys; print(f'{(int(sys.argv[2]) - int(sys.argv[1])) / 1000:.1f}')" "$started" "$ready") s, ${read_back:-?} | ${check% *} / ${check#* }"
+  else
+    restart="not ready in 120 s | -"
+  fi
+  rows+=("$(python3 - "$n" "$before" "$after" "$t0" "$t1" "$r0" "$r1" "$rss" "${heap:-0}" "$WORK/lag-$n.txt" "$summary" "$fleet_line" "$(getconf CLK_TCK)" "$timing" "$restart" <<'PY'
 import json, sys
-n, before, after, t0, t1, r0, r1, rss, heap, lagfile, summary, fleet, tck, timing = sys.argv[1:]
+n, before, after, t0, t1, r0, r1, rss, heap, lagfile, summary, fleet, tck, timing, restart = sys.argv[1:]
 secs = float(t1) - float(t0)
 cpu = (int(after) - int(before)) / int(tck)
 beats = int(r1) - int(r0)
@@ -76,7 +101,7 @@ s = json.loads(summary)
 live = [w for w in fleet.split() if w.startswith("live=")]
 print(f"| {int(n):,} | {beats / secs:,.0f} | {cpu / secs * 100:.0f}% | {cpu / max(beats, 1) * 1e6:.1f} | "
       f"{p99:,} / {max(lags) if lags else -1:,} | {int(rss):,} | {int(heap):,} | {s['nodes']:,} / {s['routable']:,} | "
-      f"{live[0][5:] if live else '?'} | {timing} |")
+      f"{live[0][5:] if live else '?'} | {timing} | {restart} |")
 PY
 )")
   kill "$fleet" "$sched" 2>/dev/null || true; wait "$fleet" "$sched" 2>/dev/null || true
@@ -85,8 +110,9 @@ done
 echo "## Heartbeats at scale $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(java -version 2>&1 | head -1)"
 echo
 echo "Interval $INTERVAL, churn $CHURN of the fleet per minute (dying, coming back, flapping each), ${WARMUP} s after"
-echo "95% were listed, then ${MEASURE} s measured. The broker, the fleet and the scheduler share the machine."
+echo "95% were listed, then ${MEASURE} s measured; then the scheduler killed and started again among the fleet."
+echo "The broker, the fleet and the scheduler share the machine."
 echo
-echo "| nodes | heartbeats/s applied | scheduler CPU, % of a core | CPU per heartbeat, us | lag p99 / max, records | RSS, MiB | heap after GC, MiB | listed / routable | fleet live | join to listed p99 (n), ms | last beat to expiry p99 (n), ms |"
-echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+echo "| nodes | heartbeats/s applied | scheduler CPU, % of a core | CPU per heartbeat, us | lag p99 / max, records | RSS, MiB | heap after GC, MiB | listed / routable | fleet live | join to listed p99 (n), ms | last beat to expiry p99 (n), ms | restart: start to ready, records read | live missing / dead revived |"
+echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 printf '%s\n' "${rows[@]}"

@@ -183,6 +183,7 @@ public final class Scheduler implements AutoCloseable {
                     new KafkaConsumer<>(DiscoveryConsumerConfig.consumerConfig(bootstrap, clientId, kafkaClient)),
                     config.topic(), table, clock, config.lookBack(),
                     Duration.ofSeconds(config.missedHeartbeats()), stats, config.proxy().allowUpstream(), verifier);
+            discovery.restartPoints(events::restartPoint);
             DiscoveryNotes.log(config.topic(), verifier, config.proxy().allowUpstream());
             Thread thread = new Thread(discovery, "heartgate-discovery");
             thread.setDaemon(true);
@@ -204,6 +205,7 @@ public final class Scheduler implements AutoCloseable {
             ProxyCounters counters = new ProxyCounters();
             counters.bindTo(registry);
             HeartbeatConsumer d = discovery;
+            events.shareDiscovery(() -> d.status().caughtUp() && !table.frozen() ? table.snapshot().longestIntervalMs() : -1);
             SchedulerMetrics.bind(registry, table, stats, d::status, health, clock);
             Draining draining = new Draining();
             AtomicReference<ProxyServer> proxy = new AtomicReference<>();

@@ -1,6 +1,5 @@
 package io.heartgate.scheduler.discovery;
 
-import io.heartgate.protocol.Durations;
 import io.heartgate.protocol.HeartbeatRules;
 import io.heartgate.protocol.Rule;
 import io.heartgate.protocol.signing.HeartbeatVerifier;
@@ -9,17 +8,17 @@ import io.heartgate.scheduler.trust.UpstreamAllowList;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
-import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
@@ -37,9 +36,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Every replica assigns itself all partitions (no consumer group, so replicas never split the
  * heartbeats and never pause for a rebalance) and picks up partitions added later. At start it seeks
- * each partition to "now minus the look-back" so the table is rebuilt from recent heartbeats at
- * once; it is {@linkplain DiscoveryStatus#caughtUp() caught up} when it has read to the end offsets it
- * saw at start. When Kafka stays silent for longer than the shortest node expiry, it freezes expiry
+ * each partition to "now minus the look-back", or less far back where the replicas' newest
+ * {@link RestartPoint} allows, so the table is rebuilt from recent heartbeats at once; it is
+ * {@linkplain DiscoveryStatus#caughtUp() caught up} when it has read to the end offsets it saw at start. When Kafka stays silent for longer than the shortest node expiry, it freezes expiry
  * (self-preservation) and thaws it once it has caught up again.
  *
  * <p>Errors come in tiers: authorization, unsupported versions and invalid topics stop the loop
@@ -82,6 +81,7 @@ public final class HeartbeatConsumer implements Runnable {
     private Map<TopicPartition, Long> heardTarget;
     private Instant heardTargetAt;
     private Map<TopicPartition, Long> catchUpTarget;
+    private volatile Supplier<Optional<RestartPoint>> restartPoints = Optional::empty;
     private Instant lastContact = Instant.MIN;
     private Instant nextContactCheck = Instant.MIN;
     private Instant nextPartitionCheck = Instant.MIN;
@@ -89,30 +89,13 @@ public final class HeartbeatConsumer implements Runnable {
     private boolean caughtUp;
 
     /**
-     * Creates the loop over a consumer it then owns.
-     *
-     * @param lookBack how far back to read at start; at least the longest node expiry
-     * @param defaultExpiry the silence that triggers self-preservation while the table is empty
-     */
-    public HeartbeatConsumer(Consumer<byte[], byte[]> consumer, String topic, NodeTable table, Clock clock,
-                             Duration lookBack, Duration defaultExpiry, DiscoveryStats stats) {
-        this(consumer, topic, table, clock, lookBack, defaultExpiry, stats, UpstreamAllowList.ALLOW_ALL);
-    }
-
-    /**
      * Creates the loop over a consumer it then owns, accepting only heartbeats whose URL
-     * {@code allowUpstream} allows; the others are rejected as {@link Rule#URL_NOT_ALLOWED}.
-     */
-    public HeartbeatConsumer(Consumer<byte[], byte[]> consumer, String topic, NodeTable table, Clock clock,
-                             Duration lookBack, Duration defaultExpiry, DiscoveryStats stats,
-                             UpstreamAllowList allowUpstream) {
-        this(consumer, topic, table, clock, lookBack, defaultExpiry, stats, allowUpstream, null);
-    }
-
-    /**
-     * Creates the loop as above that, with a {@code verifier}, also drops every record, tombstones
-     * included, not signed by one of its keys for its node ({@code --heartbeat-keys}); {@code null}
-     * accepts unsigned records.
+     * {@code allowUpstream} allows (the others are rejected as {@link Rule#URL_NOT_ALLOWED}) and, with
+     * a {@code verifier}, dropping every record, tombstones included, not signed by one of its keys
+     * for its node ({@code --heartbeat-keys}); {@code null} accepts unsigned records.
+     *
+     * @param lookBack how far back to read at start at most; at least the longest node expiry
+     * @param defaultExpiry the silence that triggers self-preservation while the table is empty
      */
     public HeartbeatConsumer(Consumer<byte[], byte[]> consumer, String topic, NodeTable table, Clock clock,
                              Duration lookBack, Duration defaultExpiry, DiscoveryStats stats,
@@ -125,6 +108,14 @@ public final class HeartbeatConsumer implements Runnable {
         this.lookBack = lookBack;
         this.defaultExpiry = defaultExpiry;
         this.stats = stats;
+    }
+
+    /**
+     * Takes the newest {@link RestartPoint} the replicas wrote from {@code points}, asked once at
+     * start, to read less than the whole look-back; call before {@link #run()}.
+     */
+    public void restartPoints(Supplier<Optional<RestartPoint>> points) {
+        this.restartPoints = points;
     }
 
     /** Returns where discovery stands; any thread. */
@@ -263,9 +254,7 @@ public final class HeartbeatConsumer implements Runnable {
         consumer.assign(all);
         assigned = Set.copyOf(all);
         if (first) {
-            catchUpTarget = seekToLookBack(added);
-            log.info("Discovery reading {} partitions of {} from {} ago ({} records to catch up)", all.size(), topic,
-                    Durations.format(lookBack), catchUpTarget.values().stream().mapToLong(Long::longValue).sum());
+            catchUpTarget = seekToStart(added);
         } else {
             // Partitions added to a live topic hold only new heartbeats: read them from the start.
             consumer.seekToBeginning(added);
@@ -273,23 +262,12 @@ public final class HeartbeatConsumer implements Runnable {
         }
     }
 
-    /**
-     * Seeks each partition to its first record of the look-back window and returns the partitions'
-     * end offsets, taken before the search: a partition with nothing that recent starts at that end,
-     * not at a lazily resolved {@code seekToEnd}, so a record written while discovery starts (a
-     * tombstone, a replay to count) is read, not skipped.
-     */
-    private Map<TopicPartition, Long> seekToLookBack(Set<TopicPartition> partitions) {
-        Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
-        long from = clock.instant().minus(lookBack).toEpochMilli();
-        Map<TopicPartition, Long> query = new HashMap<>();
-        partitions.forEach(tp -> query.put(tp, Math.max(0, from)));
-        Map<TopicPartition, OffsetAndTimestamp> offsets = consumer.offsetsForTimes(query);
-        for (TopicPartition tp : partitions) {
-            OffsetAndTimestamp o = offsets.get(tp);
-            consumer.seek(tp, o != null ? o.offset() : ends.getOrDefault(tp, 0L));
-        }
-        return ends;
+    /** Seeks to where start-up reading begins; returns the end offsets to catch up to ({@link StartOffsets}). */
+    private Map<TopicPartition, Long> seekToStart(Set<TopicPartition> partitions) {
+        Optional<RestartPoint> point = restartPoints.get();
+        Instant now = clock.instant();
+        Instant start = point.map(p -> p.readFrom(now, lookBack, table.missedHeartbeats())).orElse(now.minus(lookBack));
+        return StartOffsets.seek(consumer, topic, partitions, start, now, point);
     }
 
     /**

@@ -9,6 +9,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.IntSupplier;
+import java.util.function.LongSupplier;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -47,8 +48,11 @@ final class EventPublisher implements Runnable {
     /** This process's records, numbered from 1: a record written again has a number already seen. */
     private long seq;
 
-    /** What this replica's heartbeat says, and how often it is sent. */
-    record Beat(String version, String address, IntSupplier queueDepth, long intervalMs) {
+    /**
+     * What this replica's heartbeat says, and how often it is sent: {@code longestNodeInterval} is
+     * the longest heartbeat interval among the nodes listed, -1 while the node table is not complete.
+     */
+    record Beat(String version, String address, IntSupplier queueDepth, long intervalMs, LongSupplier longestNodeInterval) {
     }
 
     EventPublisher(Producer<byte[], byte[]> producer, String topic, Outbox outbox, EventCodec codec,
@@ -100,7 +104,7 @@ final class EventPublisher implements Runnable {
                 if (now >= nextBeat) {
                     nextBeat = now + beat.intervalMs();
                     send(new GatewayEvent.ReplicaBeat(view.self(), now, beat.version(), beat.address(),
-                            beat.queueDepth().getAsInt(), beat.intervalMs()));
+                            beat.queueDepth().getAsInt(), beat.intervalMs(), beat.longestNodeInterval().getAsLong()));
                 }
                 if (now >= nextUsage) {
                     nextUsage = now + USAGE_EVERY_MS;

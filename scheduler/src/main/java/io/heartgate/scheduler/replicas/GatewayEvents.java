@@ -8,6 +8,7 @@ import io.heartgate.scheduler.admission.RateLimits;
 import io.heartgate.scheduler.admission.SharedUsage;
 import io.heartgate.scheduler.balancer.KeyHomes;
 import io.heartgate.scheduler.discovery.DiscoveryConsumerConfig;
+import io.heartgate.scheduler.discovery.RestartPoint;
 import io.heartgate.scheduler.discovery.TopicSetup;
 import io.heartgate.scheduler.health.PassiveHealth;
 import io.heartgate.scheduler.routing.ResponseHomes;
@@ -22,9 +23,11 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -58,6 +61,7 @@ public final class GatewayEvents implements AutoCloseable {
     private Thread publisherThread;
     private EventReader reader;
     private Thread readerThread;
+    private volatile LongSupplier longestNodeInterval = () -> -1;
 
     /**
      * @param replica this replica's id
@@ -86,6 +90,27 @@ public final class GatewayEvents implements AutoCloseable {
                 TopicConfig.SEGMENT_MS_CONFIG, String.valueOf(TimeUnit.MINUTES.toMillis(10)),
                 TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG, String.valueOf(TimeUnit.MINUTES.toMillis(10)),
                 TopicConfig.MAX_MESSAGE_BYTES_CONFIG, String.valueOf(EventCodec.MAX_RECORD_BYTES));
+    }
+
+    /**
+     * Has this replica's heartbeats carry {@code longestNodeInterval}: the longest heartbeat interval
+     * among the nodes its table lists, -1 while the table is not complete. Starting replicas read
+     * less of the heartbeat topic by it ({@link #restartPoint}). Call before {@link #start}.
+     */
+    public void shareDiscovery(LongSupplier longestNodeInterval) {
+        this.longestNodeInterval = longestNodeInterval;
+    }
+
+    /**
+     * Returns the newest restart point the replicas wrote in the last seconds, read now with a
+     * consumer of its own (a few seconds at most); empty when there is none, or the topic cannot be read.
+     */
+    public Optional<RestartPoint> restartPoint() {
+        Map<String, Object> config = DiscoveryConsumerConfig.consumerConfig(bootstrap,
+                "heartgate-restart-" + view.self(), kafkaClient);
+        config.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
+        return RestartPoints.newest(new KafkaConsumer<>(config), topic, codec,
+                keys == null ? null : new HeartbeatVerifier(keys), clock);
     }
 
     /** Returns where the rate limits report what this replica grants and charges. */
@@ -139,7 +164,7 @@ public final class GatewayEvents implements AutoCloseable {
         String clientId = "heartgate-events-" + view.self();
         publisher = new EventPublisher(EventPublisher.producer(bootstrap, clientId, kafkaClient), topic, outbox, codec,
                 signer, view, clock, new EventPublisher.Beat(version(), address, queueDepth,
-                REPLICA_INTERVAL.toMillis()));
+                REPLICA_INTERVAL.toMillis(), longestNodeInterval));
         Map<String, Object> consumerConfig = DiscoveryConsumerConfig.consumerConfig(bootstrap, clientId, kafkaClient);
         // Never made by a read with the broker's defaults (CreateTime, no compaction): the replay window needs ours.
         consumerConfig.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);

@@ -93,7 +93,7 @@ class HeartbeatConsumerTest {
         consumer.updateBeginningOffsets(Map.of(P0, 0L));
         consumer.updateEndOffsets(Map.of(P0, 0L));
         discovery = new HeartbeatConsumer(consumer, TOPIC, table, clock, Duration.ofMinutes(3), Duration.ofSeconds(3),
-                stats);
+                stats, UpstreamAllowList.ALLOW_ALL, null);
     }
 
     private static PartitionInfo partition(int p) {
@@ -149,7 +149,7 @@ class HeartbeatConsumerTest {
     @Test
     void aHeartbeatAdvertisingAnAddressOutsideTheAllowListIsRejectedAndLeavesTheTableAlone() {
         discovery = new HeartbeatConsumer(consumer, TOPIC, table, clock, Duration.ofMinutes(3), Duration.ofSeconds(3),
-                stats, UpstreamAllowList.parse("10.0.0.0/8,*.gpu.internal"));
+                stats, UpstreamAllowList.parse("10.0.0.0/8,*.gpu.internal"), null);
         discovery.step();
         beat(at("good", "http://a.gpu.internal:11434", 1));
         beat(at("metadata", "http://169.254.169.254/", 1));
