@@ -58,6 +58,9 @@ class EventCodecTest {
                 .as("kept under another replica's key").isEqualTo(Refusal.FIELD);
         assertThat(refusal("usage/r1", "{\"v\":1,\"type\":\"usage\",\"replica\":\"r1\",\"sentAt\":1,"
                 + "\"keys\":{\"a\":[1,-5]}}")).as("negative tokens").isEqualTo(Refusal.FIELD);
+        assertThat(refusal("replica/r1", "{\"v\":1,\"type\":\"replica\",\"replica\":\"r1\",\"sentAt\":1,\"seq\":1,"
+                + "\"version\":\"dev\",\"address\":\"h:1\",\"queue\":0,\"interval\":1000,\"longestNodeInterval\":-5}"))
+                .as("a negative longest node interval").isEqualTo(Refusal.FIELD);
         assertThat(refusal("usage/r1", "{\"v\":1,\"type\":\"usage\",\"replica\":\"r1\",\"sentAt\":1,"
                 + "\"keys\":{\"a\":[1.5,0]}}")).isEqualTo(Refusal.FIELD);
         assertThat(refusal("usage/r 1", "{\"v\":1,\"type\":\"usage\",\"replica\":\"r 1\",\"sentAt\":1,\"keys\":{}}"))
