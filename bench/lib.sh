@@ -1,12 +1,13 @@
 # Shared by bench/proxy.sh and bench/variants.sh; source it after setting NAME (the script's name
-# for messages). Sets WORK (a temp dir) and PIDS (processes to stop), both cleaned up on exit.
+# for messages). Sets WORK (a temp dir) and PIDS (processes to stop), both cleaned up on exit
+# (KEEP_LOGS=1 keeps WORK, with every process's log, and says where).
 WORK=$(mktemp -d /tmp/heartgate-bench.XXXXXX)
 PIDS=()
 cleanup() {
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   [ -f "$WORK/nginx.pid" ] && kill "$(cat "$WORK/nginx.pid")" 2>/dev/null || true
   sleep 1
-  rm -rf "$WORK"
+  if [ "${KEEP_LOGS:-0}" = 1 ]; then echo "$NAME: logs kept in $WORK" >&2; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
 

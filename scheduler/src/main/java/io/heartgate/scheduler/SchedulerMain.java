@@ -173,8 +173,8 @@ public final class SchedulerMain implements Callable<Integer> {
     int demo;
 
     @Option(names = "--look-back", paramLabel = "D", defaultValue = "${env:SCHEDULER_LOOK_BACK:-3m}",
-            description = {"how far back heartbeats are read at start; at least the longest expiry [env "
-                    + "SCHEDULER_LOOK_BACK] (default: 3m)",
+            description = {"how far back heartbeats are read at start at most (less where the replicas' newest "
+                    + "restart point allows); at least the longest expiry [env SCHEDULER_LOOK_BACK] (default: 3m)",
                 "Accepted: positive"})
     Duration lookBack;
 

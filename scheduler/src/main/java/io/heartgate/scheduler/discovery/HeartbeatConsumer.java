@@ -81,6 +81,7 @@ public final class HeartbeatConsumer implements Runnable {
     private Map<TopicPartition, Long> heardTarget;
     private Instant heardTargetAt;
     private Map<TopicPartition, Long> catchUpTarget;
+    private Instant catchUpAskedAt = Instant.MIN;
     private volatile Supplier<Optional<RestartPoint>> restartPoints = Optional::empty;
     private Instant lastContact = Instant.MIN;
     private Instant nextContactCheck = Instant.MIN;
@@ -110,10 +111,7 @@ public final class HeartbeatConsumer implements Runnable {
         this.stats = stats;
     }
 
-    /**
-     * Takes the newest {@link RestartPoint} the replicas wrote from {@code points}, asked once at
-     * start, to read less than the whole look-back; call before {@link #run()}.
-     */
+    /** Reads less than the look-back by the replicas' newest point from {@code points}, asked at start; call before run. */
     public void restartPoints(Supplier<Optional<RestartPoint>> points) {
         this.restartPoints = points;
     }
@@ -255,6 +253,7 @@ public final class HeartbeatConsumer implements Runnable {
         assigned = Set.copyOf(all);
         if (first) {
             catchUpTarget = seekToStart(added);
+            catchUpAskedAt = clock.instant();
         } else {
             // Partitions added to a live topic hold only new heartbeats: read them from the start.
             consumer.seekToBeginning(added);
@@ -325,17 +324,40 @@ public final class HeartbeatConsumer implements Runnable {
             }
         }
         catchUpTarget = null;
+        if (!caughtUp && startAgain()) {
+            return;
+        }
         if (!caughtUp) {
             caughtUp = true;
+            heardAt = catchUpAskedAt.isAfter(heardAt) ? catchUpAskedAt : heardAt; // read to then: ready with none overdue
+            expireDue(clock.instant());
             table.publish();
-            log.info("Discovery caught up with {}: {} nodes listed, {} routable", topic,
-                    table.snapshot().nodes().size(), table.snapshot().routable().size());
+            log.info("Discovery caught up with {}: {} nodes listed, {} routable", topic, table.snapshot().nodes().size(),
+                    table.snapshot().routable().size());
         }
         if (table.frozen() && clock.instant().isBefore(lastContact.plus(CONTACT_CHECK_EVERY.multipliedBy(3)))) {
             table.setFrozen(false);
             log.info("Discovery caught up after the Kafka outage: self-preservation off, nodes expire normally "
                     + "again (each has a full expiry period to be heard)");
         }
+    }
+
+    /**
+     * Says whether the start-up catch-up goes on to the end offsets of now, and asks for them: when it
+     * took longer than the shortest interval listed, its last records were old when read, some past
+     * their node's expiry and so not applied. Each round reads what came during the one before: a
+     * replica reading faster than the fleet writes gets there; one that cannot never claims to be ready.
+     */
+    private boolean startAgain() {
+        Instant now = clock.instant();
+        Duration shortestInterval = table.shortestExpiry(defaultExpiry).dividedBy(table.missedHeartbeats());
+        if (Duration.between(catchUpAskedAt, now).compareTo(shortestInterval) <= 0) {
+            return false;
+        }
+        catchUpTarget = Map.of(); // reached at once should Kafka not answer now: asked again on the next step
+        catchUpTarget = consumer.endOffsets(assigned, CONTACT_CHECK_TIMEOUT);
+        catchUpAskedAt = now;
+        return true;
     }
 
     /**

@@ -128,6 +128,24 @@ class HeartbeatConsumerTest {
     }
 
     @Test
+    void aCatchUpSlowerThanTheShortestIntervalReadsOnToWhereTheTopicIsNow() {
+        consumer.updateEndOffsets(Map.of(P0, 2L));
+        discovery.step(); // assigns and seeks: two records to catch up
+        beat(Beats.of("a").build());
+        beat(Beats.of("b").build());
+        clock.advance(Duration.ofSeconds(2)); // reading them took longer than the nodes' interval (1 s)
+        consumer.updateEndOffsets(Map.of(P0, 3L)); // and a third came meanwhile
+
+        discovery.step();
+        assertThat(discovery.status().caughtUp()).as("records read late may have missed live nodes").isFalse();
+        beat(Beats.of("c").build());
+        discovery.step();
+
+        assertThat(discovery.status().caughtUp()).isTrue();
+        assertThat(table.snapshot().nodes()).extracting(Node::id).containsExactly("a", "b", "c");
+    }
+
+    @Test
     void aRecordWrittenWhileDiscoveryStartsOnAPartitionWithNothingRecentIsRead() {
         // A heartbeat lands while discovery looks for the start of its look-back on an empty partition.
         consumer.duringSearch = () -> {
