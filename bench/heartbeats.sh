@@ -83,7 +83,7 @@ for n in $NODES; do
   done
   interval_ms=$(python3 -c "import sys; v=sys.argv[1]; print(int(float(v[:-2])) if v.endswith('ms') else int(float(v[:-1]) * 1000))" "$INTERVAL")
   if [ "$ready" -gt 0 ]; then
-    check=$(python3 bench/restart-check.py "$WORK/events-$n.txt" http://127.0.0.1:19281 "$ready" $((3 * interval_ms)))
+    check=$(python3 bench/restart-check.py "$WORK/events-$n.txt" http://127.0.0.1:19281 "$ready" $((3 * interval_ms)) "$interval_ms")
     read_back=$(grep -o 'from [^ ]* ago ([^;]*; [0-9]* records' "$WORK/sched-$n-restart.log" | head -1 | sed 's/.*; //')
     restart="$(python3 -c "import sys; print(f'{(int(sys.argv[2]) - int(sys.argv[1])) / 1000:.1f}')" "$started" "$ready") s, ${read_back:-?} | ${check% *} / ${check#* }"
   else

@@ -1,22 +1,22 @@
 #!/usr/bin/env python3
 """Checks the table of a scheduler just restarted among a synthetic fleet against the fleet's events
 file (`epochMs join|die nodeId`, bench/heartbeats.sh): lists every node through /admin/nodes pages
-and prints `missing revived`: live nodes (joined, not died since, as of READY_MS less one second)
-it does not list, and nodes it lists that died before READY_MS less the expiry and one second and
-did not come back. A node that died within its expiry may still be listed: neither count holds it.
+and prints `missing revived`: live nodes (joined by READY_MS less one second, not died by the time
+the listing is done) it does not list, and nodes it lists that died before READY_MS less the
+expiry, one interval and one second, and did not come back before the listing was done. A node
+that died within that may still be listed, neither count holds it: expiry waits until the topic is
+known read past it (up to a second in steady state), and at ready the topic is known read to where
+the last round of the catch-up began, under an interval ago. Waits for the fleet to write the
+events of the listing's seconds (it flushes every few seconds) before reading them.
 
-    bench/restart-check.py EVENTS ADMIN_URL READY_MS EXPIRY_MS"""
+    bench/restart-check.py EVENTS ADMIN_URL READY_MS EXPIRY_MS INTERVAL_MS"""
 import json
 import sys
+import time
 import urllib.parse
 import urllib.request
 
-events_file, admin, ready, expiry = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-last = {}  # node id -> (ms, join|die): its last event before the ready moment
-for line in open(events_file):
-    at, what, node = line.split()
-    if int(at) <= ready:
-        last[node] = (int(at), what)
+events_file, admin, ready, expiry, interval = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 listed, cursor = set(), None
 while True:
     url = admin + "/admin/nodes?limit=10000" + ("&cursor=" + urllib.parse.quote(cursor) if cursor else "")
@@ -25,8 +25,15 @@ while True:
     cursor = page.get("cursor")
     if not cursor:
         break
+listed_by = int(time.time() * 1000)
+time.sleep(6)
+last = {}  # node id -> (ms, join|die): its last event before the listing was done
+for line in open(events_file):
+    at, what, node = line.split()
+    if int(at) <= listed_by:
+        last[node] = (int(at), what)
 missing = sum(1 for node, (at, what) in last.items()
               if what == "join" and at <= ready - 1000 and node not in listed)
 revived = sum(1 for node in listed
-              if node in last and last[node][1] == "die" and last[node][0] < ready - expiry - 1000)
+              if node in last and last[node][1] == "die" and last[node][0] < ready - expiry - interval - 1000)
 print(missing, revived)

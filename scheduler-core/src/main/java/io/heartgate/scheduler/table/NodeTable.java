@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.PriorityQueue;
 import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
@@ -88,6 +89,20 @@ public final class NodeTable {
     private Duration publishGap = Duration.ZERO;
     /** Every listed node in id order as of the last change of structure published, renewals written in. */
     private Node[] listed = new Node[0];
+    /**
+     * The nodes' expiries, earliest first: finding the next expiry or what has expired reads only
+     * the head instead of the whole table. Each renewal queues the node's new expiry; the one queued
+     * before is stale ({@link Entry#dueMs} moved on) and skipped when it comes up.
+     */
+    private final PriorityQueue<Due> dues = new PriorityQueue<>();
+
+    /** A node's expiry as queued. */
+    private record Due(long atMs, Entry entry) implements Comparable<Due> {
+        @Override
+        public int compareTo(Due o) {
+            return Long.compare(atMs, o.atMs);
+        }
+    }
     /** Publishes that changed which nodes are listed or what a balancer reads first of them ({@link TableSnapshot#structure}). */
     private long structure;
     private long version;
@@ -97,6 +112,9 @@ public final class NodeTable {
         Node node;
         /** Its place in {@link #listed} since the last change of structure published. */
         int position;
+        /** When it expires, as last queued in {@link #dues}; false once it left the table. */
+        long dueMs = Long.MIN_VALUE;
+        boolean listed = true;
         final Deque<String> retiredInstances = new ArrayDeque<>();
 
         Entry(Node node) {
@@ -160,7 +178,9 @@ public final class NodeTable {
         }
         if (entry == null) {
             InFlight inFlight = inFlightSlots.forNode(id);
-            entries.put(id, new Entry(Node.of(hb, seen, inFlight, Node.othersOf(hb.load(), inFlight.takePeak()))));
+            Entry joined = new Entry(Node.of(hb, seen, inFlight, Node.othersOf(hb.load(), inFlight.takePeak())));
+            entries.put(id, joined);
+            queue(joined);
             structuralChange = true;
             log.info("Node {} joined at {} ({}, weight {}, models {})", id, hb.url(), hb.state(), hb.weight(),
                     hb.models().isEmpty() ? "any" : hb.models());
@@ -190,6 +210,7 @@ public final class NodeTable {
         if (!structuralChange) { // else positions are about to change: the next publish lists every node afresh
             listed[entry.position] = entry.node;
         }
+        queue(entry);
         return Outcome.RENEWED;
     }
 
@@ -199,6 +220,7 @@ public final class NodeTable {
         if (entry == null) {
             return false;
         }
+        entry.listed = false;
         if (entry.node.heartbeat().instance() != null) {
             departedInstances.put(nodeId, entry.node.heartbeat().instance());
         }
@@ -211,19 +233,28 @@ public final class NodeTable {
      * Returns when the first node expires without another heartbeat, or {@code null} when none is listed.
      */
     public Instant firstExpiry() {
-        Instant first = null;
-        for (Entry e : entries.values()) {
-            Instant at = expiresAt(e.node);
-            if (first == null || at.isBefore(first)) {
-                first = at;
-            }
-        }
-        return first;
+        Due first = head();
+        return first == null ? null : Instant.ofEpochMilli(first.atMs());
     }
 
-    private Instant expiresAt(Node n) {
-        Instant base = n.lastSeen().isBefore(thawedAt) ? thawedAt : n.lastSeen();
-        return base.plusMillis((long) missedHeartbeats * n.heartbeat().intervalMs());
+    /** Returns the earliest expiry queued that still stands, dropping stale ones; {@code null} when none. */
+    private Due head() {
+        Due d;
+        while ((d = dues.peek()) != null && (!d.entry().listed || d.entry().dueMs != d.atMs())) {
+            dues.poll();
+        }
+        return d;
+    }
+
+    /** Queues when {@code e}'s node expires, if that moved. */
+    private void queue(Entry e) {
+        long base = Math.max(e.node.lastSeen().toEpochMilli(), thawedAt.equals(Instant.MIN) ? Long.MIN_VALUE
+                : thawedAt.plusNanos(999_999).toEpochMilli());
+        long at = base + (long) missedHeartbeats * e.node.heartbeat().intervalMs();
+        if (at != e.dueMs) {
+            e.dueMs = at;
+            dues.add(new Due(at, e));
+        }
     }
 
     /** Removes every node whose expiry has passed, unless frozen; returns the ids removed. */
@@ -244,17 +275,15 @@ public final class NodeTable {
         Instant now = clock.instant();
         Instant by = heardAt.isBefore(now) ? heardAt : now;
         List<String> expired = new ArrayList<>();
-        entries.entrySet().removeIf(e -> {
-            Node n = e.getValue().node;
-            Instant expiresAt = expiresAt(n);
-            if (by.isBefore(expiresAt)) {
-                return false;
-            }
-            expired.add(e.getKey());
-            log.info("Node {} expired after {} ms without a heartbeat ({} missed intervals of {} ms)", e.getKey(),
+        for (Due d = head(); d != null && d.atMs() <= by.toEpochMilli(); d = head()) {
+            dues.poll();
+            Node n = d.entry().node;
+            entries.remove(n.id());
+            d.entry().listed = false;
+            expired.add(n.id());
+            log.info("Node {} expired after {} ms without a heartbeat ({} missed intervals of {} ms)", n.id(),
                     Duration.between(n.lastSeen(), now).toMillis(), missedHeartbeats, n.heartbeat().intervalMs());
-            return true;
-        });
+        }
         if (!expired.isEmpty()) {
             structuralChange = true;
         }
@@ -272,6 +301,11 @@ public final class NodeTable {
         frozen = value;
         if (!value) {
             thawedAt = clock.instant();
+            dues.clear(); // every expiry moved: queue them again
+            for (Entry e : entries.values()) {
+                e.dueMs = Long.MIN_VALUE;
+                queue(e);
+            }
         }
     }
 

@@ -283,6 +283,30 @@ class NodeTableTest {
     }
 
     @Test
+    void theFirstExpiryFollowsRenewalsTombstonesAndAThaw() {
+        Instant t0 = clock.instant();
+        apply(Beats.of("a").seq(1L).build()); // 1 s interval: expires 3 s after it was seen
+        clock.advance(Duration.ofMillis(500));
+        apply(Beats.of("b").seq(1L).build());
+        assertThat(table.firstExpiry()).isEqualTo(t0.plusSeconds(3));
+
+        clock.advance(Duration.ofMillis(500));
+        apply(Beats.of("a").seq(2L).build());
+        assertThat(table.firstExpiry()).as("a renewed: b is first").isEqualTo(t0.plusMillis(3_500));
+        table.remove("b");
+        assertThat(table.firstExpiry()).as("b left: a again").isEqualTo(t0.plusSeconds(4));
+
+        table.setFrozen(true);
+        clock.advance(Duration.ofSeconds(10));
+        assertThat(table.expire()).isEmpty();
+        table.setFrozen(false);
+        assertThat(table.firstExpiry()).as("a full period from the thaw").isEqualTo(t0.plusSeconds(14));
+        clock.advance(Duration.ofSeconds(3));
+        assertThat(table.expire()).containsExactly("a");
+        assertThat(table.firstExpiry()).isNull();
+    }
+
+    @Test
     void keepsTheInFlightCounterAcrossSnapshots() {
         apply(Beats.of("a").seq(1L).build());
         InFlight counter = table.snapshot().node("a").inFlight();
