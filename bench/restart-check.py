@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Checks the table of a scheduler just restarted among a synthetic fleet against the fleet's events
 file (`epochMs join|die nodeId`, bench/heartbeats.sh): lists every node through /admin/nodes pages
-and prints `missing revived`: live nodes (joined by READY_MS less one second, not died by the time
-the listing is done) it does not list, and nodes it lists that died before READY_MS less the
+and prints `missing revived`: live nodes (joined by READY_MS less one interval and one second, not
+died by the time the listing is done) it does not list, and nodes it lists that died before READY_MS less the
 expiry, one interval and one second, and did not come back before the listing was done. A node
-that died within that may still be listed, neither count holds it: expiry waits until the topic is
-known read past it (up to a second in steady state), and at ready the topic is known read to where
-the last round of the catch-up began, under an interval ago. Waits for the fleet to write the
+that died within that may still be listed, and one that joined within the last interval may not
+be yet, neither count holds them: at ready the table holds the topic read to where the last round
+of the catch-up began, under an interval ago, and expiry waits until the topic is known read past
+a node's expiry (up to a second in steady state). Waits for the fleet to write the
 events of the listing's seconds (it flushes every few seconds) before reading them.
 
     bench/restart-check.py EVENTS ADMIN_URL READY_MS EXPIRY_MS INTERVAL_MS"""
@@ -33,7 +34,7 @@ for line in open(events_file):
     if int(at) <= listed_by:
         last[node] = (int(at), what)
 missing = sum(1 for node, (at, what) in last.items()
-              if what == "join" and at <= ready - 1000 and node not in listed)
+              if what == "join" and at <= ready - interval - 1000 and node not in listed)
 revived = sum(1 for node in listed
               if node in last and last[node][1] == "die" and last[node][0] < ready - expiry - interval - 1000)
 print(missing, revived)

@@ -314,13 +314,14 @@ public final class NodeTable {
         return frozen;
     }
 
-    /** Returns the shortest expiry among listed nodes, or {@code fallback} when the table is empty. */
+    /**
+     * Returns the shortest expiry among the nodes of the last snapshot published (intervals change
+     * only with a change of structure, published within {@link #publishIfDue}'s gap), or
+     * {@code fallback} when it lists none.
+     */
     public Duration shortestExpiry(Duration fallback) {
-        long min = Long.MAX_VALUE;
-        for (Entry e : entries.values()) {
-            min = Math.min(min, (long) missedHeartbeats * e.node.heartbeat().intervalMs());
-        }
-        return min == Long.MAX_VALUE ? fallback : Duration.ofMillis(min);
+        long interval = snapshot.shortestIntervalMs();
+        return interval == 0 ? fallback : Duration.ofMillis(missedHeartbeats * interval);
     }
 
     /**

@@ -36,7 +36,7 @@ public final class TableSnapshot {
      * from: structure numbers are compared only within one.
      */
     private record Layout(Object lineage, Map<String, Integer> positionOf, int[] routable, int[] any,
-                          Map<String, int[]> byModel) {
+                          Map<String, int[]> byModel, long shortestIntervalMs, long longestIntervalMs) {
     }
 
     /** Builds a snapshot of {@code nodes}, which must be sorted by node id; every one a change of structure. */
@@ -98,9 +98,13 @@ public final class TableSnapshot {
         IntList up = new IntList();
         IntList any = new IntList();
         Map<String, IntList> byModel = new HashMap<>();
+        long shortest = nodes.isEmpty() ? 0 : Long.MAX_VALUE;
+        long longest = 0;
         for (int i = 0; i < nodes.size(); i++) {
             Node n = nodes.get(i);
             positionOf.put(n.id(), i);
+            shortest = Math.min(shortest, n.heartbeat().intervalMs());
+            longest = Math.max(longest, n.heartbeat().intervalMs());
             if (!n.routable()) {
                 continue;
             }
@@ -117,7 +121,7 @@ public final class TableSnapshot {
         Map<String, int[]> frozen = new HashMap<>(byModel.size() * 2);
         byModel.forEach((model, list) -> frozen.put(model, merge(list.toArray(), anyPositions)));
         return new Layout(lineage, Collections.unmodifiableMap(positionOf), up.toArray(), anyPositions,
-                Collections.unmodifiableMap(frozen));
+                Collections.unmodifiableMap(frozen), shortest, longest);
     }
 
     /** Returns the models every routable node serving them holds in memory ({@link Node#holdsInMemory}). */
@@ -202,13 +206,14 @@ public final class TableSnapshot {
         return nodes;
     }
 
-    /** Returns the longest heartbeat interval among the listed nodes, in ms; 0 when none is listed. Scans them. */
+    /** Returns the longest heartbeat interval among the listed nodes, in ms; 0 when none is listed. */
     public long longestIntervalMs() {
-        long longest = 0;
-        for (Node n : nodes) {
-            longest = Math.max(longest, n.heartbeat().intervalMs());
-        }
-        return longest;
+        return layout.longestIntervalMs();
+    }
+
+    /** Returns the shortest heartbeat interval among the listed nodes, in ms; 0 when none is listed. */
+    public long shortestIntervalMs() {
+        return layout.shortestIntervalMs();
     }
 
     /** Returns the node with this id, or {@code null}. */

@@ -1,15 +1,16 @@
 package io.heartgate.scheduler.metrics;
 
 import io.heartgate.scheduler.admission.ModelWait;
-import io.heartgate.scheduler.table.ModelNames;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TableSnapshot;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -54,17 +55,12 @@ public final class ModelSignals {
     /** Returns each model's figures (by normalised name; {@code ""} for requests naming none), sorted. */
     public static Map<String, Signal> of(TableSnapshot snapshot, Map<String, ModelWait> queued) {
         Map<String, Signal> out = new TreeMap<>();
-        List<String> models = new ArrayList<>();
+        Set<String> models = new HashSet<>();
         for (Node n : snapshot.routable()) {
-            for (String m : n.heartbeat().models()) {
-                models.add(ModelNames.normalize(m));
-            }
+            models.addAll(n.models()); // normalised already
         }
         models.addAll(queued.keySet());
         for (String model : models) {
-            if (out.containsKey(model)) {
-                continue;
-            }
             int inFlight = 0;
             int busy = 0;
             int capacity = 0;
