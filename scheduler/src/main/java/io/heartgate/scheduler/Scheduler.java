@@ -205,7 +205,7 @@ public final class Scheduler implements AutoCloseable {
             ProxyCounters counters = new ProxyCounters();
             counters.bindTo(registry);
             HeartbeatConsumer d = discovery;
-            events.shareDiscovery(() -> d.status().caughtUp() && !table.frozen() ? table.snapshot().longestIntervalMs() : -1);
+            events.shareDiscovery(d::restartPoint);
             SchedulerMetrics.bind(registry, table, stats, d::status, health, clock);
             Draining draining = new Draining();
             AtomicReference<ProxyServer> proxy = new AtomicReference<>();

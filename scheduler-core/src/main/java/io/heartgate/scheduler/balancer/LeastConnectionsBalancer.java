@@ -17,7 +17,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * a node with nothing in flight ends the scan, since nothing after it can be strictly better (the
  * pick is the one a full scan would make); and a scan reads at most {@value #SCAN_UP_TO} candidates
  * from its rotating start, so with more candidates than that, all busy, the pick is the least busy
- * of that window: the bound is what keeps a pick over 100,000 nodes to microseconds, and since the
+ * of that window: a pick reads a bounded number of counts however large the fleet, and since the
  * window moves on with every pick the shares still follow the weights.
  *
  * <p>A snapshot's {@link #over picker} copies the list's weights and the locations of its in-flight

@@ -20,9 +20,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * work out (past {@value #SEQUENCE_UP_TO} picks, or {@value #WORK_UP_TO} steps), get the same
  * proportions without the smoothing: the counter's place in the total weight, laid out node by node
  * (a binary search in the snapshot's case). A list made for one request of more than
- * {@value #WINDOW} nodes is read a window of that many at a time, the windows taken in turn: a pick
- * then costs the same at 100,000 nodes as at 2,048, and the shares stay the weights' to within how
- * much the windows' total weights differ.
+ * {@value #WINDOW} nodes is read in windows of near-equal size, at most that many each, taken in
+ * turn: a pick reads a bounded number of nodes however long the list, and the shares stay the
+ * weights' to within how much the windows' total weights differ.
  */
 final class SmoothWeightedBalancer implements Balancer {
 
@@ -44,10 +44,11 @@ final class SmoothWeightedBalancer implements Balancer {
         long c = counter.getAndIncrement();
         int from = 0;
         int to = n;
-        if (n > WINDOW) {
-            long windows = (n + WINDOW - 1) / WINDOW;
-            from = (int) (Math.floorMod(c, windows) * WINDOW);
-            to = Math.min(n, from + WINDOW);
+        if (n > WINDOW) { // windows of near-equal size, so each one's equal turn is its nodes' due
+            int windows = (n + WINDOW - 1) / WINDOW;
+            int w = (int) Math.floorMod(c, (long) windows);
+            from = (int) ((long) w * n / windows);
+            to = (int) ((long) (w + 1) * n / windows);
             c = Math.floorDiv(c, windows);
         }
         long total = 0;

@@ -16,8 +16,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * own. At most {@value #MODELS_KEPT} models per snapshot: clients naming ever new models keep
  * nothing. Pickers and rings keep their lists by position, so a snapshot of the same
  * {@linkplain TableSnapshot#structure structure} (the same nodes, states, weights and models, only
- * their figures renewed) takes them over from the one before: at 100,000 nodes a renewal published
- * every few tens of milliseconds then costs no new picker, each of which reads the whole list.
+ * their figures renewed) takes them over from the one before: a renewal, published every few tens
+ * of milliseconds, then costs no new picker, each of which reads the whole list.
  * Warm first's lists depend on the models each node holds in memory, which renewals change: those
  * start afresh. Thread-safe (two loops on two snapshots at once only build one twice).
  */

@@ -32,10 +32,9 @@ import org.slf4j.LoggerFactory;
  * fresh expiry period, since none of them could be heard while the channel was down.
  *
  * <p>Threading: one writer thread (the discovery loop) calls every mutating method; readers on any
- * thread take {@link #snapshot()}, an immutable view published through one volatile field. Changes
- * become visible when published: at once for membership and routability, at most every
- * {@code renewalPublishEvery} for plain renewals (load figures, timestamps), which keeps the cost of
- * 10,000 nodes at 2 Hz low.
+ * thread take {@link #snapshot()}, an immutable view published through one volatile field: changes
+ * of membership and routability at once, plain renewals (load figures) at most every
+ * {@code renewalPublishEvery}, both bounded by what publishing costs ({@link #publishIfDue}).
  */
 public final class NodeTable {
 
@@ -44,6 +43,8 @@ public final class NodeTable {
     private static final int DEPARTED_REMEMBERED = 10_000;
     /** A publish waits at least this many times as long as the last one took. */
     private static final int PUBLISH_COST_SHARE = 10;
+    /** The longest a publish waits for the last one's cost. */
+    private static final Duration PUBLISH_GAP_MAX = Duration.ofSeconds(1);
 
     /** What became of one heartbeat. */
     public enum Outcome {
@@ -112,8 +113,9 @@ public final class NodeTable {
         Node node;
         /** Its place in {@link #listed} since the last change of structure published. */
         int position;
-        /** When it expires, as last queued in {@link #dues}; false once it left the table. */
+        /** When it expires, as last queued in {@link #dues}. */
         long dueMs = Long.MIN_VALUE;
+        /** False once it left the table: what {@link #dues} still holds of it is stale. */
         boolean listed = true;
         final Deque<String> retiredInstances = new ArrayDeque<>();
 
@@ -314,11 +316,7 @@ public final class NodeTable {
         return frozen;
     }
 
-    /**
-     * Returns the shortest expiry among the nodes of the last snapshot published (intervals change
-     * only with a change of structure, published within {@link #publishIfDue}'s gap), or
-     * {@code fallback} when it lists none.
-     */
+    /** Returns the shortest expiry among the last snapshot's nodes, or {@code fallback} when it lists none. */
     public Duration shortestExpiry(Duration fallback) {
         long interval = snapshot.shortestIntervalMs();
         return interval == 0 ? fallback : Duration.ofMillis(missedHeartbeats * interval);
@@ -329,7 +327,8 @@ public final class NodeTable {
      * Changes of structure are due at once and renewals after the period given, but neither sooner
      * after the last publish than {@value #PUBLISH_COST_SHARE} times what that publish took: so
      * publishing keeps to about a {@value #PUBLISH_COST_SHARE}th of the writer's time however many
-     * nodes are listed (at 100,000 a change of structure waits up to a few hundred milliseconds).
+     * nodes are listed; the wait is at most {@link #PUBLISH_GAP_MAX}, so a pause (a long GC) never
+     * holds back a state change for longer.
      */
     public boolean publishIfDue() {
         if (!structuralChange && !renewalChange) {
@@ -346,8 +345,8 @@ public final class NodeTable {
 
     /**
      * Publishes a snapshot of the table as it is now. Writer thread only. A snapshot of renewals alone
-     * reuses the last one's positions ({@link TableSnapshot#renewed}): at 100,000 nodes it costs about
-     * a millisecond where one worked out afresh costs tens.
+     * reuses the last one's positions ({@link TableSnapshot#renewed}) instead of working out again
+     * who serves what.
      */
     public void publish() {
         Instant began = clock.instant();
@@ -369,7 +368,8 @@ public final class NodeTable {
         renewalChange = false;
         inMemoryChange = false;
         lastPublish = clock.instant();
-        publishGap = Duration.between(began, lastPublish).multipliedBy(PUBLISH_COST_SHARE);
+        Duration gap = Duration.between(began, lastPublish).multipliedBy(PUBLISH_COST_SHARE);
+        publishGap = gap.compareTo(PUBLISH_GAP_MAX) > 0 ? PUBLISH_GAP_MAX : gap;
         for (Consumer<TableSnapshot> l : listeners) {
             try {
                 l.accept(s);

@@ -58,6 +58,8 @@ public final class HeartbeatConsumer implements Runnable {
     private static final Duration SHORTEST_EXPIRY = Duration.ofMillis(HeartbeatRules.MIN_INTERVAL_MS);
     private static final Duration PARTITION_CHECK_EVERY = Duration.ofSeconds(10);
     private static final Duration AUTH_RETRY_EVERY = Duration.ofSeconds(10);
+    /** A start-up catch-up round shorter than this ends it, whatever the intervals: a few polls. */
+    private static final Duration ROUND = POLL.multipliedBy(4);
 
     private final Consumer<byte[], byte[]> consumer;
     private final String topic;
@@ -77,11 +79,11 @@ public final class HeartbeatConsumer implements Runnable {
     private Instant nextExpiryScan = Instant.MIN;
     /** The topic is known read up to this time: expiry goes no further. */
     private Instant heardAt = Instant.MIN;
-    /** End offsets asked for at {@link #heardTargetAt}, not yet reached; null when none pending. */
-    private Map<TopicPartition, Long> heardTarget;
-    private Instant heardTargetAt;
-    private Map<TopicPartition, Long> catchUpTarget;
-    private Instant catchUpAskedAt = Instant.MIN;
+    /** End offsets asked for in a contact check, not yet reached: {@link #heardAt} once they are. */
+    private final CatchUp heard = new CatchUp();
+    /** End offsets to read to before the table is complete: at start, and after an outage. */
+    private final CatchUp catchUp = new CatchUp();
+    private volatile RestartPoint ownPoint;
     private volatile Supplier<Optional<RestartPoint>> restartPoints = Optional::empty;
     private Instant lastContact = Instant.MIN;
     private Instant nextContactCheck = Instant.MIN;
@@ -114,6 +116,11 @@ public final class HeartbeatConsumer implements Runnable {
     /** Reads less than the look-back by the replicas' newest point from {@code points}, asked at start; call before run. */
     public void restartPoints(Supplier<Optional<RestartPoint>> points) {
         this.restartPoints = points;
+    }
+
+    /** Returns what this replica's table tells a starting one, {@code null} while it is not complete; any thread. */
+    public RestartPoint restartPoint() {
+        return ownPoint;
     }
 
     /** Returns where discovery stands; any thread. */
@@ -195,7 +202,12 @@ public final class HeartbeatConsumer implements Runnable {
         if (!now.isBefore(nextExpiryScan)) {
             expireDue(now);
         }
-        table.publishIfDue();
+        boolean published = table.publishIfDue();
+        if (!caughtUp || table.frozen() || heardAt.equals(Instant.MIN)) {
+            ownPoint = null;
+        } else if (published || ownPoint == null) { // the snapshot holds every record before heardAt
+            ownPoint = new RestartPoint("", heardAt, table.snapshot().longestIntervalMs());
+        }
         if (refusedBy != null) {
             log.info("Discovery: Kafka accepts the scheduler's credentials again");
             refusedBy = null;
@@ -252,8 +264,8 @@ public final class HeartbeatConsumer implements Runnable {
         consumer.assign(all);
         assigned = Set.copyOf(all);
         if (first) {
-            catchUpTarget = seekToStart(added);
-            catchUpAskedAt = clock.instant();
+            Instant asked = clock.instant();
+            catchUp.to(seekToStart(added), asked);
         } else {
             // Partitions added to a live topic hold only new heartbeats: read them from the start.
             consumer.seekToBeginning(added);
@@ -274,16 +286,10 @@ public final class HeartbeatConsumer implements Runnable {
      * partition's position has reached them: a node silent by then really sent nothing.
      */
     private void checkHeard() {
-        if (heardTarget == null) {
+        if (!heard.reached(consumer, assigned)) {
             return;
         }
-        for (Map.Entry<TopicPartition, Long> e : heardTarget.entrySet()) {
-            if (assigned.contains(e.getKey()) && consumer.position(e.getKey()) < e.getValue()) {
-                return;
-            }
-        }
-        heardAt = heardTargetAt;
-        heardTarget = null;
+        heardAt = heard.askedAt();
         nextExpiryScan = Instant.MIN; // a node that waited for the topic to be read past its expiry may go now
     }
 
@@ -292,9 +298,8 @@ public final class HeartbeatConsumer implements Runnable {
             Instant asked = clock.instant();
             Map<TopicPartition, Long> ends = consumer.endOffsets(assigned, CONTACT_CHECK_TIMEOUT);
             lastContact = clock.instant();
-            if (heardTarget == null) {
-                heardTarget = ends;
-                heardTargetAt = asked;
+            if (!heard.pending()) {
+                heard.to(ends, asked);
             }
             long behind = 0;
             for (TopicPartition tp : assigned) {
@@ -304,9 +309,9 @@ public final class HeartbeatConsumer implements Runnable {
                 }
             }
             lag = behind;
-            if (table.frozen() && catchUpTarget == null) {
+            if (table.frozen() && !catchUp.pending()) {
                 // Kafka answers again: catch up to where it stands now, then thaw.
-                catchUpTarget = ends;
+                catchUp.to(ends, asked);
                 log.info("Discovery reaches Kafka again; catching up {} records before expiry resumes", behind);
             }
         } catch (TimeoutException e) {
@@ -315,21 +320,12 @@ public final class HeartbeatConsumer implements Runnable {
     }
 
     private void checkCaughtUp() {
-        if (catchUpTarget == null) {
-            return;
-        }
-        for (Map.Entry<TopicPartition, Long> e : catchUpTarget.entrySet()) {
-            if (consumer.position(e.getKey()) < e.getValue()) {
-                return;
-            }
-        }
-        catchUpTarget = null;
-        if (!caughtUp && startAgain()) {
+        if (!catchUp.reached(consumer, assigned) || !caughtUp && startAgain()) {
             return;
         }
         if (!caughtUp) {
             caughtUp = true;
-            heardAt = catchUpAskedAt.isAfter(heardAt) ? catchUpAskedAt : heardAt; // read to then: ready with none overdue
+            heardAt = catchUp.askedAt().isAfter(heardAt) ? catchUp.askedAt() : heardAt; // read to then: none overdue
             expireDue(clock.instant());
             table.publish();
             log.info("Discovery caught up with {}: {} nodes listed, {} routable", topic, table.snapshot().nodes().size(),
@@ -350,13 +346,15 @@ public final class HeartbeatConsumer implements Runnable {
      */
     private boolean startAgain() {
         Instant now = clock.instant();
-        Duration shortestInterval = table.shortestExpiry(defaultExpiry).dividedBy(table.missedHeartbeats());
-        if (Duration.between(catchUpAskedAt, now).compareTo(shortestInterval) <= 0) {
+        Duration interval = table.shortestExpiry(defaultExpiry).dividedBy(table.missedHeartbeats());
+        if (Duration.between(catchUp.askedAt(), now).compareTo(interval.compareTo(ROUND) > 0 ? interval : ROUND) <= 0) {
             return false;
         }
-        catchUpTarget = Map.of(); // reached at once should Kafka not answer now: asked again on the next step
-        catchUpTarget = consumer.endOffsets(assigned, CONTACT_CHECK_TIMEOUT);
-        catchUpAskedAt = now;
+        try {
+            catchUp.to(consumer.endOffsets(assigned, CONTACT_CHECK_TIMEOUT), now);
+        } catch (TimeoutException e) {
+            catchUp.to(Map.of(), catchUp.askedAt()); // reached at once: asked again on the next step
+        }
         return true;
     }
 
@@ -368,7 +366,7 @@ public final class HeartbeatConsumer implements Runnable {
      */
     private void expireDue(Instant now) {
         Instant due = table.firstExpiry();
-        if (due != null && !now.isBefore(due) && heardAt.isBefore(due) && heardTarget == null
+        if (due != null && !now.isBefore(due) && heardAt.isBefore(due) && !heard.pending()
                 && !now.isBefore(nextUrgentCheck)) {
             nextUrgentCheck = now.plus(URGENT_CHECK_EVERY);
             checkContact();

@@ -128,6 +128,7 @@ public final class EventCodec {
             o.put("queue", b.queueDepth());
             o.put("interval", b.intervalMs());
             if (b.longestNodeIntervalMs() >= 0) {
+                o.put("tableReadTo", b.tableReadToMs());
                 o.put("longestNodeInterval", b.longestNodeIntervalMs());
             }
         } else {
@@ -203,6 +204,7 @@ public final class EventCodec {
             case "replica" -> new ReplicaBeat(replica, sentAt, printable(text(o, "version", 64)),
                     printable(text(o, "address", MAX_ID)), (int) number(o, "queue", 0, Integer.MAX_VALUE),
                     number(o, "interval", 1, MAX_INTERVAL_MS),
+                    o.has("longestNodeInterval") ? number(o, "tableReadTo", 0, Long.MAX_VALUE) : -1,
                     o.has("longestNodeInterval") ? number(o, "longestNodeInterval", 0, HeartbeatRules.MAX_INTERVAL_MS) : -1);
             case "left" -> new ReplicaLeft(replica, sentAt);
             default -> throw new Bad(Refusal.TYPE, "type '" + type + "'");

@@ -3,13 +3,14 @@ package io.heartgate.scheduler.replicas;
 import io.heartgate.protocol.cli.KafkaSettings;
 import io.heartgate.protocol.signing.HeartbeatSigner;
 import io.heartgate.protocol.signing.Signature;
+import io.heartgate.scheduler.discovery.RestartPoint;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.IntSupplier;
-import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -49,10 +50,11 @@ final class EventPublisher implements Runnable {
     private long seq;
 
     /**
-     * What this replica's heartbeat says, and how often it is sent: {@code longestNodeInterval} is
-     * the longest heartbeat interval among the nodes listed, -1 while the node table is not complete.
+     * What this replica's heartbeat says, and how often it is sent: {@code restartPoint} what its node
+     * table tells a replica starting, {@code null} while the table is not complete.
      */
-    record Beat(String version, String address, IntSupplier queueDepth, long intervalMs, LongSupplier longestNodeInterval) {
+    record Beat(String version, String address, IntSupplier queueDepth, long intervalMs,
+                Supplier<RestartPoint> restartPoint) {
     }
 
     EventPublisher(Producer<byte[], byte[]> producer, String topic, Outbox outbox, EventCodec codec,
@@ -103,8 +105,10 @@ final class EventPublisher implements Runnable {
                 long now = clock.millis();
                 if (now >= nextBeat) {
                     nextBeat = now + beat.intervalMs();
+                    RestartPoint p = beat.restartPoint().get();
                     send(new GatewayEvent.ReplicaBeat(view.self(), now, beat.version(), beat.address(),
-                            beat.queueDepth().getAsInt(), beat.intervalMs(), beat.longestNodeInterval().getAsLong()));
+                            beat.queueDepth().getAsInt(), beat.intervalMs(), p == null ? -1 : p.at().toEpochMilli(),
+                            p == null ? -1 : p.longestNodeIntervalMs()));
                 }
                 if (now >= nextUsage) {
                     nextUsage = now + USAGE_EVERY_MS;

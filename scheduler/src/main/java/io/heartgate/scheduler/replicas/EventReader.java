@@ -272,7 +272,8 @@ final class EventReader implements Runnable {
         }
     }
 
-    private static byte[] header(ConsumerRecord<byte[], byte[]> r, String name) {
+    /** Returns the value of {@code r}'s last header {@code name}, or {@code null}. */
+    static byte[] header(ConsumerRecord<byte[], byte[]> r, String name) {
         Header h = r.headers().lastHeader(name);
         return h == null ? null : h.value();
     }

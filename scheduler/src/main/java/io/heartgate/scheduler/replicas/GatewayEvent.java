@@ -67,11 +67,12 @@ public sealed interface GatewayEvent {
     /**
      * A replica's own heartbeat: who it is, where its proxy listens, how deep its queue is, and,
      * while its node table is complete (caught up with the heartbeat topic, not in
-     * self-preservation), the longest heartbeat interval among the nodes it lists, which tells a
-     * replica starting how far back it must read the heartbeat topic; -1 while it is not.
+     * self-preservation), up to when its table holds the heartbeat topic ({@code tableReadToMs})
+     * and the longest heartbeat interval among the nodes it lists: how far back a replica starting
+     * must read the heartbeat topic. Both -1 while it is not.
      */
     record ReplicaBeat(String replica, long sentAtMs, String version, String address, int queueDepth,
-                       long intervalMs, long longestNodeIntervalMs) implements GatewayEvent {
+                       long intervalMs, long tableReadToMs, long longestNodeIntervalMs) implements GatewayEvent {
         @Override
         public String recordKey() {
             return "replica/" + replica;

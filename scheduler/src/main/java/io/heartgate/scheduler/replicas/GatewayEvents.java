@@ -27,7 +27,6 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
-import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -61,7 +60,7 @@ public final class GatewayEvents implements AutoCloseable {
     private Thread publisherThread;
     private EventReader reader;
     private Thread readerThread;
-    private volatile LongSupplier longestNodeInterval = () -> -1;
+    private volatile Supplier<RestartPoint> restartPoints = () -> null;
 
     /**
      * @param replica this replica's id
@@ -93,12 +92,12 @@ public final class GatewayEvents implements AutoCloseable {
     }
 
     /**
-     * Has this replica's heartbeats carry {@code longestNodeInterval}: the longest heartbeat interval
-     * among the nodes its table lists, -1 while the table is not complete. Starting replicas read
-     * less of the heartbeat topic by it ({@link #restartPoint}). Call before {@link #start}.
+     * Has this replica's heartbeats carry what its node table tells a replica starting
+     * ({@code points}: {@code null} while the table is not complete): starting replicas read less of
+     * the heartbeat topic by it ({@link #restartPoint}). Call before {@link #start}.
      */
-    public void shareDiscovery(LongSupplier longestNodeInterval) {
-        this.longestNodeInterval = longestNodeInterval;
+    public void shareDiscovery(Supplier<RestartPoint> points) {
+        this.restartPoints = points;
     }
 
     /**
@@ -164,7 +163,7 @@ public final class GatewayEvents implements AutoCloseable {
         String clientId = "heartgate-events-" + view.self();
         publisher = new EventPublisher(EventPublisher.producer(bootstrap, clientId, kafkaClient), topic, outbox, codec,
                 signer, view, clock, new EventPublisher.Beat(version(), address, queueDepth,
-                REPLICA_INTERVAL.toMillis(), longestNodeInterval));
+                REPLICA_INTERVAL.toMillis(), restartPoints));
         Map<String, Object> consumerConfig = DiscoveryConsumerConfig.consumerConfig(bootstrap, clientId, kafkaClient);
         // Never made by a read with the broker's defaults (CreateTime, no compaction): the replay window needs ours.
         consumerConfig.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);

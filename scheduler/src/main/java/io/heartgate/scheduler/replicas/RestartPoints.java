@@ -17,7 +17,6 @@ import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.header.Header;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -50,10 +49,10 @@ final class RestartPoints {
             }
             List<TopicPartition> partitions = infos.stream().map(p -> new TopicPartition(topic, p.partition())).toList();
             consumer.assign(partitions);
-            Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
+            Map<TopicPartition, Long> ends = consumer.endOffsets(partitions, left(deadline, clock));
             Map<TopicPartition, Long> query = new HashMap<>();
             partitions.forEach(tp -> query.put(tp, clock.millis() - WITHIN_SECONDS * 1000L));
-            Map<TopicPartition, OffsetAndTimestamp> starts = consumer.offsetsForTimes(query);
+            Map<TopicPartition, OffsetAndTimestamp> starts = consumer.offsetsForTimes(query, left(deadline, clock));
             partitions.forEach(tp -> consumer.seek(tp, starts.get(tp) != null ? starts.get(tp).offset() : ends.get(tp)));
             RestartPoint newest = null;
             while (!readTo(consumer, ends) && clock.instant().isBefore(deadline)) {
@@ -72,32 +71,27 @@ final class RestartPoints {
     }
 
     private static boolean readTo(Consumer<byte[], byte[]> consumer, Map<TopicPartition, Long> ends) {
-        for (Map.Entry<TopicPartition, Long> e : ends.entrySet()) {
-            if (consumer.position(e.getKey()) < e.getValue()) {
-                return false;
-            }
-        }
-        return true;
+        return ends.entrySet().stream().allMatch(e -> consumer.position(e.getKey()) >= e.getValue());
+    }
+
+    private static Duration left(Instant deadline, Clock clock) {
+        Duration d = Duration.between(clock.instant(), deadline);
+        return d.isNegative() ? Duration.ZERO : d;
     }
 
     /** Returns the point a record carries, or {@code null} when it carries none that may be used. */
     private static RestartPoint point(ConsumerRecord<byte[], byte[]> r, EventCodec codec, HeartbeatVerifier verifier,
                                       Clock clock) {
-        if (verifier != null && verifier.verify(r.key(), r.value(), header(r, HeartbeatSigner.KEY_ID_HEADER),
-                header(r, HeartbeatSigner.SIGNATURE_HEADER)) instanceof Verification.Refused) {
+        if (verifier != null && verifier.verify(r.key(), r.value(), EventReader.header(r, HeartbeatSigner.KEY_ID_HEADER),
+                EventReader.header(r, HeartbeatSigner.SIGNATURE_HEADER)) instanceof Verification.Refused) {
             return null;
         }
         if (!(codec.decode(r.key(), r.value()) instanceof EventCodec.Event e)
                 || !(e.event() instanceof GatewayEvent.ReplicaBeat b) || b.longestNodeIntervalMs() < 0) {
             return null;
         }
-        Instant at = Instant.ofEpochMilli(b.sentAtMs());
+        Instant at = Instant.ofEpochMilli(b.tableReadToMs());
         return at.isAfter(clock.instant().plus(RestartPoint.CLOCK_MARGIN)) ? null
                 : new RestartPoint(b.replica(), at, b.longestNodeIntervalMs());
-    }
-
-    private static byte[] header(ConsumerRecord<byte[], byte[]> r, String name) {
-        Header h = r.headers().lastHeader(name);
-        return h == null ? null : h.value();
     }
 }

@@ -384,6 +384,18 @@ class BalancerTest {
     }
 
     @Test
+    void weightedWindowsOverAListJustLongerThanOneShareItEvenly() {
+        List<Node> nodes = IntStream.range(0, 2_049).mapToObj(i -> node(String.format("n%05d", i), 1)).toList();
+        Balancer b = seeded(Strategy.WEIGHTED);
+        Map<String, Integer> counts = new HashMap<>();
+        for (int i = 0; i < 20_490; i++) {
+            counts.merge(b.pick(nodes).orElseThrow().id(), 1, Integer::sum);
+        }
+        assertThat(counts).hasSize(2_049);
+        assertThat(counts.values()).allSatisfy(c -> assertThat(c).as("picks of one node of 2,049 (windows of 1,024 and 1,025)").isBetween(9, 11));
+    }
+
+    @Test
     void leastConnectionsStopsAtAFreeNodeAndPicksWhatAFullScanWould() {
         List<Node> nodes = fleet(10_000);
         nodes.forEach(n -> n.inFlight().increment());

@@ -34,8 +34,8 @@ class EventCodecTest {
                 new GatewayEvent.Readmitted("r2", 1002, "gpu-7"),
                 new GatewayEvent.Placed("r2", 1003, GatewayEvent.Placed.Kind.RESPONSE, "resp_abc", "gpu-1", 0),
                 new GatewayEvent.Placed("r3", 1004, GatewayEvent.Placed.Kind.SESSION, "9e3779b97f4a7c15", "gpu-2", 4096),
-                new GatewayEvent.ReplicaBeat("host-a-1234abcd", 1005, "1.4.0", "10.0.0.2:8080", 7, 1000, 5000),
-                new GatewayEvent.ReplicaBeat("host-a-1234abcd", 1006, "1.4.0", "10.0.0.2:8080", 7, 1000, -1),
+                new GatewayEvent.ReplicaBeat("host-a-1234abcd", 1005, "1.4.0", "10.0.0.2:8080", 7, 1000, 1004, 5000),
+                new GatewayEvent.ReplicaBeat("host-a-1234abcd", 1006, "1.4.0", "10.0.0.2:8080", 7, 1000, -1, -1),
                 new GatewayEvent.ReplicaLeft("host-a-1234abcd", 1006));
         for (GatewayEvent e : events) {
             assertThat(roundTrip(e)).isEqualTo(new EventCodec.Event(e, 42));
@@ -59,7 +59,7 @@ class EventCodecTest {
         assertThat(refusal("usage/r1", "{\"v\":1,\"type\":\"usage\",\"replica\":\"r1\",\"sentAt\":1,"
                 + "\"keys\":{\"a\":[1,-5]}}")).as("negative tokens").isEqualTo(Refusal.FIELD);
         assertThat(refusal("replica/r1", "{\"v\":1,\"type\":\"replica\",\"replica\":\"r1\",\"sentAt\":1,\"seq\":1,"
-                + "\"version\":\"dev\",\"address\":\"h:1\",\"queue\":0,\"interval\":1000,\"longestNodeInterval\":-5}"))
+                + "\"version\":\"dev\",\"address\":\"h:1\",\"queue\":0,\"interval\":1000,\"tableReadTo\":1,\"longestNodeInterval\":-5}"))
                 .as("a negative longest node interval").isEqualTo(Refusal.FIELD);
         assertThat(refusal("usage/r1", "{\"v\":1,\"type\":\"usage\",\"replica\":\"r1\",\"sentAt\":1,"
                 + "\"keys\":{\"a\":[1.5,0]}}")).isEqualTo(Refusal.FIELD);

@@ -13,7 +13,7 @@ class ReplicaViewTest {
     private final ReplicaView view = new ReplicaView("me", clock, 3_000);
 
     private void beat(String id) {
-        view.heard(new GatewayEvent.ReplicaBeat(id, clock.millis(), "dev", id + ":8080", 0, 1_000, -1));
+        view.heard(new GatewayEvent.ReplicaBeat(id, clock.millis(), "dev", id + ":8080", 0, 1_000, -1, -1));
     }
 
     @Test
