@@ -86,7 +86,7 @@ public final class TableSnapshot {
 
     /**
      * Says whether {@code other} comes from the same table at the same structure as this one: the same
-     * nodes in the same order, each with the same state, weight, URL and models.
+     * nodes in the same order, each with the same state, weight, URL, models and interval.
      */
     public boolean sameStructure(TableSnapshot other) {
         return other == this || other.layout.lineage() == layout.lineage() && other.structure == structure
