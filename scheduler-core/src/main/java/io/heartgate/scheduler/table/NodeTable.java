@@ -104,7 +104,7 @@ public final class NodeTable {
             return Long.compare(atMs, o.atMs);
         }
     }
-    /** Publishes that changed which nodes are listed or what a balancer reads first of them ({@link TableSnapshot#structure}). */
+    /** Publishes that changed which nodes are listed or what a balancer reads of them ({@link TableSnapshot#structure}). */
     private long structure;
     private long version;
 

@@ -38,8 +38,10 @@ import org.slf4j.LoggerFactory;
  * heartbeats and never pause for a rebalance) and picks up partitions added later. At start it seeks
  * each partition to "now minus the look-back", or less far back where the replicas' newest
  * {@link RestartPoint} allows, so the table is rebuilt from recent heartbeats at once; it is
- * {@linkplain DiscoveryStatus#caughtUp() caught up} when it has read to the end offsets it saw at start. When Kafka stays silent for longer than the shortest node expiry, it freezes expiry
- * (self-preservation) and thaws it once it has caught up again.
+ * {@linkplain DiscoveryStatus#caughtUp() caught up} when it has read to the end offsets it saw at
+ * start (and on, a round at a time, while a round takes longer than the shortest interval). When
+ * Kafka stays silent for longer than the shortest node expiry, it freezes expiry (self-preservation)
+ * and thaws it once it has caught up again.
  *
  * <p>Errors come in tiers: authorization, unsupported versions and invalid topics stop the loop
  * (nothing will fix them without an operator); refused credentials are logged once and retried every

@@ -8,10 +8,10 @@ import java.time.Instant;
  * written before {@code at}, and the longest interval among the nodes it listed. A replica starting
  * needs no more of the heartbeat topic than that bounds, which at scale is seconds of it rather than
  * the whole look-back: every node it listed that is still alive has a heartbeat within its own
- * expiry of now, and every node it did not list has all its heartbeats after {@code at}. So a restart reads from the earlier of
- * {@code at} (less {@link #CLOCK_MARGIN}, for the replicas' clocks) and "now less the longest
- * expiry", never further back than the look-back; the table's rule that a record older than its
- * node's expiry revives nothing still applies to what is read.
+ * expiry of now, and every node it did not list has all its heartbeats after {@code at}. So a
+ * restart reads from the earlier of {@code at} (less {@link #CLOCK_MARGIN}, for the replicas'
+ * clocks) and "now less the longest expiry", never further back than the look-back; the table's
+ * rule that a record older than its node's expiry revives nothing still applies to what is read.
  *
  * @param replica the replica that said it ({@code ""} for this one's own)
  * @param at up to when its table held the topic (its clock)

@@ -43,10 +43,10 @@ final class StartOffsets {
             consumer.seek(tp, from);
             toRead += Math.max(0, end - from);
         }
+        String why = point.map(p -> "the restart point replica " + p.replica() + " wrote, its nodes' longest interval "
+                + p.longestNodeIntervalMs() + " ms").orElse("the look-back");
         log.info("Discovery reading {} partitions of {} from {} ago ({}; {} records to catch up)", partitions.size(),
-                topic, Durations.format(Duration.between(start, now).truncatedTo(ChronoUnit.MILLIS)), point.map(p -> "the restart point replica "
-                        + p.replica() + " wrote, its nodes' longest interval " + p.longestNodeIntervalMs() + " ms")
-                        .orElse("the look-back"), toRead);
+                topic, Durations.format(Duration.between(start, now).truncatedTo(ChronoUnit.MILLIS)), why, toRead);
         return ends;
     }
 }
