@@ -199,7 +199,6 @@ public final class Scheduler implements AutoCloseable {
                     Duration.ofMinutes(5));
             FlapDamping flaps = new FlapDamping(clock, config.resilience().flapLimit(), config.resilience().flapWindow());
             table.addListener(flaps);
-            flaps.share(events.ejections());
             table.addListener(health);
             EjectionView routing = EjectionView.either(health, flaps);
             RequestMetrics requestMetrics = new RequestMetrics(registry, Ticker.SYSTEM);

@@ -31,10 +31,6 @@ import org.slf4j.LoggerFactory;
  * doubling (up to 32 windows) with each change while it is held; it is released once the back-off
  * has passed and it has been steady (no change) for one window. Fed the table's snapshots as a
  * listener (the discovery thread); read by routing on any thread. Time comes from the injected clock.
- *
- * <p>Each hold, and each lengthening of one, is told to a {@link PassiveHealth.Listener} as an
- * ejection: the other replicas, and one started later that has not read the changes that earned it
- * (a restart reads seconds of the heartbeat topic), hold the node out too.
  */
 public final class FlapDamping implements EjectionView, Consumer<TableSnapshot> {
 
@@ -57,7 +53,6 @@ public final class FlapDamping implements EjectionView, Consumer<TableSnapshot> 
     private final Map<String, Record> records = new HashMap<>(); // discovery thread only
     private final Map<String, Ejection> holds = new ConcurrentHashMap<>();
     private Map<String, Seen> last = Map.of();
-    private volatile PassiveHealth.Listener listener = PassiveHealth.Listener.NONE;
     /** The structure of the last snapshot looked through ({@link TableSnapshot#structure}). */
     private long structure = -1;
 
@@ -122,20 +117,13 @@ public final class FlapDamping implements EjectionView, Consumer<TableSnapshot> 
             r.holdsInARow = held ? r.holdsInARow + 1 : 1;
             Duration backoff = window.multipliedBy(1L << Math.min(r.holdsInARow - 1, MAX_DOUBLINGS));
             r.heldUntil = r.lastChange.plus(backoff);
-            Ejection hold = new Ejection(releaseAt(r), 0, "flapping: " + r.changes.size() + " changes in "
-                    + window.toSeconds() + " s; held for " + backoff.toSeconds() + " s");
-            holds.put(id, hold);
-            listener.ejected(id, hold);
+            holds.put(id, new Ejection(releaseAt(r), 0, "flapping: " + r.changes.size() + " changes in "
+                    + window.toSeconds() + " s; held for " + backoff.toSeconds() + " s"));
             if (!held) {
                 log.warn("Node {} is flapping ({} changes in {} s): held out of routing for {} s", id,
                         r.changes.size(), window.toSeconds(), backoff.toSeconds());
             }
         }
-    }
-
-    /** Sets who is told of each hold, for the other replicas; set once, when the replica is wired. */
-    public void share(PassiveHealth.Listener to) {
-        this.listener = to;
     }
 
     private Instant releaseAt(Record r) {

@@ -112,11 +112,6 @@ public final class GatewayEvents implements AutoCloseable {
                 keys == null ? null : new HeartbeatVerifier(keys), clock);
     }
 
-    /** Returns where other sources of ejections (flap holds) tell the other replicas of them. */
-    public PassiveHealth.Listener ejections() {
-        return outbox;
-    }
-
     /** Returns where the rate limits report what this replica grants and charges. */
     public SharedUsage usage() {
         return outbox;

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.heartgate.protocol.Heartbeat;
 import io.heartgate.protocol.NodeState;
-import io.heartgate.scheduler.status.Ejection;
 import io.heartgate.scheduler.table.InFlight;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TableSnapshot;
@@ -50,34 +49,6 @@ class FlapDampingTest {
         assertThat(damping.isEjected("a")).isTrue();
         assertThat(damping.ejection("a").orElseThrow().reason()).isEqualTo("flapping: 4 changes in 60 s; held for 60 s");
         assertThat(damping.isEjected("b")).isFalse();
-    }
-
-    @Test
-    void eachHoldIsToldAsAnEjectionForTheOtherReplicas() {
-        List<String> told = new ArrayList<>();
-        damping.share(new PassiveHealth.Listener() {
-            @Override
-            public void ejected(String nodeId, Ejection ejection) {
-                told.add(nodeId + " until " + ejection.until());
-            }
-
-            @Override
-            public void readmitted(String nodeId) {
-                told.add(nodeId + " readmitted");
-            }
-        });
-        table("a", NodeState.UP);
-        at(10);
-        table("a", NodeState.DOWN);
-        at(20);
-        table("a", NodeState.UP);
-        assertThat(told).isEmpty();
-        at(30);
-        table(); // a expires: the fourth change, held for a window from it
-        assertThat(told).containsExactly("a until " + t0.plusSeconds(90));
-        at(40);
-        table("a", NodeState.UP); // a change while held: the hold doubles, and is told again
-        assertThat(told).hasSize(2).last().isEqualTo("a until " + t0.plusSeconds(160));
     }
 
     @Test
