@@ -8,24 +8,16 @@ those are counted apart, as differences that lasted one comparison only). Prints
 
     bench/replicas-agree.py EVENTS EXPIRY_MS SECONDS ADMIN_URL...
 """
-import json
 import sys
 import time
-import urllib.parse
-import urllib.request
+
+from adminnodes import node_ids
 
 events_file, expiry, seconds, admins = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
 
 
 def routable(admin):
-    ids, cursor = set(), None
-    while True:
-        url = admin + "/admin/nodes?routable=true&limit=10000" + ("&cursor=" + urllib.parse.quote(cursor) if cursor else "")
-        page = json.load(urllib.request.urlopen(url, timeout=30))
-        ids.update(n["nodeId"] for n in page["nodes"])
-        cursor = page.get("cursor")
-        if not cursor:
-            return ids
+    return node_ids(admin, "routable=true&")
 
 
 rounds = []  # (ms, [sets])

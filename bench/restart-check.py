@@ -11,21 +11,13 @@ a node's expiry (up to a second in steady state). Waits for the fleet to write t
 events of the listing's seconds (it flushes every few seconds) before reading them.
 
     bench/restart-check.py EVENTS ADMIN_URL READY_MS EXPIRY_MS INTERVAL_MS"""
-import json
 import sys
 import time
-import urllib.parse
-import urllib.request
+
+from adminnodes import node_ids
 
 events_file, admin, ready, expiry, interval = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-listed, cursor = set(), None
-while True:
-    url = admin + "/admin/nodes?limit=10000" + ("&cursor=" + urllib.parse.quote(cursor) if cursor else "")
-    page = json.load(urllib.request.urlopen(url, timeout=60))
-    listed.update(n["nodeId"] for n in page["nodes"])
-    cursor = page.get("cursor")
-    if not cursor:
-        break
+listed = node_ids(admin)
 listed_by = int(time.time() * 1000)
 time.sleep(6)
 last = {}  # node id -> (ms, join|die): its last event before the listing was done
