@@ -28,15 +28,21 @@ NAME=bench/heartbeats.sh
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
 
+whole_numbers NODES WARMUP MEASURE
+interval_ms=$(duration_ms INTERVAL "$INTERVAL")
+
 start_broker_host --events-topic scale-host-events
+scheduler() { # scheduler TOPIC LOG: starts the scheduler under test reading TOPIC; sets sched
+  # shellcheck disable=SC2086 # options are words on purpose
+  java $SCHED_OPTS -Duser.timezone=UTC -jar scheduler/target/scheduler.jar --kafka "$KAFKA" --topic "$1" \
+    --events-topic "$1-events" --bind 127.0.0.1 --port 19280 --admin-port 19281 --allow-upstream 127.0.0.0/8 > "$2" 2>&1 &
+  sched=$!
+  PIDS+=($sched)
+}
 rows=()
 for n in $NODES; do
   topic="scale-$n-$RANDOM"
-  # shellcheck disable=SC2086 # options are words on purpose
-  java $SCHED_OPTS -Duser.timezone=UTC -jar scheduler/target/scheduler.jar --kafka "$KAFKA" --topic "$topic" --events-topic "$topic-events" \
-    --bind 127.0.0.1 --port 19280 --admin-port 19281 --allow-upstream 127.0.0.0/8 > "$WORK/sched-$n.log" 2>&1 &
-  sched=$!
-  PIDS+=($sched)
+  scheduler "$topic" "$WORK/sched-$n.log"
   wait_for "$WORK/sched-$n.log" "proxy listening"
   java -Xmx1g -cp heartbeat-agent/target/heartbeat-agent.jar io.heartgate.agent.fleet.SyntheticFleet \
     --kafka "$KAFKA" --topic "$topic" --nodes "$n" --interval "$INTERVAL" --die-per-minute "$CHURN" \
@@ -71,17 +77,12 @@ for n in $NODES; do
   # A restart among the running fleet: kill, start again, time to ready, and the table it is ready with.
   kill -9 "$sched" 2>/dev/null || true; wait "$sched" 2>/dev/null || true
   started=$(date +%s%3N)
-  # shellcheck disable=SC2086 # options are words on purpose
-  java $SCHED_OPTS -Duser.timezone=UTC -jar scheduler/target/scheduler.jar --kafka "$KAFKA" --topic "$topic" --events-topic "$topic-events" \
-    --bind 127.0.0.1 --port 19280 --admin-port 19281 --allow-upstream 127.0.0.0/8 > "$WORK/sched-$n-restart.log" 2>&1 &
-  sched=$!
-  PIDS+=($sched)
+  scheduler "$topic" "$WORK/sched-$n-restart.log"
   ready=0
   for _ in $(seq 1 1200); do
     if [ "$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:19281/readyz)" = 200 ]; then ready=$(date +%s%3N); break; fi
     sleep 0.1
   done
-  interval_ms=$(python3 -c "import sys; v=sys.argv[1]; print(int(float(v[:-2])) if v.endswith('ms') else int(float(v[:-1]) * 1000))" "$INTERVAL")
   if [ "$ready" -gt 0 ]; then
     check=$(python3 bench/restart-check.py "$WORK/events-$n.txt" http://127.0.0.1:19281 "$ready" $((3 * interval_ms)) "$interval_ms")
     read_back=$(grep -o 'from [^ ]* ago ([^;]*; [0-9]* records' "$WORK/sched-$n-restart.log" | head -1 | sed 's/.*; //')

@@ -132,3 +132,20 @@ start_fast_stack() { # start_fast_stack JAR [JVM OPTIONS...]: the fast sims, the
   done
   wait_routable 3
 }
+
+duration_ms() { # duration_ms SETTING VALUE: VALUE (500ms, 1s, 2.5s, 1m) in ms, or exit 2 naming SETTING
+  case $2 in
+    *ms) [[ ${2%ms} =~ ^[0-9]+$ ]] && { echo "${2%ms}"; return; } ;;
+    *s) [[ ${2%s} =~ ^[0-9]+(\.[0-9]+)?$ ]] && { awk -v v="${2%s}" 'BEGIN { printf "%d\n", v * 1000 }'; return; } ;;
+    *m) [[ ${2%m} =~ ^[0-9]+$ ]] && { echo $((${2%m} * 60000)); return; } ;;
+  esac
+  echo "$NAME: $1 must be a duration such as 500ms, 1s or 1m, was '$2'" >&2
+  exit 2
+}
+
+whole_numbers() { # whole_numbers SETTING...: exit 2 naming the first setting that is not whole numbers
+  local setting
+  for setting in "$@"; do
+    [[ ${!setting} =~ ^[0-9]+( [0-9]+)*$ ]] || { echo "$NAME: $setting must be whole numbers, was '${!setting}'" >&2; exit 2; }
+  done
+}

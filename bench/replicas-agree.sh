@@ -19,6 +19,9 @@ NAME=bench/replicas-agree.sh
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
 
+whole_numbers NODES MEASURE
+interval_ms=$(duration_ms INTERVAL "$INTERVAL")
+
 start_broker_host --events-topic agree-host-events
 topic="agree-$RANDOM"
 replica() { # replica I: starts replica I (ports 1938I0/1938I1) and sets PID_I
@@ -41,7 +44,6 @@ for _ in $(seq 1 300); do
     && [ "$(listed 3)" -ge $((NODES * 95 / 100)) ] && break
   sleep 1
 done
-interval_ms=$(python3 -c "import sys; v=sys.argv[1]; print(int(float(v[:-2])) if v.endswith('ms') else int(float(v[:-1]) * 1000))" "$INTERVAL")
 admins=(http://127.0.0.1:19311 http://127.0.0.1:19321 http://127.0.0.1:19331)
 steady=$(python3 bench/replicas-agree.py "$WORK/events.txt" $((3 * interval_ms)) "$MEASURE" "${admins[@]}")
 kill -9 "$PID_3" 2>/dev/null || true

@@ -11,6 +11,8 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class MutableClock extends Clock {
 
     private final AtomicLong epochMillis;
+    /** Moved forward after every reading by this many ms: 0 unless {@link #advanceOnEveryRead}. */
+    private volatile long stepMillis;
 
     public MutableClock() {
         this(Instant.parse("2026-11-30T16:00:00Z"));
@@ -23,6 +25,14 @@ public final class MutableClock extends Clock {
     /** Moves the clock forward by {@code d}. */
     public void advance(Duration d) {
         epochMillis.addAndGet(d.toMillis());
+    }
+
+    /**
+     * Moves the clock forward by {@code d} after every reading from now on: code timing itself with
+     * it sees each stretch between two readings take {@code d}.
+     */
+    public void advanceOnEveryRead(Duration d) {
+        stepMillis = d.toMillis();
     }
 
     /** Sets the clock to {@code t}. */
@@ -42,11 +52,11 @@ public final class MutableClock extends Clock {
 
     @Override
     public long millis() {
-        return epochMillis.get();
+        return epochMillis.getAndAdd(stepMillis);
     }
 
     @Override
     public Instant instant() {
-        return Instant.ofEpochMilli(epochMillis.get());
+        return Instant.ofEpochMilli(millis());
     }
 }

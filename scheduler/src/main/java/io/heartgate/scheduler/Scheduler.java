@@ -205,7 +205,7 @@ public final class Scheduler implements AutoCloseable {
             ProxyCounters counters = new ProxyCounters();
             counters.bindTo(registry);
             HeartbeatConsumer d = discovery;
-            events.shareDiscovery(d::restartPoint);
+            events.shareDiscovery(d::ownRestartPoint);
             SchedulerMetrics.bind(registry, table, stats, d::status, health, clock);
             Draining draining = new Draining();
             AtomicReference<ProxyServer> proxy = new AtomicReference<>();

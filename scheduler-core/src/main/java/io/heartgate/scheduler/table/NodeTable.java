@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.Arrays;
 import java.util.Deque;
 import java.util.LinkedHashMap;
@@ -90,19 +91,11 @@ public final class NodeTable {
     private Duration publishGap = Duration.ZERO;
     /** Every listed node in id order as of the last change of structure published, renewals written in. */
     private Node[] listed = new Node[0];
-    /**
-     * The nodes' expiries, earliest first: finding the next expiry or what has expired reads only
-     * the head instead of the whole table. Each renewal queues the node's new expiry; the one queued
-     * before is stale ({@link Entry#dueMs} moved on) and skipped when it comes up.
-     */
-    private final PriorityQueue<Due> dues = new PriorityQueue<>();
+    /** The nodes' expiries, earliest first, one entry a node: a renewal only moves its dueMs, read when it comes up. */
+    private final PriorityQueue<Due> dues = new PriorityQueue<>(Comparator.comparingLong(Due::atMs));
 
     /** A node's expiry as queued. */
-    private record Due(long atMs, Entry entry) implements Comparable<Due> {
-        @Override
-        public int compareTo(Due o) {
-            return Long.compare(atMs, o.atMs);
-        }
+    private record Due(long atMs, Entry entry) {
     }
     /** Publishes that changed which nodes are listed or what a balancer reads of them ({@link TableSnapshot#structure}). */
     private long structure;
@@ -113,8 +106,9 @@ public final class NodeTable {
         Node node;
         /** Its place in {@link #listed} since the last change of structure published. */
         int position;
-        /** When it expires, as last queued in {@link #dues}. */
+        /** When it expires, and when it comes up in {@link #dues} (not after; MIN_VALUE: not queued). */
         long dueMs = Long.MIN_VALUE;
+        long queuedMs = Long.MIN_VALUE;
         /** False once it left the table: what {@link #dues} still holds of it is stale. */
         boolean listed = true;
         final Deque<String> retiredInstances = new ArrayDeque<>();
@@ -242,20 +236,26 @@ public final class NodeTable {
     /** Returns the earliest expiry queued that still stands, dropping stale ones; {@code null} when none. */
     private Due head() {
         Due d;
-        while ((d = dues.peek()) != null && (!d.entry().listed || d.entry().dueMs != d.atMs())) {
+        while ((d = dues.peek()) != null && (!d.entry().listed || d.entry().queuedMs != d.atMs()
+                || d.entry().dueMs > d.atMs())) {
             dues.poll();
+            Entry e = d.entry();
+            if (e.listed && e.queuedMs == d.atMs()) { // renewed since it was queued: back in at its expiry
+                e.queuedMs = e.dueMs;
+                dues.add(new Due(e.dueMs, e));
+            }
         }
         return d;
     }
 
-    /** Queues when {@code e}'s node expires, if that moved. */
+    /** Notes when {@code e}'s node expires; queues it when it is not queued, or queued for later. */
     private void queue(Entry e) {
         long base = Math.max(e.node.lastSeen().toEpochMilli(), thawedAt.equals(Instant.MIN) ? Long.MIN_VALUE
                 : thawedAt.plusNanos(999_999).toEpochMilli());
-        long at = base + (long) missedHeartbeats * e.node.heartbeat().intervalMs();
-        if (at != e.dueMs) {
-            e.dueMs = at;
-            dues.add(new Due(at, e));
+        e.dueMs = base + (long) missedHeartbeats * e.node.heartbeat().intervalMs();
+        if (e.queuedMs == Long.MIN_VALUE || e.dueMs < e.queuedMs) { // a shorter interval: the queued one is stale
+            e.queuedMs = e.dueMs;
+            dues.add(new Due(e.dueMs, e));
         }
     }
 
@@ -305,7 +305,7 @@ public final class NodeTable {
             thawedAt = clock.instant();
             dues.clear(); // every expiry moved: queue them again
             for (Entry e : entries.values()) {
-                e.dueMs = Long.MIN_VALUE;
+                e.queuedMs = Long.MIN_VALUE;
                 queue(e);
             }
         }
@@ -344,9 +344,8 @@ public final class NodeTable {
     }
 
     /**
-     * Publishes a snapshot of the table as it is now. Writer thread only. A snapshot of renewals alone
-     * reuses the last one's positions ({@link TableSnapshot#renewed}) instead of working out again
-     * who serves what.
+     * Publishes a snapshot of the table as it is now; writer thread only. One of renewals alone reuses
+     * the last one's positions ({@link TableSnapshot#renewed}) instead of working out who serves what.
      */
     public void publish() {
         Instant began = clock.instant();

@@ -121,7 +121,7 @@ public final class HeartbeatConsumer implements Runnable {
     }
 
     /** Returns what this replica's table tells a starting one, {@code null} while it is not complete; any thread. */
-    public RestartPoint restartPoint() {
+    public RestartPoint ownRestartPoint() {
         return ownPoint;
     }
 

@@ -8,11 +8,8 @@ import io.heartgate.protocol.LoadedModel;
 import io.heartgate.protocol.NodeState;
 import io.heartgate.scheduler.Beats;
 import io.heartgate.testkit.MutableClock;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -239,26 +236,8 @@ class NodeTableTest {
     void publishesOfATableSlowToPublishWaitTenTimesWhatTheLastTook() {
         // A clock that moves 20 ms at every reading: each publish seems to take 20 ms, so the next
         // waits ten times that, 200 ms: renewals rather than the 50 ms asked for, a join too.
-        Clock slow = new Clock() {
-            private Instant now = Instant.parse("2026-12-06T12:00:00Z");
-
-            @Override
-            public Instant instant() {
-                Instant read = now;
-                now = now.plusMillis(20);
-                return read;
-            }
-
-            @Override
-            public ZoneId getZone() {
-                return ZoneOffset.UTC;
-            }
-
-            @Override
-            public Clock withZone(ZoneId zone) {
-                return this;
-            }
-        };
+        MutableClock slow = new MutableClock(Instant.parse("2026-12-06T12:00:00Z"));
+        slow.advanceOnEveryRead(Duration.ofMillis(20));
         NodeTable lazy = new NodeTable(slow, 3, Duration.ofMillis(50));
         lazy.apply(Beats.of("a").seq(1L).build(), slow.instant());
         assertThat(lazy.publishIfDue()).isTrue();
@@ -304,6 +283,23 @@ class NodeTableTest {
         clock.advance(Duration.ofSeconds(3));
         assertThat(table.expire()).containsExactly("a");
         assertThat(table.firstExpiry()).isNull();
+    }
+
+    @Test
+    void aShorterIntervalBringsTheExpiryForwardAndManyRenewalsKeepItRight() {
+        Instant t0 = clock.instant();
+        apply(Beats.of("a").seq(1L).intervalMs(10_000).build());
+        assertThat(table.firstExpiry()).isEqualTo(t0.plusSeconds(30));
+        apply(Beats.of("a").seq(2L).intervalMs(1_000).build());
+        assertThat(table.firstExpiry()).as("queued earlier than before").isEqualTo(t0.plusSeconds(3));
+        for (long seq = 3; seq < 50; seq++) {
+            clock.advance(Duration.ofMillis(500));
+            apply(Beats.of("a").seq(seq).build());
+            assertThat(table.expire()).isEmpty();
+        }
+        assertThat(table.firstExpiry()).isEqualTo(clock.instant().plusSeconds(3));
+        clock.advance(Duration.ofSeconds(3));
+        assertThat(table.expire()).containsExactly("a");
     }
 
     @Test
