@@ -110,6 +110,18 @@ class AdminNodesIT {
     }
 
     @Test
+    void anOffsetPageCountsEveryMatchingNode() throws Exception {
+        JsonObject page = new JsonObject(admin("/admin/nodes?limit=4&offset=2&state=down").body());
+        assertThat(ids(page.getJsonArray("nodes"))).containsExactly("cpu-2", "cpu-3", "cpu-4");
+        assertThat(page.getInteger("total")).isEqualTo(5);
+        assertThat(page.containsKey("cursor")).isFalse();
+        JsonObject far = new JsonObject(admin("/admin/nodes?limit=10&offset=1200").body());
+        assertThat(ids(far.getJsonArray("nodes"))).hasSize(5);
+        assertThat(far.getInteger("total")).isEqualTo(1205);
+        assertThat(far.getJsonArray("nodes").getJsonObject(0).getLong("requests")).isZero();
+    }
+
+    @Test
     void theWholeListingIsStreamedWithEveryNode() throws Exception {
         HttpResponse<String> r = admin("/admin/nodes");
         assertThat(r.statusCode()).isEqualTo(200);
@@ -125,7 +137,8 @@ class AdminNodesIT {
 
     @Test
     void aBadParameterIsA400NamingIt() throws Exception {
-        for (String q : List.of("limit=0", "limit=x", "state=BUSY", "routable=maybe", "limit=5&cursor=%21%21", "cursor=Z3B1")) {
+        for (String q : List.of("limit=0", "limit=x", "state=BUSY", "routable=maybe", "limit=5&cursor=%21%21", "cursor=Z3B1",
+                "offset=3", "offset=-2&limit=5")) {
             HttpResponse<String> r = admin("/admin/nodes?" + q);
             assertThat(r.statusCode()).as(q).isEqualTo(400);
             assertThat(new JsonObject(r.body()).getString("error")).as(q).startsWith(q.contains("cursor") ? "cursor:"

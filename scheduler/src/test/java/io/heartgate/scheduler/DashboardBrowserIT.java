@@ -37,7 +37,14 @@ class DashboardBrowserIT {
     private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
     private static final Path CHROMEDRIVER = Path.of("/usr/bin/chromedriver");
 
-    private static ChromeDriver browser(Path profile) {
+    /** Skips the calling test where Chromium is not installed. */
+    static void assumeChromium() {
+        Assumptions.assumeTrue(Files.isExecutable(CHROMIUM) && Files.isExecutable(CHROMEDRIVER),
+                "Chromium is not installed (apt-get install chromium chromium-driver): skipping the browser test");
+    }
+
+    /** Starts headless Chromium with its profile in {@code profile}. */
+    static ChromeDriver browser(Path profile) {
         ChromeOptions options = new ChromeOptions();
         options.setBinary(CHROMIUM.toFile());
         options.addArguments("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
@@ -51,8 +58,7 @@ class DashboardBrowserIT {
     @Test
     void withAnAdminTokenTheDashboardShowsNothingUntilItIsGiven(TestKafka kafka, @TempDir Path profile)
             throws Exception {
-        Assumptions.assumeTrue(Files.isExecutable(CHROMIUM) && Files.isExecutable(CHROMEDRIVER),
-                "Chromium is not installed (apt-get install chromium chromium-driver): skipping the browser test");
+        assumeChromium();
         Path tokenFile = Files.writeString(profile.resolveSibling(profile.getFileName() + "-token"), AdminTokenIT.TOKEN);
         try (Cluster cluster = new Cluster(kafka.bootstrapServers())) {
             Cluster.SimNode a = cluster.sim("gpu-a", c -> c);
@@ -65,22 +71,22 @@ class DashboardBrowserIT {
                 browser.get("http://127.0.0.1:" + cluster.scheduler.adminPort() + "/");
                 WebDriverWait wait = new WebDriverWait(browser, Duration.ofSeconds(5));
                 wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("login")));
-                assertThat(browser.findElements(By.cssSelector("tr[data-node]"))).isEmpty();
+                assertThat(browser.findElements(By.cssSelector(".row[data-node]"))).isEmpty();
                 assertThat(browser.findElement(By.id("fleet")).isDisplayed()).isFalse();
                 assertThat(browser.getPageSource()).doesNotContain("gpu-a");
 
                 browser.findElement(By.id("token")).sendKeys("not-the-token");
                 browser.findElement(By.cssSelector("#login button")).click();
                 wait.until(ExpectedConditions.textToBe(By.id("login-error"), "That token was refused."));
-                assertThat(browser.findElements(By.cssSelector("tr[data-node]"))).isEmpty();
+                assertThat(browser.findElements(By.cssSelector(".row[data-node]"))).isEmpty();
 
                 browser.findElement(By.id("token")).sendKeys(AdminTokenIT.TOKEN);
                 browser.findElement(By.cssSelector("#login button")).click();
-                wait.until(ExpectedConditions.textToBe(By.cssSelector("tr[data-node='gpu-a'] .state"), "UP"));
+                wait.until(ExpectedConditions.textToBe(By.cssSelector(".row[data-node='gpu-a'] .state"), "UP"));
 
                 // Kept for the tab: a reload goes straight to the fleet.
                 browser.navigate().refresh();
-                wait.until(ExpectedConditions.textToBe(By.cssSelector("tr[data-node='gpu-a'] .state"), "UP"));
+                wait.until(ExpectedConditions.textToBe(By.cssSelector(".row[data-node='gpu-a'] .state"), "UP"));
                 assertThat(browser.findElement(By.id("login")).isDisplayed()).isFalse();
             } finally {
                 browser.quit();
@@ -91,8 +97,7 @@ class DashboardBrowserIT {
 
     @Test
     void theDashboardFollowsNodesLive(TestKafka kafka, @TempDir Path profile) throws Exception {
-        Assumptions.assumeTrue(Files.isExecutable(CHROMIUM) && Files.isExecutable(CHROMEDRIVER),
-                "Chromium is not installed (apt-get install chromium chromium-driver): skipping the browser test");
+        assumeChromium();
         try (Cluster cluster = new Cluster(kafka.bootstrapServers())) {
             Cluster.SimNode a = cluster.sim("gpu-a", c -> c);
             cluster.heartbeat("gpu-a", a.url(), b -> b.weight(3).models(List.of("llama3:8b", "qwen2.5:7b"))
@@ -107,22 +112,22 @@ class DashboardBrowserIT {
             try {
                 browser.get("http://127.0.0.1:" + cluster.scheduler.adminPort() + "/");
                 WebDriverWait wait = new WebDriverWait(browser, Duration.ofSeconds(5));
-                wait.until(ExpectedConditions.textToBe(By.cssSelector("tr[data-node='gpu-a'] .state"), "UP"));
+                wait.until(ExpectedConditions.textToBe(By.cssSelector(".row[data-node='gpu-a'] .state"), "UP"));
                 // Read through waits, which find the element again: the table is redrawn every second,
                 // so an element found once may be gone by the time its text is read.
-                wait.until(ExpectedConditions.textToBe(By.cssSelector("tr[data-node='gpu-a'] .loaded"), "llama3:8b"));
+                wait.until(ExpectedConditions.textToBe(By.cssSelector(".row[data-node='gpu-a'] .loaded"), "llama3:8b"));
 
                 // A node joins: on screen within 2 s.
                 Cluster.SimNode b = cluster.sim("gpu-b", c -> c);
                 cluster.heartbeat("gpu-b", b.url(), h -> h.models(List.of("llama3:8b")));
                 new WebDriverWait(browser, Duration.ofSeconds(2)).until(
-                        ExpectedConditions.textToBe(By.cssSelector("tr[data-node='gpu-b'] .state"), "UP"));
+                        ExpectedConditions.textToBe(By.cssSelector(".row[data-node='gpu-b'] .state"), "UP"));
 
                 // It goes DOWN: within 2 s.
                 cluster.heartbeat("gpu-b", b.url(), h -> h.models(List.of("llama3:8b")).state(NodeState.DOWN));
                 new WebDriverWait(browser, Duration.ofSeconds(2)).until(
-                        ExpectedConditions.textToBe(By.cssSelector("tr[data-node='gpu-b'] .state"), "DOWN"));
-                wait.until(ExpectedConditions.textMatches(By.cssSelector("tr[data-node='gpu-b'] .routable"),
+                        ExpectedConditions.textToBe(By.cssSelector(".row[data-node='gpu-b'] .state"), "DOWN"));
+                wait.until(ExpectedConditions.textMatches(By.cssSelector(".row[data-node='gpu-b'] .routable"),
                         Pattern.compile("^no.*")));
 
                 Files.write(Path.of("target", "dashboard.png"), ((TakesScreenshot) browser).getScreenshotAs(OutputType.BYTES));
@@ -131,9 +136,9 @@ class DashboardBrowserIT {
                 cluster.stopHeartbeats("gpu-b");
                 cluster.tombstone("gpu-b");
                 new WebDriverWait(browser, Duration.ofSeconds(2)).until(
-                        ExpectedConditions.numberOfElementsToBe(By.cssSelector("tr[data-node='gpu-b']"), 0));
+                        ExpectedConditions.numberOfElementsToBe(By.cssSelector(".row[data-node='gpu-b']"), 0));
                 wait.until(ExpectedConditions.textToBe(By.id("strategy"), "weighted"));
-                wait.until(ExpectedConditions.textToBe(By.cssSelector("tr[data-node='gpu-a'] .models"),
+                wait.until(ExpectedConditions.textToBe(By.cssSelector(".row[data-node='gpu-a'] .models"),
                         "llama3:8b, qwen2.5:7b"));
             } finally {
                 browser.quit();
@@ -143,8 +148,7 @@ class DashboardBrowserIT {
 
     @Test
     void underAffinityTheDashboardShowsTheHitRatio(TestKafka kafka, @TempDir Path profile) throws Exception {
-        Assumptions.assumeTrue(Files.isExecutable(CHROMIUM) && Files.isExecutable(CHROMEDRIVER),
-                "Chromium is not installed (apt-get install chromium chromium-driver): skipping the browser test");
+        assumeChromium();
         try (Cluster cluster = new Cluster(kafka.bootstrapServers())) {
             for (String id : List.of("gpu-a", "gpu-b")) {
                 Cluster.SimNode n = cluster.sim(id, c -> c);

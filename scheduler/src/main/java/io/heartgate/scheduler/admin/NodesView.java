@@ -9,6 +9,7 @@ import io.heartgate.scheduler.table.ModelNames;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TableSnapshot;
 import io.heartgate.scheduler.table.TokenLoad;
+import io.heartgate.scheduler.usage.TrafficView;
 import io.vertx.core.MultiMap;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -28,7 +29,9 @@ import java.util.TreeMap;
  * The nodes as the admin port shows them, from one table snapshot: each node's JSON, the filters
  * and pages of {@code GET /admin/nodes} ({@link Query}), and the counts of {@code GET /admin/summary}.
  * A page starts after the node id its cursor names (the snapshot is in node-id order, so a page is
- * found by binary search and stays right while nodes come and go between pages). Pure.
+ * found by binary search and stays right while nodes come and go between pages); a page may instead
+ * start at an offset into the matching nodes and count them all, which is what a scrolled table needs.
+ * Pure, but for the traffic counters it reads.
  */
 final class NodesView {
 
@@ -37,10 +40,12 @@ final class NodesView {
 
     private final EjectionView health;
     private final int missedHeartbeats;
+    private final TrafficView traffic;
 
-    NodesView(EjectionView health, int missedHeartbeats) {
+    NodesView(EjectionView health, int missedHeartbeats, TrafficView traffic) {
         this.health = health;
         this.missedHeartbeats = missedHeartbeats;
+        this.traffic = traffic;
     }
 
     /**
@@ -52,16 +57,19 @@ final class NodesView {
      * @param prefix what the node id must start with, or {@code null}
      * @param limit the most nodes in the answer, or 0: every node, streamed, without a cursor
      * @param after the node id the page starts after (from the cursor), or {@code null}
+     * @param offset how many matching nodes the page skips, with the count of all of them in the
+     *     answer, or -1: none skipped, none counted
      */
-    record Query(Set<NodeState> states, String model, Boolean routable, String prefix, int limit, String after) {
+    record Query(Set<NodeState> states, String model, Boolean routable, String prefix, int limit, String after,
+                 int offset) {
 
         /** Every node, unpaged. */
-        static final Query ALL = new Query(null, null, null, null, 0, null);
+        static final Query ALL = new Query(null, null, null, null, 0, null, -1);
 
         /**
          * Reads {@code state} (names, comma-separated), {@code model}, {@code routable}
-         * ({@code true} or {@code false}), {@code prefix}, {@code limit} (1 to {@link #MAX_LIMIT})
-         * and {@code cursor}.
+         * ({@code true} or {@code false}), {@code prefix}, {@code limit} (1 to {@link #MAX_LIMIT}),
+         * {@code cursor} and {@code offset} (0 or more, with {@code limit}, not with {@code cursor}).
          *
          * @throws IllegalArgumentException naming the parameter that is wrong
          */
@@ -108,15 +116,33 @@ final class NodesView {
                     throw new IllegalArgumentException("cursor: not one this server gave");
                 }
             }
+            int offset = -1;
+            String o = params.get("offset");
+            if (o != null) {
+                if (limit == 0 || cursor != null) {
+                    throw new IllegalArgumentException("offset: only with limit, and not with cursor");
+                }
+                try {
+                    offset = Integer.parseInt(o.trim());
+                } catch (NumberFormatException e) {
+                    offset = -1;
+                }
+                if (offset < 0) {
+                    throw new IllegalArgumentException("offset: must be 0 or more, was '" + o + "'");
+                }
+            }
             String prefix = params.get("prefix");
             return new Query(states, model == null || model.isBlank() ? null : ModelNames.normalize(model),
                     routable == null ? null : Boolean.valueOf(routable), prefix == null || prefix.isEmpty() ? null : prefix,
-                    limit, after);
+                    limit, after, offset);
         }
     }
 
-    /** One page: its nodes, and the cursor of the next, or {@code null} on the last. */
-    record Page(List<Node> nodes, String cursor) {
+    /**
+     * One page: its nodes, the cursor of the next ({@code null} on the last), and with an offset the
+     * number of nodes the filters keep in all (else -1).
+     */
+    record Page(List<Node> nodes, String cursor, int total) {
     }
 
     /** Says whether the node takes requests now: routable by its state, and not ejected. */
@@ -168,21 +194,35 @@ final class NodesView {
         return q.prefix() != null && !s.nodes().get(i).id().startsWith(q.prefix());
     }
 
-    /** Returns the page {@code q} asks for ({@code q.limit()} at least 1). */
+    /**
+     * Returns the page {@code q} asks for ({@code q.limit()} at least 1). With an offset it reads on
+     * to the end to count the matching nodes: one pass over the table's nodes from the prefix on.
+     */
     Page page(TableSnapshot s, Query q) {
         List<Node> out = new ArrayList<>(Math.min(q.limit(), 256));
         List<Node> nodes = s.nodes();
+        boolean counting = q.offset() >= 0;
+        int matched = 0;
+        boolean more = false;
         for (int i = start(s, q); i < nodes.size() && !pastPrefix(s, q, i); i++) {
             Node n = nodes.get(i);
             if (!matches(q, n)) {
                 continue;
             }
-            if (out.size() == q.limit()) { // one more matches: there is a next page
-                return new Page(out, cursor(out.get(out.size() - 1).id()));
+            if (matched++ < Math.max(0, q.offset())) {
+                continue;
             }
-            out.add(n);
+            if (out.size() == q.limit()) { // one more matches: there is a next page
+                more = true;
+                if (!counting) {
+                    break;
+                }
+            } else {
+                out.add(n);
+            }
         }
-        return new Page(out, null);
+        String next = more ? cursor(out.get(out.size() - 1).id()) : null;
+        return new Page(out, next, counting ? matched : -1);
     }
 
     /** Returns the cursor of the page after the node {@code lastId}. */
@@ -234,7 +274,9 @@ final class NodesView {
                 .put("expiresInMs", Duration.between(now, n.expiresAt(missedHeartbeats)).toMillis())
                 .put("instance", hb.instance())
                 .put("seq", hb.seq())
-                .put("gpus", gpus(hb.gpus()));
+                .put("gpus", gpus(hb.gpus()))
+                .put("requests", traffic.requests(n.id()))
+                .put("errors", traffic.errors(n.id()));
         var ejection = health.ejection(n.id());
         if (!n.routable()) {
             o.put("notRoutableReason", "state " + n.state().name());

@@ -9,6 +9,7 @@ import io.heartgate.scheduler.status.EjectionView;
 import io.heartgate.scheduler.table.InFlight;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.scheduler.table.TableSnapshot;
+import io.heartgate.scheduler.usage.TrafficView;
 import io.vertx.core.MultiMap;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -17,7 +18,30 @@ import org.junit.jupiter.api.Test;
 
 class NodesViewTest {
 
-    private final NodesView view = new NodesView(EjectionView.NONE, 3);
+    /** Counts that tell the nodes apart: gpu-0007 has 7 requests and 1 error. */
+    private static final TrafficView TRAFFIC = new TrafficView() {
+        @Override
+        public long requests(String nodeId) {
+            return Long.parseLong(nodeId.substring(4));
+        }
+
+        @Override
+        public long errors(String nodeId) {
+            return requests(nodeId) / 5;
+        }
+
+        @Override
+        public long totalRequests() {
+            return 0;
+        }
+
+        @Override
+        public double firstByteMedianMs() {
+            return Double.NaN;
+        }
+    };
+
+    private final NodesView view = new NodesView(EjectionView.NONE, 3, TRAFFIC);
 
     private static TableSnapshot fleet(int n) {
         List<Node> nodes = new ArrayList<>();
@@ -49,7 +73,7 @@ class NodesViewTest {
             }
             assertThat(p.nodes()).hasSize(q.limit());
             q = new NodesView.Query(q.states(), q.model(), q.routable(), q.prefix(), q.limit(),
-                    query("limit", "1", "cursor", p.cursor()).after());
+                    query("limit", "1", "cursor", p.cursor()).after(), -1);
         }
         throw new AssertionError("no last page");
     }
@@ -90,6 +114,37 @@ class NodesViewTest {
     }
 
     @Test
+    void anOffsetSkipsMatchingNodesAndCountsThemAll() {
+        TableSnapshot s = fleet(2000);
+        NodesView.Page middle = view.page(s, query("limit", "3", "offset", "1000"));
+        assertThat(middle.nodes()).extracting(Node::id).containsExactly("gpu-1000", "gpu-1001", "gpu-1002");
+        assertThat(middle.total()).isEqualTo(2000);
+        assertThat(middle.cursor()).isEqualTo(NodesView.cursor("gpu-1002"));
+        // Offsets count matching nodes: the 11th DOWN node is gpu-0109.
+        NodesView.Page down = view.page(s, query("limit", "2", "offset", "10", "state", "DOWN"));
+        assertThat(down.nodes()).extracting(Node::id).containsExactly("gpu-0109", "gpu-0119");
+        assertThat(down.total()).isEqualTo(200);
+        NodesView.Page prefixed = view.page(s, query("limit", "50", "offset", "95", "prefix", "gpu-01"));
+        assertThat(prefixed.nodes()).extracting(Node::id).containsExactly("gpu-0195", "gpu-0196", "gpu-0197",
+                "gpu-0198", "gpu-0199");
+        assertThat(prefixed.total()).isEqualTo(100);
+        assertThat(prefixed.cursor()).isNull();
+        NodesView.Page past = view.page(s, query("limit", "5", "offset", "5000"));
+        assertThat(past.nodes()).isEmpty();
+        assertThat(past.total()).isEqualTo(2000);
+        assertThat(past.cursor()).isNull();
+        assertThat(view.page(s, query("limit", "5")).total()).isEqualTo(-1); // no offset: nothing counted
+    }
+
+    @Test
+    void aNodeShowsWhatWasRelayedToIt() {
+        Node n = fleet(8).nodes().get(7);
+        var json = view.node(n, Instant.EPOCH);
+        assertThat(json.getLong("requests")).isEqualTo(7);
+        assertThat(json.getLong("errors")).isEqualTo(1);
+    }
+
+    @Test
     void summaryCountsByStateModelAndBackend() {
         var summary = view.summary(fleet(30));
         assertThat(summary.getInteger("nodes")).isEqualTo(30);
@@ -108,6 +163,11 @@ class NodesViewTest {
         assertThatThrownBy(() -> query("routable", "yes")).hasMessageStartingWith("routable:");
         assertThatThrownBy(() -> query("limit", "5", "cursor", "!!")).hasMessageStartingWith("cursor:");
         assertThatThrownBy(() -> query("cursor", NodesView.cursor("gpu-1"))).hasMessageStartingWith("cursor:");
+        assertThatThrownBy(() -> query("offset", "5")).hasMessageStartingWith("offset:");
+        assertThatThrownBy(() -> query("limit", "5", "offset", "-1")).hasMessageStartingWith("offset:");
+        assertThatThrownBy(() -> query("limit", "5", "offset", "x")).hasMessageStartingWith("offset:");
+        assertThatThrownBy(() -> query("limit", "5", "offset", "0", "cursor", NodesView.cursor("gpu-1")))
+                .hasMessageStartingWith("offset:");
         assertThat(NodesView.Query.parse(MultiMap.caseInsensitiveMultiMap())).isEqualTo(NodesView.Query.ALL);
     }
 }
