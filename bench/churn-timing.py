@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Join-to-listed and last-beat-to-expiry times of a synthetic fleet's churn, read from the fleet's
-events file (`epochMs join|die nodeId`) and the scheduler's log (`HH:mm:ss.SSS ... Node ID joined`,
+events file (`epochMs join|die|flap nodeId`, flaps ignored) and the scheduler's log (`HH:mm:ss.SSS ... Node ID joined`,
 `restarted`, `expired`), for the events between two epoch-ms bounds. Prints the two Markdown cells
 `p99 ms (n)` of bench/heartbeats.sh's table. Both files are of one machine's clock, one UTC day: the
 script starts the scheduler with -Duser.timezone=UTC, so its log's times are UTC too."""
@@ -23,7 +23,7 @@ joins, expiries = [], []
 for line in open(events_file):
     at, what, node = line.split()
     at = int(at)
-    if not start <= at <= end:
+    if what not in ('join', 'die') or not start <= at <= end:
         continue
     want = 'listed' if what == 'join' else 'expired'
     after = [t for t, w in seen.get(node, []) if w == want and t >= at]

@@ -3,7 +3,7 @@
 # fleet of N nodes (heartbeat-agent.jar's SyntheticFleet, a share dying, coming back and flapping per
 # minute) and three scheduler replicas on one heartbeat topic and one events topic. Once every
 # replica lists the fleet, their routable sets are compared once a second for MEASURE seconds
-# (bench/replicas-agree.py: differences not explained by a node joining or dying within one expiry
+# (bench/replicas-agree.py: differences not explained by a node joining, dying or flapping recently
 # and a second); then the third replica is killed (SIGKILL) and started again: seconds to /readyz
 # 200, and the same comparison for 10 s. Prints Markdown.
 #
@@ -45,7 +45,7 @@ for _ in $(seq 1 300); do
   sleep 1
 done
 admins=(http://127.0.0.1:19311 http://127.0.0.1:19321 http://127.0.0.1:19331)
-steady=$(python3 bench/replicas-agree.py "$WORK/events.txt" $((3 * interval_ms)) "$MEASURE" "${admins[@]}")
+steady=$(python3 bench/replicas-agree.py "$WORK/events.txt" $((3 * interval_ms)) "$interval_ms" "$MEASURE" "${admins[@]}")
 kill -9 "$PID_3" 2>/dev/null || true
 started=$(date +%s%3N)
 replica 3
@@ -54,7 +54,7 @@ for _ in $(seq 1 1200); do
   if [ "$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:19331/readyz)" = 200 ]; then ready=$(date +%s%3N); break; fi
   sleep 0.1
 done
-after=$(python3 bench/replicas-agree.py "$WORK/events.txt" $((3 * interval_ms)) 10 "${admins[@]}")
+after=$(python3 bench/replicas-agree.py "$WORK/events.txt" $((3 * interval_ms)) "$interval_ms" 10 "${admins[@]}")
 
 echo "## Replicas agreeing $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(java -version 2>&1 | head -1)"
 echo

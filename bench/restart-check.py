@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Checks the table of a scheduler just restarted among a synthetic fleet against the fleet's events
-file (`epochMs join|die nodeId`, bench/heartbeats.sh): lists every node through /admin/nodes pages
+file (`epochMs join|die|flap nodeId`, bench/heartbeats.sh; flaps ignored): lists every node through /admin/nodes pages
 and prints `missing revived`: live nodes (joined by READY_MS less one interval and one second, not
 died by the time the listing is done) it does not list, and nodes it lists that died before READY_MS less the
 expiry, one interval and one second, and did not come back before the listing was done. A node
@@ -23,7 +23,7 @@ time.sleep(6)
 last = {}  # node id -> (ms, join|die): its last event before the listing was done
 for line in open(events_file):
     at, what, node = line.split()
-    if int(at) <= listed_by:
+    if what in ("join", "die") and int(at) <= listed_by:
         last[node] = (int(at), what)
 missing = sum(1 for node, (at, what) in last.items()
               if what == "join" and at <= ready - interval - 1000 and node not in listed)

@@ -271,7 +271,7 @@ public final class HeartbeatCodec {
             return null;
         }
         try {
-            return Instant.parse(text);
+            return Instants.parse(text);
         } catch (DateTimeParseException e) {
             throw new Reject(Rule.INVALID_VALUE, "sentAt",
                     "not an ISO-8601 instant: " + HeartbeatRules.excerpt(text));
@@ -346,6 +346,16 @@ public final class HeartbeatCodec {
     }
 
     private static String utf8(byte[] bytes) {
+        boolean ascii = true;
+        for (byte b : bytes) {
+            if (b < 0) {
+                ascii = false;
+                break;
+            }
+        }
+        if (ascii) { // every byte below 0x80 is that character in UTF-8: nothing to decode
+            return new String(bytes, StandardCharsets.ISO_8859_1);
+        }
         try {
             return StandardCharsets.UTF_8.newDecoder()
                     .onMalformedInput(CodingErrorAction.REPORT)

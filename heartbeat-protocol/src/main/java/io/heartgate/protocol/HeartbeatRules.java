@@ -6,7 +6,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
-import java.util.regex.Pattern;
 
 /**
  * Checks the value rules of the version-1 heartbeat that do not depend on JSON. Shared by the
@@ -31,14 +30,24 @@ public final class HeartbeatRules {
     public static final int MIN_INTERVAL_MS = 100;
     public static final int MAX_INTERVAL_MS = 60_000;
 
-    private static final Pattern NODE_ID = Pattern.compile("[A-Za-z0-9._:-]{1," + MAX_NODE_ID_LENGTH + "}");
-
     private HeartbeatRules() {
     }
 
     /** Returns whether {@code nodeId} is a valid node id; {@code null} is not. */
     public static boolean isValidNodeId(String nodeId) {
-        return nodeId != null && NODE_ID.matcher(nodeId).matches();
+        return nodeId != null && !nodeId.isEmpty() && nodeId.length() <= MAX_NODE_ID_LENGTH && nodeIdChars(nodeId);
+    }
+
+    /** Says whether every character of {@code s} is one of {@code A-Za-z0-9._:-}. */
+    private static boolean nodeIdChars(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (!(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+                    || c == '.' || c == '_' || c == ':' || c == '-')) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Returns the broken rule for a node id, or empty when it is valid. */
@@ -50,7 +59,7 @@ public final class HeartbeatRules {
             return reject(Rule.INVALID_NODE_ID, field,
                     "must be 1 to " + MAX_NODE_ID_LENGTH + " characters, was " + nodeId.length());
         }
-        if (!NODE_ID.matcher(nodeId).matches()) {
+        if (!nodeIdChars(nodeId)) {
             return reject(Rule.INVALID_NODE_ID, field, "may only contain A-Za-z0-9._:-");
         }
         return Optional.empty();
@@ -63,6 +72,9 @@ public final class HeartbeatRules {
         }
         if (url.length() > MAX_URL_LENGTH) {
             return reject(Rule.VALUE_TOO_LONG, "url", "longer than " + MAX_URL_LENGTH + " characters");
+        }
+        if (plainHttpUrl(url)) {
+            return Optional.empty();
         }
         URI uri;
         try {
@@ -84,6 +96,55 @@ public final class HeartbeatRules {
             return reject(Rule.INVALID_URL, "url", "has no host");
         }
         return Optional.empty();
+    }
+
+    /**
+     * Says whether {@code url} has the shape nearly every node's URL has, {@code http://} or
+     * {@code https://}, a host of letters, digits, {@code .}, {@code -} and {@code _}, an optional
+     * port of up to 5 digits and an optional path of letters, digits and {@code /._~-}: such a URL
+     * passes {@link #checkUrl} (java.net.URI accepts it, with a host or a registry authority), and
+     * recognising it is a fraction of parsing it. Any other URL takes the full check.
+     */
+    static boolean plainHttpUrl(String url) {
+        int i;
+        if (url.startsWith("http://")) {
+            i = 7;
+        } else if (url.startsWith("https://")) {
+            i = 8;
+        } else {
+            return false;
+        }
+        int n = url.length();
+        int hostStart = i;
+        while (i < n && hostChar(url.charAt(i))) {
+            i++;
+        }
+        if (i == hostStart) {
+            return false;
+        }
+        if (i < n && url.charAt(i) == ':') {
+            int portStart = ++i;
+            while (i < n && url.charAt(i) >= '0' && url.charAt(i) <= '9') {
+                i++;
+            }
+            if (i == portStart || i - portStart > 5) {
+                return false;
+            }
+        }
+        if (i < n && url.charAt(i) != '/') {
+            return false;
+        }
+        for (; i < n; i++) {
+            char c = url.charAt(i);
+            if (!(hostChar(c) || c == '/' || c == '~')) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean hostChar(char c) {
+        return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_';
     }
 
     /**

@@ -37,7 +37,8 @@ import picocli.CommandLine.Option;
  * node at its own moment within the interval. A share of the fleet dies (goes silent, as a crashed
  * host does), joins (a node dead for 30 s comes back as a new instance) and flaps (one beat DOWN, then UP)
  * per minute. Reports what it sent every few seconds and at the end; with {@code --events}, writes
- * each join and death with its time, for measuring how soon a scheduler lists and expires them.
+ * each join, death and flap with its time, for measuring how soon a scheduler lists and expires
+ * nodes and how closely replicas agree.
  */
 @Command(name = "synthetic-fleet", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Publishes the heartbeats of N synthetic nodes, for scale runs (bench/heartbeats.sh).")
@@ -79,7 +80,7 @@ public final class SyntheticFleet implements Callable<Integer> {
     Duration reportEvery;
 
     @Option(names = "--events", paramLabel = "FILE",
-            description = "write `epochMs join|die nodeId` lines here: a join at its first beat, a death at its last")
+            description = "write `epochMs join|die|flap nodeId` lines here: a join at its first beat, a death at its last, a flap at its DOWN beat")
     Path events;
 
     /** Runs until {@code --duration} passes or SIGTERM. */
@@ -206,10 +207,12 @@ public final class SyntheticFleet implements Callable<Integer> {
                     continue; // the last beat still unacknowledged: this one dropped, as the agent drops it
                 }
                 seq[i]++;
-                flapping[i] = false;
                 if (first) {
                     event("join", i, nowMs);
+                } else if (flapping[i]) {
+                    event("flap", i, nowMs);
                 }
+                flapping[i] = false;
                 lastBeat[i] = nowMs;
                 published++;
             }
