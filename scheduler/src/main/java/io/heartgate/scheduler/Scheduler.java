@@ -206,6 +206,7 @@ public final class Scheduler implements AutoCloseable {
             counters.bindTo(registry);
             HeartbeatConsumer d = discovery;
             events.shareDiscovery(d::ownRestartPoint);
+            events.shareFlapHolds(flaps);
             SchedulerMetrics.bind(registry, table, stats, d::status, health, clock);
             Draining draining = new Draining();
             AtomicReference<ProxyServer> proxy = new AtomicReference<>();

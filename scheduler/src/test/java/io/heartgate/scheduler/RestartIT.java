@@ -10,6 +10,12 @@ import io.heartgate.scheduler.replicas.GatewayEvents;
 import io.heartgate.scheduler.table.Node;
 import io.heartgate.testkit.KafkaExtension;
 import io.heartgate.testkit.TestKafka;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -28,7 +34,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * A replica started beside a running one reads the heartbeat topic from the restart point the
  * running one writes, not from the whole look-back, and still lists exactly the live nodes: those
  * beating every half second, one with a long interval whose only heartbeat is far older than the
- * short nodes' expiry, and not one that stopped.
+ * short nodes' expiry, and not one that stopped; and it holds out a node the running one holds for
+ * flapping, though the flaps lie before where it began to read.
  */
 @ExtendWith(KafkaExtension.class)
 class RestartIT {
@@ -64,6 +71,41 @@ class RestartIT {
     private Optional<RestartPoint> point() {
         return new GatewayEvents("probe-0000", cluster.topic + "-events", cluster.bootstrap, KafkaSettings.NONE, null,
                 Clock.systemUTC()).restartPoint();
+    }
+
+    /** Returns the admin port's view of node {@code id} on {@code s}. */
+    private static JsonObject adminNode(Scheduler s, String id) throws Exception {
+        HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(
+                "http://127.0.0.1:" + s.adminPort() + "/admin/nodes?prefix=" + id + "&limit=1")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        JsonArray nodes = new JsonObject(r.body()).getJsonArray("nodes");
+        return nodes.isEmpty() ? new JsonObject() : nodes.getJsonObject(0);
+    }
+
+    @Test
+    void aReplicaStartedAfterANodesFlapsHoldsItAsTheOthersDo() throws Exception {
+        cluster.heartbeat("steady", "http://127.0.0.1:1", b -> b);
+        Scheduler first = replica();
+        // Five changes within the default window of 60 s, each seen by the first replica: it holds the node.
+        NodeState[] states = {NodeState.UP, NodeState.DOWN, NodeState.UP, NodeState.DOWN, NodeState.UP};
+        for (NodeState state : states) {
+            cluster.heartbeat("flappy", "http://127.0.0.1:1", b -> b.state(state));
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> first.table().snapshot().nodes().stream()
+                    .anyMatch(n -> n.id().equals("flappy") && n.state() == state));
+        }
+        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> adminNode(first, "flappy")
+                .getString("notRoutableReason", "").startsWith("held: flapping"));
+        long flapped = System.currentTimeMillis();
+
+        // The restart point moves past the flaps: a replica starting now reads none of them.
+        Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(500))
+                .until(() -> point().map(p -> p.at().toEpochMilli() > flapped + 3_000).orElse(false));
+        Scheduler second = replica();
+        Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> second.discoveryStatus().caughtUp());
+        Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> adminNode(second, "flappy")
+                .getString("notRoutableReason", "").matches("held: flapping: .* \\(by replica .+\\)"));
+        assertThat(adminNode(second, "flappy").getBoolean("routable")).isFalse();
+        assertThat(adminNode(second, "steady").getBoolean("routable")).isTrue();
     }
 
     @Test

@@ -31,8 +31,19 @@ import org.slf4j.LoggerFactory;
  * doubling (up to 32 windows) with each change while it is held; it is released once the back-off
  * has passed and it has been steady (no change) for one window. Fed the table's snapshots as a
  * listener (the discovery thread); read by routing on any thread. Time comes from the injected clock.
+ *
+ * <p>Each hold is told to a {@link Listener} (the other replicas, through the events topic), and the
+ * others' holds are adopted ({@link #adopt}) until their end: a replica started after a node's
+ * changes never saw them, and would otherwise route to a node the others hold out.
  */
 public final class FlapDamping implements EjectionView, Consumer<TableSnapshot> {
+
+    /** Hears each hold this replica starts or lengthens. */
+    @FunctionalInterface
+    public interface Listener {
+        /** Called on the discovery thread; must not block. */
+        void held(String nodeId, Ejection hold);
+    }
 
     private static final Logger log = LoggerFactory.getLogger(FlapDamping.class);
     private static final int MAX_DOUBLINGS = 5;
@@ -52,6 +63,9 @@ public final class FlapDamping implements EjectionView, Consumer<TableSnapshot> 
     private final Duration window;
     private final Map<String, Record> records = new HashMap<>(); // discovery thread only
     private final Map<String, Ejection> holds = new ConcurrentHashMap<>();
+    /** Other replicas' holds, by node id: written by the events reader, pruned by the discovery thread. */
+    private final Map<String, Ejection> adopted = new ConcurrentHashMap<>();
+    private volatile Listener listener = (id, hold) -> { };
     private Map<String, Seen> last = Map.of();
     /** The structure of the last snapshot looked through ({@link TableSnapshot#structure}). */
     private long structure = -1;
@@ -65,6 +79,31 @@ public final class FlapDamping implements EjectionView, Consumer<TableSnapshot> 
         this.clock = clock;
         this.limit = limit;
         this.window = window;
+    }
+
+    /** Tells {@code to} of each hold from now on. */
+    public void share(Listener to) {
+        this.listener = to;
+    }
+
+    /**
+     * Holds {@code nodeId} for {@code heldFor} from now (at most 33 windows, the longest hold this
+     * replica gives) because replica {@code replica} holds it for flapping; a longer hold already in
+     * force stays. Nothing with damping off ({@code limit} 0).
+     */
+    public void adopt(String nodeId, Duration heldFor, String reason, String replica) {
+        if (limit == 0 || heldFor.isNegative() || heldFor.isZero()) {
+            return;
+        }
+        // No longer than this replica's own longest hold: the longest back-off and a steady window.
+        Duration longest = window.multipliedBy((1L << MAX_DOUBLINGS) + 1);
+        heldFor = heldFor.compareTo(longest) > 0 ? longest : heldFor;
+        Ejection hold = new Ejection(clock.instant().plus(heldFor), 0, reason + " (by replica " + replica + ")");
+        Ejection kept = adopted.merge(nodeId, hold, (a, b) -> a.until().isAfter(b.until()) ? a : b);
+        if (kept == hold) {
+            log.info("Node {} held out of routing for {} s: replica {} holds it ({})", nodeId, heldFor.toSeconds(),
+                    replica, reason);
+        }
     }
 
     @Override
@@ -117,8 +156,10 @@ public final class FlapDamping implements EjectionView, Consumer<TableSnapshot> 
             r.holdsInARow = held ? r.holdsInARow + 1 : 1;
             Duration backoff = window.multipliedBy(1L << Math.min(r.holdsInARow - 1, MAX_DOUBLINGS));
             r.heldUntil = r.lastChange.plus(backoff);
-            holds.put(id, new Ejection(releaseAt(r), 0, "flapping: " + r.changes.size() + " changes in "
-                    + window.toSeconds() + " s; held for " + backoff.toSeconds() + " s"));
+            Ejection hold = new Ejection(releaseAt(r), 0, "flapping: " + r.changes.size() + " changes in "
+                    + window.toSeconds() + " s; held for " + backoff.toSeconds() + " s");
+            holds.put(id, hold);
+            listener.held(id, hold);
             if (!held) {
                 log.warn("Node {} is flapping ({} changes in {} s): held out of routing for {} s", id,
                         r.changes.size(), window.toSeconds(), backoff.toSeconds());
@@ -145,25 +186,29 @@ public final class FlapDamping implements EjectionView, Consumer<TableSnapshot> 
         }
         records.values().removeIf(r -> r.heldUntil == null && (r.lastChange == null
                 || r.lastChange.isBefore(now.minus(window))));
+        adopted.values().removeIf(e -> !now.isBefore(e.until()));
     }
 
     @Override
     public boolean anyEjected() {
-        return !holds.isEmpty();
+        return !holds.isEmpty() || !adopted.isEmpty();
     }
 
     @Override
     public boolean isEjected(String nodeId) {
-        if (holds.isEmpty()) {
-            return false;
-        }
-        Ejection e = holds.get(nodeId);
-        return e != null && clock.instant().isBefore(e.until());
+        return anyEjected() && ejection(nodeId).isPresent();
     }
 
     @Override
     public Optional<Ejection> ejection(String nodeId) {
-        Ejection e = holds.get(nodeId);
-        return e != null && clock.instant().isBefore(e.until()) ? Optional.of(e) : Optional.empty();
+        Instant now = clock.instant();
+        Ejection own = holds.get(nodeId);
+        Ejection theirs = adopted.get(nodeId);
+        own = own != null && now.isBefore(own.until()) ? own : null;
+        theirs = theirs != null && now.isBefore(theirs.until()) ? theirs : null;
+        if (own == null || theirs == null) {
+            return Optional.ofNullable(own != null ? own : theirs);
+        }
+        return Optional.of(theirs.until().isAfter(own.until()) ? theirs : own);
     }
 }

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.heartgate.protocol.HeartbeatRules;
 import io.heartgate.scheduler.replicas.GatewayEvent.Debit;
 import io.heartgate.scheduler.replicas.GatewayEvent.Ejected;
+import io.heartgate.scheduler.replicas.GatewayEvent.Held;
 import io.heartgate.scheduler.replicas.GatewayEvent.Placed;
 import io.heartgate.scheduler.replicas.GatewayEvent.Readmitted;
 import io.heartgate.scheduler.replicas.GatewayEvent.ReplicaBeat;
@@ -112,6 +113,11 @@ public final class EventCodec {
             o.put("until", j.untilMs());
             o.put("failures", j.failures());
             o.put("reason", j.reason());
+        } else if (e instanceof Held h) {
+            o.put("type", "held");
+            o.put("node", h.nodeId());
+            o.put("until", h.untilMs());
+            o.put("reason", h.reason());
         } else if (e instanceof Readmitted r) {
             o.put("type", "readmitted");
             o.put("node", r.nodeId());
@@ -187,6 +193,8 @@ public final class EventCodec {
             case "usage" -> new Usage(replica, sentAt, keys(o));
             case "ejected" -> new Ejected(replica, sentAt, node(o), number(o, "until", 0, Long.MAX_VALUE),
                     (int) number(o, "failures", 0, Integer.MAX_VALUE), printable(text(o, "reason", MAX_REASON)));
+            case "held" -> new Held(replica, sentAt, node(o), number(o, "until", 0, Long.MAX_VALUE),
+                    printable(text(o, "reason", MAX_REASON)));
             case "readmitted" -> new Readmitted(replica, sentAt, node(o));
             case "placed" -> {
                 String kind = text(o, "kind", 16);

@@ -79,7 +79,7 @@ final class EventReader implements Runnable {
         this.view = view;
         this.clock = clock;
         this.lookBack = lookBack;
-        for (String type : List.of("usage", "ejected", "readmitted", "placed", "replica", "left")) {
+        for (String type : List.of("usage", "ejected", "held", "readmitted", "placed", "replica", "left")) {
             received.put(type, new LongAdder());
         }
         for (Refusal r : Refusal.values()) {
@@ -253,6 +253,8 @@ final class EventReader implements Runnable {
             return "usage";
         } else if (e instanceof GatewayEvent.Ejected) {
             return "ejected";
+        } else if (e instanceof GatewayEvent.Held) {
+            return "held";
         } else if (e instanceof GatewayEvent.Readmitted) {
             return "readmitted";
         } else if (e instanceof GatewayEvent.Placed) {

@@ -39,6 +39,17 @@ public sealed interface GatewayEvent {
         }
     }
 
+    /**
+     * A node the replica holds out of routing for flapping until {@code untilMs}: the others hold it
+     * too, so a replica that started after the node's changes (and so never counted them) agrees.
+     */
+    record Held(String replica, long sentAtMs, String nodeId, long untilMs, String reason) implements GatewayEvent {
+        @Override
+        public String recordKey() {
+            return "held/" + nodeId;
+        }
+    }
+
     /** A node, ejected before, that answered the replica again. */
     record Readmitted(String replica, long sentAtMs, String nodeId) implements GatewayEvent {
         @Override

@@ -10,6 +10,7 @@ import io.heartgate.scheduler.balancer.KeyHomes;
 import io.heartgate.scheduler.discovery.DiscoveryConsumerConfig;
 import io.heartgate.scheduler.discovery.RestartPoint;
 import io.heartgate.scheduler.discovery.TopicSetup;
+import io.heartgate.scheduler.health.FlapDamping;
 import io.heartgate.scheduler.health.PassiveHealth;
 import io.heartgate.scheduler.routing.ResponseHomes;
 import io.heartgate.scheduler.time.Ticker;
@@ -61,6 +62,7 @@ public final class GatewayEvents implements AutoCloseable {
     private EventReader reader;
     private Thread readerThread;
     private volatile Supplier<RestartPoint> restartPoints = () -> null;
+    private FlapDamping flaps;
 
     /**
      * @param replica this replica's id
@@ -98,6 +100,14 @@ public final class GatewayEvents implements AutoCloseable {
      */
     public void shareDiscovery(Supplier<RestartPoint> points) {
         this.restartPoints = points;
+    }
+
+    /**
+     * Has this replica tell the others of the nodes {@code damping} holds for flapping, and hold
+     * those they hold. Call before {@link #start}.
+     */
+    public void shareFlapHolds(FlapDamping damping) {
+        this.flaps = damping;
     }
 
     /**
@@ -156,6 +166,9 @@ public final class GatewayEvents implements AutoCloseable {
             }
         }
         health.share(outbox);
+        if (flaps != null) {
+            flaps.share(outbox);
+        }
         responses.share(outbox);
         if (sessions != null) {
             sessions.share(outbox);
@@ -168,7 +181,7 @@ public final class GatewayEvents implements AutoCloseable {
         // Never made by a read with the broker's defaults (CreateTime, no compaction): the replay window needs ours.
         consumerConfig.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
         reader = new EventReader(new KafkaConsumer<>(consumerConfig), topic, codec, verifier,
-                new EventSink(limits, apiKeys, health, sessions, responses, ticker), view, clock, LOOK_BACK);
+                new EventSink(limits, apiKeys, health, flaps, sessions, responses, ticker), view, clock, LOOK_BACK);
         publisherThread = thread(publisher, "heartgate-events-out");
         readerThread = thread(reader, "heartgate-events-in");
         log.info("Replica {} shares limits, node health and sessions through {}", view.self(), topic);
@@ -220,7 +233,7 @@ public final class GatewayEvents implements AutoCloseable {
                 .description("Gateway events records Kafka did not store").register(registry);
         FunctionCounter.builder("heartgate_events_dropped", outbox, Outbox::dropped)
                 .description("Gateway events dropped on a full outbox, never sent").register(registry);
-        for (String type : new String[] {"usage", "ejected", "readmitted", "placed", "replica", "left"}) {
+        for (String type : new String[] {"usage", "ejected", "held", "readmitted", "placed", "replica", "left"}) {
             FunctionCounter.builder("heartgate_events_received", this,
                             e -> e.reader == null ? 0 : e.reader.received().get(type).sum())
                     .tag("type", type).description("Gateway events records read, by type").register(registry);

@@ -2,6 +2,7 @@ package io.heartgate.scheduler.replicas;
 
 import io.heartgate.scheduler.admission.SharedUsage;
 import io.heartgate.scheduler.balancer.KeyHomes;
+import io.heartgate.scheduler.health.FlapDamping;
 import io.heartgate.scheduler.health.PassiveHealth;
 import io.heartgate.scheduler.replicas.GatewayEvent.Debit;
 import io.heartgate.scheduler.routing.ResponseHomes;
@@ -18,11 +19,12 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * What this replica has to tell the others, gathered where it happens (the event loops, passive
- * health, the affinity homes) without waiting on anything: usage is added to per-key counters that
+ * health, flap damping, the affinity homes) without waiting on anything: usage is added to per-key counters that
  * the publisher empties every report, each other event is put in a bounded queue the publisher
  * sends from. A full queue drops the event and counts it; nothing here touches Kafka.
  */
-final class Outbox implements SharedUsage, PassiveHealth.Listener, KeyHomes.Listener, ResponseHomes.Listener {
+final class Outbox implements SharedUsage, PassiveHealth.Listener, FlapDamping.Listener, KeyHomes.Listener,
+        ResponseHomes.Listener {
 
     /** The most events waiting for the publisher; past it they are dropped and counted. */
     static final int CAPACITY = 10_000;
@@ -61,6 +63,11 @@ final class Outbox implements SharedUsage, PassiveHealth.Listener, KeyHomes.List
     public void ejected(String nodeId, Ejection ejection) {
         offer(new GatewayEvent.Ejected(replica, clock.millis(), nodeId, ejection.until().toEpochMilli(),
                 ejection.consecutiveFailures(), ejection.reason()));
+    }
+
+    @Override
+    public void held(String nodeId, Ejection hold) {
+        offer(new GatewayEvent.Held(replica, clock.millis(), nodeId, hold.until().toEpochMilli(), hold.reason()));
     }
 
     @Override

@@ -52,6 +52,50 @@ class FlapDampingTest {
     }
 
     @Test
+    void eachHoldIsToldAndAnotherReplicasHoldIsKeptToItsEnd() {
+        List<String> told = new ArrayList<>();
+        damping.share((id, hold) -> told.add(id + " until " + hold.until()));
+        table("a", NodeState.UP);
+        at(10);
+        table("a", NodeState.DOWN);
+        at(20);
+        table("a", NodeState.UP);
+        at(30);
+        table(); // held: 4 changes, until 30 + 60 s
+        at(35);
+        table("a", NodeState.UP); // a change while held: the hold doubles, from 35 s
+        assertThat(told).containsExactly("a until 2026-12-01T10:01:30Z", "a until 2026-12-01T10:02:35Z");
+
+        // Another replica holds b for 45 s: so does this one, though it saw b change only once.
+        damping.adopt("b", Duration.ofSeconds(45), "flapping: 5 changes in 60 s; held for 60 s", "r2");
+        table("a", NodeState.UP, "b", NodeState.UP);
+        assertThat(damping.isEjected("b")).isTrue();
+        assertThat(damping.ejection("b").orElseThrow().describe())
+                .isEqualTo("held: flapping: 5 changes in 60 s; held for 60 s (by replica r2)");
+        assertThat(damping.anyEjected()).isTrue();
+        damping.adopt("b", Duration.ofSeconds(10), "flapping: an older record", "r3"); // shorter: the longer stays
+        at(79);
+        assertThat(damping.isEjected("b")).isTrue();
+        at(80);
+        table("a", NodeState.UP, "b", NodeState.UP);
+        assertThat(damping.isEjected("b")).isFalse();
+        // Its own hold of a ends later than an adopted one: its own is shown.
+        damping.adopt("a", Duration.ofSeconds(5), "flapping: elsewhere", "r2");
+        assertThat(damping.ejection("a").orElseThrow().reason()).startsWith("flapping: 5 changes");
+        assertThat(told).hasSize(2); // adopted holds are not told again
+        damping.adopt("c", Duration.ofDays(1), "flapping: forever", "r9"); // no longer than its own longest
+        assertThat(damping.ejection("c").orElseThrow().until()).isEqualTo(clock.instant().plus(Duration.ofMinutes(33)));
+    }
+
+    @Test
+    void withDampingOffNoHoldIsAdopted() {
+        FlapDamping off = new FlapDamping(clock, 0, Duration.ofSeconds(60));
+        off.adopt("b", Duration.ofSeconds(45), "flapping", "r2");
+        assertThat(off.isEjected("b")).isFalse();
+        assertThat(off.anyEjected()).isFalse();
+    }
+
+    @Test
     void oneRestartOfANodeIsTwoChangesNotFive() {
         table("a", NodeState.UP); // joins: 1
         at(10);

@@ -31,6 +31,7 @@ class EventCodecTest {
                 new GatewayEvent.Usage("r1", 1000, Map.of("alice", new GatewayEvent.Debit(3, 1200),
                         "bob", new GatewayEvent.Debit(-1, 0))),
                 new GatewayEvent.Ejected("r1", 1001, "gpu-7", 20_000, 3, "connection refused"),
+                new GatewayEvent.Held("r1", 1001, "gpu-7", 61_001, "flapping: 4 changes in 60 s; held for 60 s"),
                 new GatewayEvent.Readmitted("r2", 1002, "gpu-7"),
                 new GatewayEvent.Placed("r2", 1003, GatewayEvent.Placed.Kind.RESPONSE, "resp_abc", "gpu-1", 0),
                 new GatewayEvent.Placed("r3", 1004, GatewayEvent.Placed.Kind.SESSION, "9e3779b97f4a7c15", "gpu-2", 4096),
@@ -41,8 +42,10 @@ class EventCodecTest {
             assertThat(roundTrip(e)).isEqualTo(new EventCodec.Event(e, 42));
         }
         assertThat(new String(codec.key(events.get(1)), StandardCharsets.UTF_8)).isEqualTo("node/gpu-7");
-        assertThat(new String(codec.key(events.get(2)), StandardCharsets.UTF_8)).as("the same key: compaction keeps the last")
+        assertThat(new String(codec.key(events.get(3)), StandardCharsets.UTF_8)).as("the same key: compaction keeps the last")
                 .isEqualTo("node/gpu-7");
+        assertThat(new String(codec.key(events.get(2)), StandardCharsets.UTF_8))
+                .as("a hold of its own key: an ejection's readmission does not end it").isEqualTo("held/gpu-7");
     }
 
     @Test
