@@ -366,9 +366,6 @@ public final class NodeTable {
         structuralChange = false;
         renewalChange = false;
         inMemoryChange = false;
-        lastPublish = clock.instant();
-        Duration gap = Duration.between(began, lastPublish).multipliedBy(PUBLISH_COST_SHARE);
-        publishGap = gap.compareTo(PUBLISH_GAP_MAX) > 0 ? PUBLISH_GAP_MAX : gap;
         for (Consumer<TableSnapshot> l : listeners) {
             try {
                 l.accept(s);
@@ -376,6 +373,10 @@ public final class NodeTable {
                 log.warn("A table listener failed; the table carries on", e);
             }
         }
+        // The cost of a publish is what it sets off too: the listeners walk the snapshot as well.
+        lastPublish = clock.instant();
+        Duration gap = Duration.between(began, lastPublish).multipliedBy(PUBLISH_COST_SHARE);
+        publishGap = gap.compareTo(PUBLISH_GAP_MAX) > 0 ? PUBLISH_GAP_MAX : gap;
     }
 
     private static boolean visibleChange(Heartbeat a, Heartbeat b) {

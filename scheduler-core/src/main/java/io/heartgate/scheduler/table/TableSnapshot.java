@@ -35,8 +35,8 @@ public final class TableSnapshot {
      * so renewals share it and only fill their lists from it. {@code lineage} is the table it comes
      * from: structure numbers are compared only within one.
      */
-    private record Layout(Object lineage, Map<String, Integer> positionOf, int[] routable, int[] any,
-                          Map<String, int[]> byModel, long shortestIntervalMs, long longestIntervalMs) {
+    private record Layout(Object lineage, int[] routable, int[] any, Map<String, int[]> byModel,
+                          long shortestIntervalMs, long longestIntervalMs) {
     }
 
     /** Builds a snapshot of {@code nodes}, which must be sorted by node id; every one a change of structure. */
@@ -94,7 +94,6 @@ public final class TableSnapshot {
     }
 
     private static Layout layout(Object lineage, List<Node> nodes) {
-        Map<String, Integer> positionOf = new HashMap<>(nodes.size() * 2);
         IntList up = new IntList();
         IntList any = new IntList();
         Map<String, IntList> byModel = new HashMap<>();
@@ -102,7 +101,6 @@ public final class TableSnapshot {
         long longest = 0;
         for (int i = 0; i < nodes.size(); i++) {
             Node n = nodes.get(i);
-            positionOf.put(n.id(), i);
             shortest = Math.min(shortest, n.heartbeat().intervalMs());
             longest = Math.max(longest, n.heartbeat().intervalMs());
             if (!n.routable()) {
@@ -120,7 +118,7 @@ public final class TableSnapshot {
         int[] anyPositions = any.toArray();
         Map<String, int[]> frozen = new HashMap<>(byModel.size() * 2);
         byModel.forEach((model, list) -> frozen.put(model, merge(list.toArray(), anyPositions)));
-        return new Layout(lineage, Collections.unmodifiableMap(positionOf), up.toArray(), anyPositions,
+        return new Layout(lineage, up.toArray(), anyPositions,
                 Collections.unmodifiableMap(frozen), shortest, longest);
     }
 
@@ -216,10 +214,25 @@ public final class TableSnapshot {
         return layout.shortestIntervalMs();
     }
 
-    /** Returns the node with this id, or {@code null}. */
+    /**
+     * Returns the node with this id, or {@code null}: a binary search of the id-ordered list, so a
+     * structural publish builds no map of every node (asked rarely: tombstones, lost streams).
+     */
     public Node node(String id) {
-        Integer at = layout.positionOf().get(id);
-        return at == null ? null : nodes.get(at);
+        int lo = 0;
+        int hi = nodes.size() - 1;
+        while (lo <= hi) {
+            int mid = (lo + hi) >>> 1;
+            int c = nodes.get(mid).id().compareTo(id);
+            if (c < 0) {
+                lo = mid + 1;
+            } else if (c > 0) {
+                hi = mid - 1;
+            } else {
+                return nodes.get(mid);
+            }
+        }
+        return null;
     }
 
     /** Returns the routable nodes, in node-id order. */

@@ -10,10 +10,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.HashMap;
-import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -55,9 +54,6 @@ public final class FlapDamping implements EjectionView, Consumer<TableSnapshot> 
         int holdsInARow;
     }
 
-    /** What a node looked like in the last snapshot, as far as flapping goes: routable or not (absent: not). */
-    private enum Seen { IN, OUT }
-
     private final Clock clock;
     private final int limit;
     private final Duration window;
@@ -66,7 +62,9 @@ public final class FlapDamping implements EjectionView, Consumer<TableSnapshot> 
     /** Other replicas' holds, by node id: written by the events reader, pruned by the discovery thread. */
     private final Map<String, Ejection> adopted = new ConcurrentHashMap<>();
     private volatile Listener listener = (id, hold) -> { };
-    private Map<String, Seen> last = Map.of();
+    /** The node ids of the last snapshot looked through, in its (id) order, and which of them were routable. */
+    private String[] lastIds = new String[0];
+    private boolean[] lastIn = new boolean[0];
     /** The structure of the last snapshot looked through ({@link TableSnapshot#structure}). */
     private long structure = -1;
 
@@ -117,28 +115,46 @@ public final class FlapDamping implements EjectionView, Consumer<TableSnapshot> 
             return; // renewals only: no node came, went or changed its state
         }
         structure = snapshot.structure();
-        Map<String, Seen> seen = new HashMap<>();
-        for (Node n : snapshot.nodes()) {
-            // DRAINING is an operator's choice, not a flap; it counts as neither.
-            Seen before = last.getOrDefault(n.id(), Seen.OUT);
-            Seen s = n.state() == NodeState.DOWN ? Seen.OUT : n.state() == NodeState.UP ? Seen.IN
-                    : before; // a draining node keeps what it was (joining draining: not in yet)
-            seen.put(n.id(), s);
-            if (before != s) {
+        // Both snapshots list their nodes in id order: one walk over the two finds every change,
+        // with no map of the fleet built for it.
+        List<Node> nodes = snapshot.nodes();
+        String[] ids = new String[nodes.size()];
+        boolean[] in = new boolean[nodes.size()];
+        int j = 0;
+        for (int i = 0; i < nodes.size(); i++) {
+            Node n = nodes.get(i);
+            String id = n.id();
+            while (j < lastIds.length && lastIds[j].compareTo(id) < 0) {
+                gone(j++, now);
+            }
+            boolean before = false; // routable in the last snapshot (absent: not)
+            if (j < lastIds.length && lastIds[j].equals(id)) {
+                before = lastIn[j++];
+            }
+            // DRAINING is an operator's choice, not a flap; it counts as neither: a draining node
+            // keeps what it was (joining draining: not in yet).
+            boolean routable = n.state() != NodeState.DOWN && (n.state() == NodeState.UP || before);
+            ids[i] = id;
+            in[i] = routable;
+            if (before != routable) {
                 // Stamped with the heartbeat's broker time, so that the look-back's history, read in
                 // a burst at the scheduler's start, is counted when it happened, not all at once now.
                 Instant at = n.lastSeen().isAfter(now) ? now : n.lastSeen();
-                changed(n.id(), at, now); // joined UP, or UP and DOWN swapped
+                changed(id, at, now); // joined UP, or UP and DOWN swapped
             }
         }
-        Set<String> gone = new HashSet<>(last.keySet());
-        gone.removeAll(seen.keySet());
-        for (String id : gone) {
-            if (last.get(id) == Seen.IN) {
-                changed(id, now, now); // left or expired while routable
-            }
+        while (j < lastIds.length) {
+            gone(j++, now);
         }
-        last = seen;
+        lastIds = ids;
+        lastIn = in;
+    }
+
+    /** The last snapshot's node at {@code j} is listed no more: a change if it was routable. */
+    private void gone(int j, Instant now) {
+        if (lastIn[j]) {
+            changed(lastIds[j], now, now); // left or expired while routable
+        }
     }
 
     private void changed(String id, Instant at, Instant now) {
