@@ -276,8 +276,12 @@ public final class NodeTable {
         }
         Instant now = clock.instant();
         Instant by = heardAt.isBefore(now) ? heardAt : now;
+        if (by.isBefore(Instant.EPOCH)) {
+            return List.of(); // the topic not yet known read at all (Instant.MIN): nothing is known overdue
+        }
+        long byMs = by.toEpochMilli();
         List<String> expired = new ArrayList<>();
-        for (Due d = head(); d != null && d.atMs() <= by.toEpochMilli(); d = head()) {
+        for (Due d = head(); d != null && d.atMs() <= byMs; d = head()) {
             dues.poll();
             Node n = d.entry().node;
             entries.remove(n.id());

@@ -41,6 +41,15 @@ class NodeTableTest {
     }
 
     @Test
+    void nothingExpiresBeforeTheTopicIsKnownReadAtAll() {
+        apply(Beats.of("a").intervalMs(200).build());
+        clock.advance(Duration.ofSeconds(10));
+        // A scheduler starting: records applied, the topic not yet known read to any time.
+        assertThat(table.expire(Instant.MIN)).isEmpty();
+        assertThat(table.expire(clock.instant())).containsExactly("a");
+    }
+
+    @Test
     void expiresEachNodeAfterItsOwnMissedIntervals() {
         apply(Beats.of("fast").intervalMs(200).build());
         apply(Beats.of("slow").intervalMs(2000).build());
