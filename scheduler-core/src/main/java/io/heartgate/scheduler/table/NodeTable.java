@@ -1,7 +1,6 @@
 package io.heartgate.scheduler.table;
 
 import io.heartgate.protocol.Heartbeat;
-import io.heartgate.protocol.NodeState;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -79,6 +78,7 @@ public final class NodeTable {
     };
     private final List<Consumer<TableSnapshot>> listeners = new CopyOnWriteArrayList<>();
     private final InFlightSlots inFlightSlots = new InFlightSlots();
+    private final NodeEvents events = new NodeEvents();
     private volatile TableSnapshot snapshot = TableSnapshot.EMPTY;
     private volatile boolean frozen;
     private Instant thawedAt = Instant.MIN;
@@ -178,8 +178,7 @@ public final class NodeTable {
             entries.put(id, joined);
             queue(joined);
             structuralChange = true;
-            log.info("Node {} joined at {} ({}, weight {}, models {})", id, hb.url(), hb.state(), hb.weight(),
-                    hb.models().isEmpty() ? "any" : hb.models());
+            events.joined(id, hb);
             return Outcome.JOINED;
         }
         Heartbeat last = entry.node.heartbeat();
@@ -188,12 +187,12 @@ public final class NodeTable {
             if (entry.retiredInstances.size() > RETIRED_INSTANCES_PER_NODE) {
                 entry.retiredInstances.removeFirst();
             }
-            log.info("Node {} restarted (instance {} replaces {})", id, hb.instance(), last.instance());
+            events.restarted(id, hb, last);
         }
         if (visibleChange(last, hb)) {
             structuralChange = true;
             if (last.state() != hb.state()) {
-                logState(id, hb);
+                events.state(id, hb);
             }
         } else {
             renewalChange = true;
@@ -221,7 +220,7 @@ public final class NodeTable {
             departedInstances.put(nodeId, entry.node.heartbeat().instance());
         }
         structuralChange = true;
-        log.info("Node {} left (its agent published a tombstone)", nodeId);
+        events.left(nodeId);
         return true;
     }
 
@@ -287,8 +286,7 @@ public final class NodeTable {
             entries.remove(n.id());
             d.entry().listed = false;
             expired.add(n.id());
-            log.info("Node {} expired after {} ms without a heartbeat ({} missed intervals of {} ms)", n.id(),
-                    Duration.between(n.lastSeen(), now).toMillis(), missedHeartbeats, n.heartbeat().intervalMs());
+            events.expired(n, Duration.between(n.lastSeen(), now).toMillis(), missedHeartbeats);
         }
         if (!expired.isEmpty()) {
             structuralChange = true;
@@ -313,6 +311,11 @@ public final class NodeTable {
                 queue(e);
             }
         }
+    }
+
+    /** Sets whether the table is being replayed from the topic at a scheduler's start: joins are not news then. */
+    public void replaying(boolean value) {
+        events.replaying(value);
     }
 
     /** Returns whether expiry is frozen. */
@@ -389,15 +392,5 @@ public final class NodeTable {
                 || !a.url().equals(b.url())
                 || !a.models().equals(b.models())
                 || a.intervalMs() != b.intervalMs();
-    }
-
-    private static void logState(String id, Heartbeat hb) {
-        if (hb.state() == NodeState.DOWN) {
-            log.warn("Node {} is DOWN: its agent reports the inference server failing its health check", id);
-        } else if (hb.state() == NodeState.DRAINING) {
-            log.info("Node {} is DRAINING: no new requests go to it", id);
-        } else {
-            log.info("Node {} is UP again", id);
-        }
     }
 }

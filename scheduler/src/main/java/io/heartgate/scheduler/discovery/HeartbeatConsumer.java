@@ -113,6 +113,7 @@ public final class HeartbeatConsumer implements Runnable {
         this.lookBack = lookBack;
         this.defaultExpiry = defaultExpiry;
         this.stats = stats;
+        table.replaying(true); // until the start-up catch-up is done
     }
 
     /** Reads less than the look-back by the replicas' newest point from {@code points}, asked at start; call before run. */
@@ -327,6 +328,7 @@ public final class HeartbeatConsumer implements Runnable {
         }
         if (!caughtUp) {
             caughtUp = true;
+            table.replaying(false);
             heardAt = catchUp.askedAt().isAfter(heardAt) ? catchUp.askedAt() : heardAt; // read to then: none overdue
             expireDue(clock.instant());
             table.publish();
