@@ -179,10 +179,25 @@ function draw(id, series, color) {
 // ---- the node table: only the rows in view ----
 
 let reading = false, readAgain = false, filterTimer = null;
+// The filters the table shows, as query parameters: taken from the inputs once typing pauses, so
+// that a read between a keystroke and the scroll back to the top still asks for what is shown.
+let applied = inputFilters(); // replaced, never changed: a read compares it by identity
+
+function inputFilters() {
+  const filters = new URLSearchParams();
+  const search = document.getElementById("search").value.trim();
+  if (search) filters.set("prefix", search);
+  for (const [id, name] of [["filter-state", "state"], ["filter-routable", "routable"], ["filter-model", "model"]]) {
+    const v = document.getElementById(id).value;
+    if (v) filters.set(name, v);
+  }
+  return filters;
+}
 
 function filtersChanged() {
   clearTimeout(filterTimer);
   filterTimer = setTimeout(() => {
+    applied = inputFilters();
     document.getElementById("table-wrap").scrollTop = 0;
     refreshRows();
   }, 120);
@@ -202,29 +217,24 @@ async function readRows() {
   const wrap = document.getElementById("table-wrap");
   const first = Math.max(0, Math.floor(wrap.scrollTop / rowHeight) - OVERSCAN);
   const limit = Math.ceil(wrap.clientHeight / rowHeight) + 2 * OVERSCAN;
-  const params = new URLSearchParams({ limit: String(limit), offset: String(first) });
-  const search = document.getElementById("search").value.trim();
-  if (search) params.set("prefix", search);
-  for (const [id, name] of [["filter-state", "state"], ["filter-routable", "routable"], ["filter-model", "model"]]) {
-    const v = document.getElementById(id).value;
-    if (v) params.set(name, v);
-  }
+  const asked = applied;
+  const params = new URLSearchParams(asked);
+  params.set("limit", String(limit));
+  params.set("offset", String(first));
   const response = await fetch("/admin/nodes?" + params, { headers: authHeaders(), cache: "no-store" });
   if (response.status === 401) {
-    sessionStorage.removeItem(TOKEN_KEY);
-    askToken("The token was refused.");
+    refused();
     return;
   }
   if (!response.ok) return;
   const page = await response.json();
-  renderRows(page.nodes, first, page.total);
+  if (asked !== applied) return; // the filters changed meanwhile: the read after this one shows them
+  renderRows(page.nodes, first, page.total, [...asked.keys()].length > 0);
 }
 
-function renderRows(nodes, first, total) {
+function renderRows(nodes, first, total, filtered) {
   const rows = document.getElementById("rows");
   rows.style.height = (total * rowHeight) + "px";
-  const filtered = document.getElementById("search").value.trim() || document.getElementById("filter-state").value
-      || document.getElementById("filter-routable").value || document.getElementById("filter-model").value;
   document.getElementById("matching").textContent = filtered ? count(total) + " matching" : "";
   document.body.dataset.rowsTotal = String(total);
   if (!nodes.length) {
@@ -286,6 +296,16 @@ window.addEventListener("resize", () => refreshRows());
 // Read with fetch rather than EventSource, which cannot send an Authorization header. With
 // --admin-token the page asks for the token once and keeps it for the tab.
 
+let stream = null; // the open /admin/events read, to stop when the token is refused
+
+// The token was refused (by the event stream or a page of nodes): stop the updates, ask again.
+function refused() {
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  sessionStorage.removeItem(TOKEN_KEY);
+  if (stream) { stream.abort(); stream = null; }
+  askToken(token ? "That token was refused." : "");
+}
+
 function askToken(message) {
   document.getElementById("fleet").hidden = true;
   document.getElementById("login").hidden = false;
@@ -305,16 +325,17 @@ document.getElementById("login").addEventListener("submit", e => {
 
 async function connect() {
   const conn = document.getElementById("conn");
-  const token = sessionStorage.getItem(TOKEN_KEY);
+  if (stream) stream.abort();
+  const mine = new AbortController();
+  stream = mine;
   let response;
   try {
-    response = await fetch("/admin/events", { headers: authHeaders(), cache: "no-store" });
+    response = await fetch("/admin/events", { headers: authHeaders(), cache: "no-store", signal: mine.signal });
   } catch (e) {
-    return retry();
+    return mine.signal.aborted ? undefined : retry();
   }
   if (response.status === 401) {
-    sessionStorage.removeItem(TOKEN_KEY);
-    return askToken(token ? "That token was refused." : "");
+    return refused();
   }
   if (!response.ok) {
     return retry();
@@ -338,9 +359,9 @@ async function connect() {
       if (latest) render(JSON.parse(latest)); // behind by several updates (a busy tab): only the newest counts
     }
   } catch (e) {
-    // The stream broke: reconnect below.
+    // The stream broke (or was stopped): reconnect below unless stopped.
   }
-  retry();
+  if (!mine.signal.aborted) retry();
 }
 
 function retry() {

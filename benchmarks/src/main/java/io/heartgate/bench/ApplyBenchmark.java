@@ -79,7 +79,6 @@ public class ApplyBenchmark {
         return outcome;
     }
 
-    /** One heartbeat applied and a renewal's snapshot published at once. */
     /** Decoding and checking one record alone, the part of {@link #applyHeartbeat} before the table. */
     @Benchmark
     public Object decodeHeartbeat() {
@@ -88,6 +87,7 @@ public class ApplyBenchmark {
         return codec.decodeRecord(keys[i], values[i]);
     }
 
+    /** One heartbeat applied and a renewal's snapshot published at once. */
     @Benchmark
     public Object publishRenewal() {
         int i = next;

@@ -85,7 +85,7 @@ public final class FlapDamping implements EjectionView, Consumer<TableSnapshot> 
     }
 
     /**
-     * Holds {@code nodeId} for {@code heldFor} from now (at most 33 windows, the longest hold this
+     * Holds {@code nodeId} for {@code heldFor} from now (at most 32 windows, the longest hold this
      * replica gives) because replica {@code replica} holds it for flapping; a longer hold already in
      * force stays. Nothing with damping off ({@code limit} 0).
      */
@@ -93,8 +93,8 @@ public final class FlapDamping implements EjectionView, Consumer<TableSnapshot> 
         if (limit == 0 || heldFor.isNegative() || heldFor.isZero()) {
             return;
         }
-        // No longer than this replica's own longest hold: the longest back-off and a steady window.
-        Duration longest = window.multipliedBy((1L << MAX_DOUBLINGS) + 1);
+        // No longer than this replica's own longest hold: the longest back-off, 32 windows.
+        Duration longest = window.multipliedBy(1L << MAX_DOUBLINGS);
         heldFor = heldFor.compareTo(longest) > 0 ? longest : heldFor;
         Ejection hold = new Ejection(clock.instant().plus(heldFor), 0, reason + " (by replica " + replica + ")");
         Ejection kept = adopted.merge(nodeId, hold, (a, b) -> a.until().isAfter(b.until()) ? a : b);
