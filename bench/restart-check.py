@@ -25,8 +25,12 @@ for line in open(events_file):
     at, what, node = line.split()
     if what in ("join", "die") and int(at) <= listed_by:
         last[node] = (int(at), what)
-missing = sum(1 for node, (at, what) in last.items()
-              if what == "join" and at <= ready - interval - 1000 and node not in listed)
-revived = sum(1 for node in listed
-              if node in last and last[node][1] == "die" and last[node][0] < ready - expiry - interval - 1000)
-print(missing, revived)
+missing = [node for node, (at, what) in last.items()
+           if what == "join" and at <= ready - interval - 1000 and node not in listed]
+revived = [node for node in listed
+           if node in last and last[node][1] == "die" and last[node][0] < ready - expiry - interval - 1000]
+for name, nodes in (("missing", missing), ("revived", revived)):
+    if nodes:
+        print(f"restart-check: {name}: " + ", ".join(f"{n} ({last[n][1]} {ready - last[n][0]} ms before ready)"
+                                                      for n in sorted(nodes)[:10]), file=sys.stderr)
+print(len(missing), len(revived))
