@@ -213,6 +213,9 @@ public final class PassiveHealth implements EjectionView, Consumer<TableSnapshot
 
     /** Records a successful exchange with {@code nodeId}: its failures are forgotten. */
     public void succeeded(String nodeId) {
+        if (records.isEmpty()) {
+            return; // no node has a failure on record: nothing to forget, no lookup per response
+        }
         Record r = records.get(nodeId);
         if (r == null) {
             return;
