@@ -268,20 +268,14 @@ public final class HeartbeatConsumer implements Runnable {
         assigned = Set.copyOf(all);
         if (first) {
             Instant asked = clock.instant();
-            catchUp.to(seekToStart(added), asked);
+            // The restart point is read first (up to a few seconds): "now" is taken after it.
+            catchUp.to(StartOffsets.seekToStart(consumer, topic, added, restartPoints.get(), clock.instant(),
+                    lookBack, table.missedHeartbeats()), asked);
         } else {
             // Partitions added to a live topic hold only new heartbeats: read them from the start.
             consumer.seekToBeginning(added);
             log.info("Discovery picked up {} new partitions of {} (now {})", added.size(), topic, all.size());
         }
-    }
-
-    /** Seeks to where start-up reading begins; returns the end offsets to catch up to ({@link StartOffsets}). */
-    private Map<TopicPartition, Long> seekToStart(Set<TopicPartition> partitions) {
-        Optional<RestartPoint> point = restartPoints.get();
-        Instant now = clock.instant();
-        Instant start = point.map(p -> p.readFrom(now, lookBack, table.missedHeartbeats())).orElse(now.minus(lookBack));
-        return StartOffsets.seek(consumer, topic, partitions, start, now, point);
     }
 
     /**

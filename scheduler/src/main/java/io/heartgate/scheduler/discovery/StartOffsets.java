@@ -23,6 +23,19 @@ final class StartOffsets {
     }
 
     /**
+     * Seeks each of {@code partitions} to where a scheduler starting at {@code now} begins to read:
+     * as far back as the replicas' newest restart point {@code point} needs
+     * ({@link RestartPoint#readFrom}), or the whole {@code lookBack} without one. Returns the end
+     * offsets to catch up to, as {@link #seek(Consumer, String, Set, Instant, Instant, Optional)}.
+     */
+    static Map<TopicPartition, Long> seekToStart(Consumer<byte[], byte[]> consumer, String topic,
+                                                 Set<TopicPartition> partitions, Optional<RestartPoint> point,
+                                                 Instant now, Duration lookBack, int missedHeartbeats) {
+        Instant start = point.map(p -> p.readFrom(now, lookBack, missedHeartbeats)).orElse(now.minus(lookBack));
+        return seek(consumer, topic, partitions, start, now, point);
+    }
+
+    /**
      * Seeks each of {@code partitions} to its first record at or after {@code start} and returns
      * their end offsets, taken before the search: a partition with nothing that recent starts at
      * that end, not at a lazily resolved {@code seekToEnd}, so a record written while discovery
