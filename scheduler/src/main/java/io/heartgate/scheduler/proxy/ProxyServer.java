@@ -39,6 +39,7 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import javax.net.ssl.SSLException;
 import org.slf4j.Logger;
@@ -47,16 +48,15 @@ import org.slf4j.LoggerFactory;
 /**
  * Serves the proxy port: an HTTP/1.1 relay on Netty's event loops (io_uring or epoll on Linux),
  * each loop with its own pool of keep-alive connections to the nodes, so a request and its upstream
- * connection never leave the loop that accepted the client. A request is parsed and its framing
- * checked ({@link ServerCodec}),
- * its body aggregated ({@link RequestAggregator}) and its facts read once, then it goes through the
- * {@link Stage}s and the relay ({@link Exchange}).
+ * connection never leave the loop that accepted the client. A request is parsed and its framing checked
+ * ({@link ServerCodec}), its body aggregated ({@link RequestAggregator}) and its facts read once, then
+ * it goes through the {@link Stage}s and the relay ({@link Exchange}).
  *
  * <p>Netty directly, not Vert.x's HTTP server and client: the Vert.x stack costs more CPU per
  * request on this path, and {@code vertx-http-proxy} picks the node before the body is read and
- * replays nothing, while this proxy reads the model from a bounded body buffer first and retries
- * that body on another node. Netty's codec does all HTTP parsing and
- * framing; what is written here is the relay, the per-loop connection pool and the drain.
+ * replays nothing, while this proxy reads the model from a bounded body buffer first and retries that
+ * body on another node. Netty's codec does all HTTP parsing and framing; what is written here is the
+ * relay, the per-loop connection pool and the drain.
  */
 public final class ProxyServer implements AutoCloseable {
 
@@ -71,9 +71,8 @@ public final class ProxyServer implements AutoCloseable {
     private final GatewayQueue queue;
     private final Tracing tracing;
 
-    private ProxyServer(Draining draining, EventLoopGroup group, DnsAddressResolverGroup resolver,
-                        ChannelGroup clients, ChannelGroup upstreams, Channel serverChannel, GatewayQueue queue,
-                        Tracing tracing) {
+    private ProxyServer(Draining draining, EventLoopGroup group, DnsAddressResolverGroup resolver, ChannelGroup clients,
+                        ChannelGroup upstreams, Channel serverChannel, GatewayQueue queue, Tracing tracing) {
         this.draining = draining;
         this.tracing = tracing;
         this.queue = queue;
@@ -119,10 +118,9 @@ public final class ProxyServer implements AutoCloseable {
 
     /** Starts the proxy with the given TLS client context for https nodes (tests give their own CA). */
     static ProxyServer start(ProxyConfig config, Supplier<TableSnapshot> table, RouteSelector selector,
-                             PassiveHealth health, EjectionView routing, ProxyCounters counters,
-                             RequestMetrics metrics,
-                             Ticker ticker, Draining draining, Stages.Access access,
-                             Supplier<ServerTls> serverTls, SslContext tls) {
+                             PassiveHealth health, EjectionView routing, ProxyCounters counters, RequestMetrics metrics,
+                             Ticker ticker, Draining draining, Stages.Access access, Supplier<ServerTls> serverTls,
+                             SslContext tls) {
         return start(config, table, selector, health, routing, counters, metrics, ticker, draining, access, serverTls,
                 tls, Tracing.OFF);
     }
@@ -165,6 +163,7 @@ public final class ProxyServer implements AutoCloseable {
             Map<EventLoop, ProxyParts.Loop> frozen = Map.copyOf(loops);
             ChannelGroup clients = new DefaultChannelGroup("heartgate-proxy-clients", GlobalEventExecutor.INSTANCE);
             int maxConnections = config.maxConnections();
+            AtomicInteger admitted = new AtomicInteger(); // one count for all loops: a size check races between them
             HttpDecoderConfig decoderConfig = new HttpDecoderConfig().setMaxInitialLineLength(8192)
                     .setMaxHeaderSize(64 * 1024).setMaxChunkSize(64 * 1024);
             Channel server = new ServerBootstrap()
@@ -176,12 +175,13 @@ public final class ProxyServer implements AutoCloseable {
                         @Override
                         protected void initChannel(SocketChannel ch) {
                             ProxyParts.Loop loop = frozen.get(ch.eventLoop());
-                            if (clients.size() >= maxConnections) {
-                                // Refused before any handler or buffer is set up for it: the bound on idle sockets.
+                            if (admitted.incrementAndGet() > maxConnections) { // before any handler or buffer:
+                                admitted.decrementAndGet(); // the bound on idle sockets
                                 counters.add(ProxyCounters.Counter.REFUSED_CONNECTIONS);
                                 ch.close();
                                 return;
                             }
+                            ch.closeFuture().addListener(f -> admitted.decrementAndGet());
                             if (serverTls != null) {
                                 ch.pipeline().addLast(serverTls.get().proxy().newHandler(ch.alloc()));
                             }

@@ -53,6 +53,11 @@ public final class ProxyConfigBuilder {
         return this;
     }
 
+    public ProxyConfigBuilder eventLoops(int n) {
+        this.eventLoops = n;
+        return this;
+    }
+
     public ProxyConfigBuilder stallTimeout(Duration d) {
         this.stallTimeout = d;
         return this;
