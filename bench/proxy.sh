@@ -6,10 +6,13 @@
 # Markdown report.
 #
 #   bench/proxy.sh                 # after: mvn -B -DskipTests package
-#   REPEATS=3 DURATION=15 WARMUP=120 EARLY_AT=60 STREAMS=100 STREAM_REPEATS=9 STREAM_WARMUP=20 bench/proxy.sh
+#   REPEATS=3 DURATION=15 WARMUP=120 EARLY_AT=60 STREAMS=100 STREAM_REPEATS=9 STREAM_WARMUP=20 \
+#     SIM_WARMUP=10 CLOSE_WARMUP=20 bench/proxy.sh
 #
-# Traffic starts as soon as the nodes are routable, as after a restart: the 10 s ending EARLY_AT
-# seconds after the scheduler began to listen are measured, then the JIT warm-up runs to WARMUP.
+# The nodes are warmed first (SIM_WARMUP seconds each, directly). Traffic starts as soon as they are
+# routable, as after a restart: the 10 s ending EARLY_AT seconds after the scheduler began to listen
+# are measured, then the JIT warm-up runs to WARMUP, then CLOSE_WARMUP seconds with a new connection
+# per request (the accept and close paths, which kept-alive traffic never compiles).
 #
 # API_KEYS=1 also starts a second scheduler with --api-keys (a file of 100 keys) on port 19082 and
 # measures it as a row of its own in every wrk run, next to the scheduler without keys (the two in
@@ -33,7 +36,9 @@ STREAMS=${STREAMS:-100}
 STREAM_REPEATS=${STREAM_REPEATS:-9}
 STREAM_WARMUP=${STREAM_WARMUP:-20}
 EARLY_AT=${EARLY_AT:-60}
-for setting in REPEATS DURATION WARMUP EARLY_AT STREAMS STREAM_REPEATS STREAM_WARMUP; do
+SIM_WARMUP=${SIM_WARMUP:-10}
+CLOSE_WARMUP=${CLOSE_WARMUP:-20}
+for setting in REPEATS DURATION WARMUP EARLY_AT STREAMS STREAM_REPEATS STREAM_WARMUP SIM_WARMUP CLOSE_WARMUP; do
   case ${!setting} in ''|*[!0-9]*) echo "bench/proxy.sh: $setting must be a whole number, was '${!setting}'" >&2; exit 2 ;; esac
 done
 [ "$EARLY_AT" -ge 10 ] || { echo "bench/proxy.sh: EARLY_AT must be at least 10 (seconds), was $EARLY_AT" >&2; exit 2; }
@@ -54,6 +59,12 @@ for i in 1 2 3; do
   PIDS+=($!)
 done
 for i in 1 2 3; do wait_for "$WORK/fast-$i.log" "listening"; wait_for "$WORK/stream-$i.log" "listening"; done
+# The nodes warmed first, as they are when a scheduler restarts among them: the early figure then
+# measures the scheduler's own warm-up, not the nodes' JIT.
+echo "Warming the nodes for $((3 * SIM_WARMUP))s..." >&2
+for i in 1 2 3; do
+  MODEL=bench-fast wrk -t2 -c32 -d"${SIM_WARMUP}s" -s bench/chat-completion.lua "http://127.0.0.1:1900$i" > /dev/null
+done
 
 java ${SCHEDULER_JAVA_OPTS:-} -jar scheduler/target/scheduler.jar --embedded-kafka-port 0 --bind 127.0.0.1 --port 19080 --admin-port 19081 \
   --strategy round-robin > "$WORK/scheduler.log" 2>&1 &
@@ -105,6 +116,10 @@ EARLY="$WRK_RPS	$WRK_CPU	$(($(date +%s) - STARTED))"
 rest=$((WARMUP - EARLY_AT)); [ "$rest" -lt 10 ] && rest=10
 echo "Warming up the scheduler's JIT for ${rest}s more..." >&2
 MODEL=bench-fast wrk -t2 -c64 -d"${rest}s" -s bench/chat-completion.lua http://127.0.0.1:19080 > /dev/null
+# A connection per request for a while: the accept and close paths run once per connection, so kept-
+# alive traffic never gets them compiled, and every stream below opens a connection of its own.
+MODEL=bench-fast wrk -t2 -c32 -d"${CLOSE_WARMUP}s" -H 'Connection: close' -s bench/chat-completion.lua \
+  http://127.0.0.1:19080 > /dev/null
 if [ -n "$KEYED" ]; then
   API_KEY=$API_KEY MODEL=bench-fast wrk -t2 -c64 -d"${WARMUP}s" -s bench/chat-completion.lua http://127.0.0.1:19082 > /dev/null
 fi
