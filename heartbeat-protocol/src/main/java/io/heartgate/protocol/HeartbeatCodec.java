@@ -14,7 +14,7 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.StreamReadConstraints;
-import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.ByteArrayOutputStream;
@@ -49,7 +49,6 @@ public final class HeartbeatCodec {
     /** Creates a codec with limits suited to untrusted input. */
     public HeartbeatCodec() {
         JsonFactory factory = JsonFactory.builder()
-                .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
                 .streamReadConstraints(StreamReadConstraints.builder()
                         .maxDocumentLength(MAX_MESSAGE_BYTES)
                         .maxStringLength(MAX_MESSAGE_BYTES)
@@ -57,7 +56,9 @@ public final class HeartbeatCodec {
                         .maxNumberLength(64)
                         .build())
                 .build();
-        this.mapper = new ObjectMapper(factory);
+        // A repeated field is refused as the tree is built (the map's put returns the first value),
+        // not by the parser's duplicate detection, which keeps a second set of names per object.
+        this.mapper = new ObjectMapper(factory).enable(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY);
     }
 
     /**

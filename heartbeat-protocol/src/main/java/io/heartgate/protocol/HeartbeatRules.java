@@ -73,7 +73,7 @@ public final class HeartbeatRules {
         if (url.length() > MAX_URL_LENGTH) {
             return reject(Rule.VALUE_TOO_LONG, "url", "longer than " + MAX_URL_LENGTH + " characters");
         }
-        if (plainHttpUrl(url)) {
+        if (PlainUrls.matches(url)) {
             return Optional.empty();
         }
         URI uri;
@@ -99,59 +99,15 @@ public final class HeartbeatRules {
     }
 
     /**
-     * Says whether {@code url} has the shape nearly every node's URL has, {@code http://} or
-     * {@code https://}, a host of letters, digits, {@code .}, {@code -} and {@code _}, an optional
-     * port of up to 5 digits and an optional path of letters, digits and {@code /._~-}: such a URL
-     * passes {@link #checkUrl} (java.net.URI accepts it, with a host or a registry authority), and
-     * recognising it is a fraction of parsing it. Any other URL takes the full check.
-     */
-    static boolean plainHttpUrl(String url) {
-        int i;
-        if (url.startsWith("http://")) {
-            i = 7;
-        } else if (url.startsWith("https://")) {
-            i = 8;
-        } else {
-            return false;
-        }
-        int n = url.length();
-        int hostStart = i;
-        while (i < n && hostChar(url.charAt(i))) {
-            i++;
-        }
-        if (i == hostStart) {
-            return false;
-        }
-        if (i < n && url.charAt(i) == ':') {
-            int portStart = ++i;
-            while (i < n && url.charAt(i) >= '0' && url.charAt(i) <= '9') {
-                i++;
-            }
-            if (i == portStart || i - portStart > 5) {
-                return false;
-            }
-        }
-        if (i < n && url.charAt(i) != '/') {
-            return false;
-        }
-        for (; i < n; i++) {
-            char c = url.charAt(i);
-            if (!(hostChar(c) || c == '/' || c == '~')) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private static boolean hostChar(char c) {
-        return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_';
-    }
-
-    /**
      * Returns the host a URL names, without IPv6 brackets, or {@code null} when it names none or is
      * not a URL. Also for names with '_', for which {@code URI.getHost()} is null.
      */
     public static String urlHost(String url) {
+        return PlainUrls.matches(url) ? PlainUrls.host(url) : urlHostByUri(url);
+    }
+
+    /** {@link #urlHost} by {@code java.net.URI}, for any URL (a plain one is read by hand). */
+    static String urlHostByUri(String url) {
         String host;
         try {
             URI uri = new URI(url);

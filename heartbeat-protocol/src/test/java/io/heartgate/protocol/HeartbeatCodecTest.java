@@ -222,6 +222,20 @@ class HeartbeatCodecTest {
     }
 
     @Test
+    void refusesARepeatedFieldAtEveryLevel() {
+        String base = "{\"v\":1,\"nodeId\":\"gpu-a\",\"url\":\"http://h:1\",\"state\":\"UP\",\"intervalMs\":1000,";
+        for (String rest : List.of("\"state\":\"DOWN\"}", "\"load\":{\"inFlight\":1,\"inFlight\":9}}",
+                "\"gpus\":[{\"index\":0,\"name\":\"a\",\"name\":\"b\"}]}",
+                "\"unknown\":{\"x\":{\"y\":1,\"y\":2}}}")) {
+            Rejection r = rejection(codec.decode(utf8(base + rest)));
+            assertThat(r.rule()).as(rest).isEqualTo(Rule.MALFORMED_JSON);
+            assertThat(r.detail()).as(rest).containsIgnoringCase("duplicate");
+        }
+        assertThat(beat(codec.decode(utf8(base + "\"load\":{\"inFlight\":1}}"))).state())
+                .isEqualTo(NodeState.UP);
+    }
+
+    @Test
     void readsPrefillAndTakesItsAbsenceAsUnknown() {
         Heartbeat hb = beat(codec.decode(Fixtures.read("valid/model-info-prefill.json")));
 

@@ -24,7 +24,7 @@ class HeartbeatRulesTest {
     }
 
     @Test
-    void aPlainUrlIsOneTheFullCheckAccepts() {
+    void aPlainUrlIsOneTheFullCheckAcceptsWithTheSameHost() {
         Random random = new Random(43);
         String alphabet = "ab9Z.-_:/~%?#@[] \u00e9";
         int plain = 0;
@@ -35,10 +35,11 @@ class HeartbeatRulesTest {
                 b.append(alphabet.charAt(random.nextInt(alphabet.length())));
             }
             String url = b.toString();
-            if (HeartbeatRules.plainHttpUrl(url)) {
+            if (PlainUrls.matches(url)) {
                 plain++;
                 assertThat(uriAccepts(url)).as(url).isTrue();
                 assertThat(HeartbeatRules.checkUrl(url)).as(url).isEmpty();
+                assertThat(PlainUrls.host(url)).as(url).isEqualTo(HeartbeatRules.urlHostByUri(url));
             }
         }
         assertThat(plain).as("random URLs of the plain shape").isGreaterThan(1_000);
@@ -48,12 +49,12 @@ class HeartbeatRulesTest {
     void nodeUrlsAreRecognisedAndOthersTakeTheFullCheck() {
         for (String url : List.of("http://127.0.0.1:11434", "http://10.0.3.7:8000/", "https://gpu-node_3.cluster.local:443/v1",
                 "http://vllm-0.vllm.default.svc:8000/base/path", "http://h")) {
-            assertThat(HeartbeatRules.plainHttpUrl(url)).as(url).isTrue();
+            assertThat(PlainUrls.matches(url)).as(url).isTrue();
         }
         for (String url : List.of("http://[::1]:8080", "HTTP://host", "http://user@host", "http://host:123456",
                 "http://host:", "http://:80", "http:///path", "http://host?x=1", "http://host/a%20b", "ftp://host",
                 "http://host:80x", "http://")) {
-            assertThat(HeartbeatRules.plainHttpUrl(url)).as(url).isFalse();
+            assertThat(PlainUrls.matches(url)).as(url).isFalse();
         }
         assertThat(HeartbeatRules.checkUrl("http://[::1]:8080")).isEmpty();
         assertThat(HeartbeatRules.checkUrl("http://:80")).isPresent();
