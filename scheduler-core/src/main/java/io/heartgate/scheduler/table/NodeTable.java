@@ -56,7 +56,7 @@ public final class NodeTable {
         STALE_INSTANCE,
         /** Its seq was not above the last one of the same instance. */
         OLD_SEQ,
-        /** Its broker timestamp is older than the node's expiry: a replayed record of a dead node. */
+        /** Its broker timestamp is older than the expiry of a node not listed: a dead node's record. */
         EXPIRED_ON_ARRIVAL,
         /**
          * Signed, but its signed {@code sentAt} is absent or far older than its broker timestamp: a
@@ -169,7 +169,9 @@ public final class NodeTable {
                 return Outcome.OLD_SEQ;
             }
         }
-        if (!now.isBefore(seen.plusMillis((long) missedHeartbeats * hb.intervalMs())) && !frozen) {
+        // A listed node's newer beat renews it however late it is read (discovery behind): it goes
+        // only once the topic is read past its expiry. Only a join is refused when read too late.
+        if (entry == null && !now.isBefore(seen.plusMillis((long) missedHeartbeats * hb.intervalMs())) && !frozen) {
             return Outcome.EXPIRED_ON_ARRIVAL;
         }
         if (entry == null) {

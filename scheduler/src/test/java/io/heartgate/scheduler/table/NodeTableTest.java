@@ -90,6 +90,20 @@ class NodeTableTest {
     }
 
     @Test
+    void aListedNodesBeatReadLateRenewsItUntilTheTopicIsReadPastItsExpiry() {
+        Instant first = clock.instant();
+        assertThat(table.apply(Beats.of("a").build(), first)).isEqualTo(NodeTable.Outcome.JOINED);
+        clock.advance(Duration.ofSeconds(10)); // discovery 10 s behind the topic, the node beating on
+        Instant next = first.plusSeconds(2);
+
+        assertThat(table.apply(Beats.of("a").seq(2L).build(), next)).isNotEqualTo(NodeTable.Outcome.EXPIRED_ON_ARRIVAL);
+        assertThat(table.expire(first.plusSeconds(4))).as("read to 4 s: its beat at 2 s holds it").isEmpty();
+        assertThat(table.expire(next.plusSeconds(3))).containsExactly("a");
+        assertThat(table.apply(Beats.of("a").seq(3L).build(), next.plusSeconds(1)))
+                .as("gone: a late beat does not bring it back").isEqualTo(NodeTable.Outcome.EXPIRED_ON_ARRIVAL);
+    }
+
+    @Test
     void aReplayedOldRecordDoesNotReviveADeadNode() {
         Instant old = clock.instant().minusSeconds(10);
 
