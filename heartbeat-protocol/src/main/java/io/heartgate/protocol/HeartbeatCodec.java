@@ -110,7 +110,7 @@ public final class HeartbeatCodec {
                 return rejected(Rule.TRAILING_DATA, null, "data after the JSON object");
             }
         } catch (JsonProcessingException e) {
-            return rejected(Rule.MALFORMED_JSON, null, e.getOriginalMessage());
+            return rejected(Rule.MALFORMED_JSON, null, withoutJacksonTerms(e.getOriginalMessage()));
         } catch (IOException e) {
             return rejected(Rule.MALFORMED_JSON, null, String.valueOf(e.getMessage()));
         }
@@ -119,6 +119,12 @@ public final class HeartbeatCodec {
         } catch (Reject r) {
             return new Decoded.Rejected(r.rejection());
         }
+    }
+
+    /** "Duplicate field 'x'" without the tree's class and the Jackson feature that refused it. */
+    private static String withoutJacksonTerms(String message) {
+        int cut = message == null ? -1 : message.indexOf(" for `ObjectNode`");
+        return cut > 0 && message.startsWith("Duplicate field") ? message.substring(0, cut) : message;
     }
 
     /** Encodes a heartbeat as compact version-1 JSON (UTF-8), leaving out absent optional fields. */

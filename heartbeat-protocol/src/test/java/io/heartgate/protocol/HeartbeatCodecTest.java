@@ -230,6 +230,7 @@ class HeartbeatCodecTest {
             Rejection r = rejection(codec.decode(utf8(base + rest)));
             assertThat(r.rule()).as(rest).isEqualTo(Rule.MALFORMED_JSON);
             assertThat(r.detail()).as(rest).containsIgnoringCase("duplicate");
+            assertThat(r.detail()).as(rest).startsWith("Duplicate field '").doesNotContain("Feature", "ObjectNode");
         }
         assertThat(beat(codec.decode(utf8(base + "\"load\":{\"inFlight\":1}}"))).state())
                 .isEqualTo(NodeState.UP);
