@@ -173,7 +173,7 @@ declare -A SIM_PID AGENT_PID
 SCHED=""
 start_scheduler() { # start_scheduler LOG ROUTABLE FLAGS...: fails, saying why, when it exits or stays silent 60 s
   local log=$1 routable=$2 n=0; shift 2
-  java -Xmx512m -jar scheduler/target/scheduler.jar --kafka "$KAFKA" --bind 127.0.0.1 --port 19080 \
+  $OWN_SESSION java -Xmx512m -jar scheduler/target/scheduler.jar --kafka "$KAFKA" --bind 127.0.0.1 --port 19080 \
     --admin-port 19081 --events-topic "bench-events-$(date +%s%N)" "$@" > "$log" 2>&1 & # rows share nothing
   SCHED=$!; PIDS+=($SCHED)
   until grep -q "proxy listening" "$log" 2>/dev/null; do

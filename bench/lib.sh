@@ -33,6 +33,14 @@ cpu_ticks() { # total user+system clock ticks of the given pids
   echo "$sum"
 }
 
+# Every proxy under test in a session of its own, as nginx and haproxy put themselves when they
+# daemonize: with the kernel's autogroup scheduling (on by default in Debian's kernels) each session
+# is one group with an equal share of a busy CPU, so a proxy left in the script's session shares one
+# group with the load tool and the nodes while nginx has a group to itself. On a 2-core machine that
+# made the scheduler's event loops wait about four times as long as nginx's workers for a core.
+# (In production each runs as a service of its own.) Usage: $OWN_SESSION java ... &
+OWN_SESSION=setsid
+
 start_broker_host() { # [FLAGS...]: the embedded broker in a scheduler of its own that takes no traffic (ports 19180/19181); sets KAFKA
   java -Xmx256m -jar scheduler/target/scheduler.jar --embedded-kafka-port 0 --bind 127.0.0.1 --port 19180 \
     --admin-port 19181 "$@" > "$WORK/broker-host.log" 2>&1 &
@@ -117,7 +125,7 @@ start_fast_sims() { # three sims with no token delay on ports 19001-19003, model
 start_fast_stack() { # start_fast_stack JAR [JVM OPTIONS...]: the fast sims, the scheduler JAR on 19080/19081 with its embedded Kafka, three agents; sets SCHED
   local jar=$1 i; shift
   start_fast_sims
-  java "$@" -jar "$jar" --embedded-kafka-port 0 --bind 127.0.0.1 --port 19080 --admin-port 19081 \
+  $OWN_SESSION java "$@" -jar "$jar" --embedded-kafka-port 0 --bind 127.0.0.1 --port 19080 --admin-port 19081 \
     --strategy round-robin > "$WORK/scheduler.log" 2>&1 &
   SCHED=$!
   PIDS+=($SCHED)

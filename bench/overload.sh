@@ -155,7 +155,7 @@ busy_refusals() { # requests the three sims refused because their own queue was 
 SCHED=""
 start_scheduler() { # start_scheduler LOG FLAGS...
   local log=$1; shift
-  java -Xmx512m ${SCHED_JAVA_OPTS:-} -jar scheduler/target/scheduler.jar --kafka "$KAFKA" --bind 127.0.0.1 --port 19080 \
+  $OWN_SESSION java -Xmx512m ${SCHED_JAVA_OPTS:-} -jar scheduler/target/scheduler.jar --kafka "$KAFKA" --bind 127.0.0.1 --port 19080 \
     --admin-port 19081 --queue-timeout "${QUEUE_TIMEOUT}s" --events-topic "bench-events-$(date +%s%N)" "$@" > "$log" 2>&1 &
   SCHED=$!; PIDS+=($SCHED)
   wait_for "$log" "proxy listening"

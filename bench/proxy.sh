@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Proxy benchmark, one command: three inference-sim nodes behind (a) the scheduler and (b) nginx as
 # the closest equivalent (round robin, keep-alive upstreams, proxy_buffering off), plus (c) one sim
-# directly as the limit. Small non-streaming requests at 32 and 256 connections (wrk), and 100
-# concurrent streams, OpenAI SSE and Ollama NDJSON (time to first token, inter-token gap). Prints a
-# Markdown report.
+# directly as the limit. Small non-streaming requests at 32 and 256 connections (wrk), and bursts
+# of streams, OpenAI SSE and Ollama NDJSON (time to first token, inter-token gap): STREAMS to each
+# of direct, nginx and the scheduler in one burst, interleaved, so that the three meet the same
+# moment of the machine. The scheduler runs in a session of its own, as nginx puts itself (lib.sh's
+# OWN_SESSION says why). Prints a Markdown report.
 #
 #   bench/proxy.sh                 # after: mvn -B -DskipTests package
-#   REPEATS=3 DURATION=15 WARMUP=120 EARLY_AT=60 STREAMS=100 STREAM_REPEATS=9 STREAM_WARMUP=20 \
+#   REPEATS=3 DURATION=15 WARMUP=120 EARLY_AT=60 STREAMS=34 STREAM_REPEATS=15 STREAM_WARMUP=20 \
 #     SIM_WARMUP=10 CLOSE_WARMUP=20 bench/proxy.sh
 #
 # The nodes are warmed first (SIM_WARMUP seconds each, directly). Traffic starts as soon as they are
@@ -32,8 +34,8 @@ DURATION=${DURATION:-15}
 # Two minutes: the issue asks for at least one; a profile 75 s after start still found C2 compiling
 # the scheduler's code on 7% of its CPU (docs/BENCHMARKS.md).
 WARMUP=${WARMUP:-120}
-STREAMS=${STREAMS:-100}
-STREAM_REPEATS=${STREAM_REPEATS:-9}
+STREAMS=${STREAMS:-34}
+STREAM_REPEATS=${STREAM_REPEATS:-15}
 STREAM_WARMUP=${STREAM_WARMUP:-20}
 EARLY_AT=${EARLY_AT:-60}
 SIM_WARMUP=${SIM_WARMUP:-10}
@@ -66,7 +68,7 @@ for i in 1 2 3; do
   MODEL=bench-fast wrk -t2 -c32 -d"${SIM_WARMUP}s" -s bench/chat-completion.lua "http://127.0.0.1:1900$i" > /dev/null
 done
 
-java ${SCHEDULER_JAVA_OPTS:-} -jar scheduler/target/scheduler.jar --embedded-kafka-port 0 --bind 127.0.0.1 --port 19080 --admin-port 19081 \
+$OWN_SESSION java ${SCHEDULER_JAVA_OPTS:-} -jar scheduler/target/scheduler.jar --embedded-kafka-port 0 --bind 127.0.0.1 --port 19080 --admin-port 19081 \
   --strategy round-robin > "$WORK/scheduler.log" 2>&1 &
 SCHED=$!
 PIDS+=($SCHED)
@@ -95,7 +97,7 @@ with open(sys.argv[1], "w") as f:
 print(key)
 PY
 )
-  java ${SCHEDULER_JAVA_OPTS:-} -jar scheduler/target/scheduler.jar --kafka "$KAFKA" --bind 127.0.0.1 --port 19082 \
+  $OWN_SESSION java ${SCHEDULER_JAVA_OPTS:-} -jar scheduler/target/scheduler.jar --kafka "$KAFKA" --bind 127.0.0.1 --port 19082 \
     --admin-port 19083 --strategy round-robin --api-keys "$WORK/api-keys" --events-topic keyed-events \
     > "$WORK/scheduler-keys.log" 2>&1 & # a scheduler of its own, not a replica of the other
   KEYED=$!
@@ -125,10 +127,9 @@ if [ -n "$KEYED" ]; then
 fi
 MODEL=bench-fast wrk -t2 -c64 -d10s -s bench/chat-completion.lua http://127.0.0.1:19090 > /dev/null
 # Streams open a new client connection each, a path the request warm-up barely runs: warm it too.
-for _ in $(seq 1 "$STREAM_WARMUP"); do python3 bench/streams.py 127.0.0.1 19080 bench-stream "$STREAMS" > /dev/null; done
-for _ in 1 2 3 4 5; do
-  python3 bench/streams.py 127.0.0.1 19091 bench-stream "$STREAMS" > /dev/null
-  python3 bench/streams.py 127.0.0.1 19011,19012,19013 bench-stream "$STREAMS" > /dev/null
+for _ in $(seq 1 "$STREAM_WARMUP"); do
+  python3 bench/streams.py 127.0.0.1 "direct=19011,19012,19013/nginx=19091/scheduler=19080" bench-stream \
+    "$STREAMS" > /dev/null
 done
 ROWS="$WORK/rows.tsv"
 printf 'early\t%s\n' "$EARLY" > "$ROWS"
@@ -166,30 +167,31 @@ for conns in 32 256; do
   done
 done
 
-stream_table() { # stream_table MODE ROWKIND: one row per target and run of STREAMS concurrent streams
+stream_table() { # stream_table MODE ROWKIND: one row per target and burst of STREAMS streams to each, interleaved
   local mode=$1 kind=$2
   echo "| target | TTFT p50 | TTFT p99 | inter-token p50 | inter-token p99 | errors |"
   echo "| --- | --- | --- | --- | --- | --- |"
   for _ in $(seq 1 "$STREAM_REPEATS"); do
-    # The direct baseline spreads its streams over the three sims itself, so each sim carries the
-    # same load as behind a proxy and the difference is what the proxy adds.
-    for t in "direct (3 sims):19011,19012,19013" "nginx (3 sims):19091" "scheduler (3 sims):19080"; do
-      name=${t%%:*}; port=${t##*:}
-      python3 bench/streams.py 127.0.0.1 "$port" bench-stream "$STREAMS" "$mode" | python3 -c "
-import json,sys; r=json.load(sys.stdin)
-print(f\"| $name | {r['ttft_ms_p50']} | {r['ttft_ms_p99']} | {r['gap_ms_p50']} | {r['gap_ms_p99']} | {r['errors']} |\")
-open('$ROWS','a').write(f\"$kind\\t$name\\t{r['ttft_ms_p50']}\\t{r['gap_ms_p50']}\\t{r['errors']}\\n\")"
-    done
+    # One burst holds every target's streams, interleaved, so each meets the same moment of this
+    # shared machine; the direct baseline spreads its streams over the three sims itself, so each
+    # sim carries the same load as behind a proxy and the difference is what the proxy adds.
+    python3 bench/streams.py 127.0.0.1 "direct=19011,19012,19013/nginx=19091/scheduler=19080" bench-stream \
+      "$STREAMS" "$mode" | python3 -c "
+import json,sys; burst=json.load(sys.stdin)
+for name, key in (('direct (3 sims)', 'direct'), ('nginx (3 sims)', 'nginx'), ('scheduler (3 sims)', 'scheduler')):
+    r = burst[key]
+    print(f\"| {name} | {r['ttft_ms_p50']} | {r['ttft_ms_p99']} | {r['gap_ms_p50']} | {r['gap_ms_p99']} | {r['errors']} |\")
+    open('$ROWS','a').write(f\"$kind\\t{name}\\t{r['ttft_ms_p50']}\\t{r['gap_ms_p50']}\\t{r['errors']}\\n\")"
   done
 }
 
 echo
-echo "${STREAMS} concurrent streaming chat completions (50 tokens, 20 ms apart, 50 ms to the first), ${STREAM_REPEATS} runs after ${STREAM_WARMUP} warm-up bursts, ms:"
+echo "Streaming chat completions (50 tokens, 20 ms apart, 50 ms to the first), ${STREAM_REPEATS} bursts after ${STREAM_WARMUP} warm-up bursts, each of ${STREAMS} streams to every target at once, interleaved, ms:"
 echo
 stream_table sse streams
 
 echo
-echo "${STREAMS} concurrent streaming Ollama /api/chat answers (NDJSON, the same sims), ${STREAM_REPEATS} runs, ms:"
+echo "Streaming Ollama /api/chat answers (NDJSON, the same sims), ${STREAM_REPEATS} bursts as above, ms:"
 echo
 stream_table ndjson ndjson
 

@@ -2,9 +2,9 @@
 """Summarises bench/proxy.sh's rows against the request path's goals (issue 37), run by run.
 
 usage: summary.py ROWS.tsv
-Each wrk run measures direct, nginx and the scheduler back to back, and each streaming run does
-the same, so ratios and "added over direct" are taken within one run (the machine's speed drifts
-between runs) and then the median over runs is reported with the range.
+Each wrk run measures direct, nginx and the scheduler back to back, and each streaming burst holds
+the three at once (a row each), so ratios and "added over direct" are taken within one run (the
+machine's speed drifts between runs) and then the median over runs is reported with the range.
 """
 import statistics
 import sys

@@ -57,14 +57,14 @@ for variant in "$@"; do
       javac -cp scheduler/target/scheduler.jar -d "$WORK/bare" "bench/$main.java"
     fi
     # shellcheck disable=SC2086 # options are words on purpose
-    java ${opts#*:} -cp "$WORK/bare:scheduler/target/scheduler.jar" "$main" > "$WORK/scheduler-$label.log" 2>&1 &
+    $OWN_SESSION java ${opts#*:} -cp "$WORK/bare:scheduler/target/scheduler.jar" "$main" > "$WORK/scheduler-$label.log" 2>&1 &
     sched=$!
     PIDS+=($sched)
     wait_for "$WORK/scheduler-$label.log" "proxy listening"
     agents=()
   else
     # shellcheck disable=SC2086 # options are words on purpose
-    java $opts -jar "$jar" --embedded-kafka-port 0 --bind 127.0.0.1 --port 19080 \
+    $OWN_SESSION java $opts -jar "$jar" --embedded-kafka-port 0 --bind 127.0.0.1 --port 19080 \
       --admin-port 19081 --strategy round-robin $flags > "$WORK/scheduler-$label.log" 2>&1 &
     sched=$!
     PIDS+=($sched)
