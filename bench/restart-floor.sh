@@ -10,6 +10,7 @@
 #
 #   bench/restart-floor.sh        # after: mvn -B -DskipTests package (and the Maven repository filled)
 #   NODES=100000 INTERVAL=5s WARMUP=60 RUNS=2 bench/restart-floor.sh
+#   SCHED_OPTS=-XX:StartFlightRecording=filename=/tmp/restart.jfr,settings=profile,duration=60s bench/restart-floor.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NODES=${NODES:-100000}
@@ -30,7 +31,7 @@ javac -cp "$CP" -d "$WORK/classes" bench/BareConsumer.java
 
 SCHED=""
 scheduler() { # starts the scheduler under test reading the fleet's topic; sets SCHED
-  java -Xmx2g -Duser.timezone=UTC -jar scheduler/target/scheduler.jar --kafka "$KAFKA" --topic "$topic" \
+  java -Xmx2g ${SCHED_OPTS:-} -Duser.timezone=UTC -jar scheduler/target/scheduler.jar --kafka "$KAFKA" --topic "$topic" \
     --events-topic "$topic-events" --bind 127.0.0.1 --port 19280 --admin-port 19281 --allow-upstream 127.0.0.0/8 \
     > "$1" 2>&1 &
   SCHED=$!

@@ -35,9 +35,11 @@ import io.heartgate.protocol.StrictFields.Reject;
  * contract. Decoding never throws: bad input becomes a {@link Decoded.Rejected} that names the rule
  * and field. Thread-safe; one instance can serve every thread.
  *
- * <p>Validation walks a Jackson tree by hand rather than binding to the record, because binding
- * coerces ({@code "1"} to 1, 2.5 to 2) and reports type errors in terms of Java classes, while the
- * contract needs strict JSON types and reasons an operator can act on.
+ * <p>A well-formed heartbeat is read straight from the parser's tokens ({@link StreamingReader});
+ * anything that reader declines is read again through a Jackson tree walked by hand, which names the
+ * rule of a rejection. Neither binds to the record, because binding coerces ({@code "1"} to 1, 2.5 to
+ * 2) and reports type errors in terms of Java classes, while the contract needs strict JSON types and
+ * reasons an operator can act on.
  */
 public final class HeartbeatCodec {
 
@@ -45,6 +47,7 @@ public final class HeartbeatCodec {
     public static final int MAX_MESSAGE_BYTES = 1024 * 1024;
 
     private final ObjectMapper mapper;
+    private final StreamingReader streaming;
 
     /** Creates a codec with limits suited to untrusted input. */
     public HeartbeatCodec() {
@@ -59,6 +62,7 @@ public final class HeartbeatCodec {
         // A repeated field is refused as the tree is built (the map's put returns the first value),
         // not by the parser's duplicate detection, which keeps a second set of names per object.
         this.mapper = new ObjectMapper(factory).enable(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY);
+        this.streaming = new StreamingReader(factory);
     }
 
     /**
@@ -93,6 +97,16 @@ public final class HeartbeatCodec {
             return rejected(Rule.MESSAGE_TOO_LARGE, null,
                     json.length + " bytes, limit " + MAX_MESSAGE_BYTES);
         }
+        Heartbeat read = streaming.read(json);
+        return read != null ? new Decoded.Beat(read) : decodeTree(json);
+    }
+
+    /**
+     * Decodes through a Jackson tree: every message the streaming reader declines (unknown fields,
+     * any fault), so that a rejection names its rule and field. Package-private for the tests that
+     * hold the two paths to the same answers.
+     */
+    Decoded decodeTree(byte[] json) {
         JsonNode root;
         try (JsonParser parser = mapper.createParser(json)) {
             root = mapper.readTree(parser);
