@@ -1,11 +1,12 @@
 package io.heartgate.scheduler;
 
+import io.heartgate.protocol.InvalidSettingException;
 import java.time.Duration;
 import picocli.CommandLine.Option;
 
 /**
  * The scheduler's flags for the proxy's own limits: body size, timeouts toward nodes and clients,
- * connections, draining, and when a failing node is held out. A picocli mixin of
+ * connections, its I/O threads, draining, and when a failing node is held out. A picocli mixin of
  * {@link SchedulerMain}; the proxy configuration validates the values.
  */
 final class ProxyOptions {
@@ -67,6 +68,22 @@ final class ProxyOptions {
                     + "10000)",
                 "Accepted: 1 to 1000000"})
     int maxConnections;
+
+    @Option(names = "--event-loops", paramLabel = "N", defaultValue = "${env:SCHEDULER_EVENT_LOOPS:-0}",
+            description = {"the proxy's I/O threads; `0`: one per core the JVM sees (its CPU quota in a "
+                    + "container). Fewer than the cores where the gateway shares them with other busy work: two "
+                    + "loops given one core between them wake twice as often for the same requests "
+                    + "[env SCHEDULER_EVENT_LOOPS] (default: 0)",
+                "Accepted: 0 to 1024"})
+    int eventLoops;
+
+    /** The event loops to run: {@code --event-loops}, or one per core the JVM sees when it is 0. */
+    int eventLoops(int cores) {
+        if (eventLoops < 0 || eventLoops > 1024) {
+            throw new InvalidSettingException("eventLoops", "must be 0 (one per core) to 1024, was " + eventLoops);
+        }
+        return eventLoops == 0 ? Math.max(1, cores) : eventLoops;
+    }
 
     @Option(names = "--allow-model-management", defaultValue = "${env:SCHEDULER_ALLOW_MODEL_MANAGEMENT:-false}",
             description = {"Ollama's `/api/pull`, `/api/delete`, `/api/create`, `/api/copy`, `/api/push` go "

@@ -262,7 +262,7 @@ public final class SchedulerMain implements Callable<Integer> {
     SchedulerConfig config() {
         ProxyConfig proxy = new ProxyConfig(bind, port, limits.maxBody, retries, limits.connectTimeout,
                 limits.firstByteTimeout, limits.idleTimeout, limits.drainTimeout, limits.ejectAfter, limits.ejectFor,
-                Math.max(1, Runtime.getRuntime().availableProcessors()), Transport.parse(transport),
+                limits.eventLoops(Runtime.getRuntime().availableProcessors()), Transport.parse(transport),
                 limits.keepAliveTimeout, UpstreamAllowList.parse(allowUpstream), limits.headerTimeout,
                 limits.bodyTimeout, limits.maxConnections, limits.allowModelManagement, limits.stallTimeout,
                 overload.maxQueue, overload.queueTimeout, overload.forceUsage, overload.reserveSlots,

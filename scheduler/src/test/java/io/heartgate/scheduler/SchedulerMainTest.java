@@ -43,6 +43,13 @@ class SchedulerMainTest {
         assertThat(configOf("--events-topic", "team-a.events").eventsTopic()).isEqualTo("team-a.events");
     }
 
+    @Test
+    void runsOneEventLoopPerCoreUnlessTold() {
+        assertThat(configOf().proxy().eventLoops()).isEqualTo(Math.max(1, Runtime.getRuntime().availableProcessors()));
+        assertThat(configOf("--event-loops", "0").proxy().eventLoops()).isEqualTo(configOf().proxy().eventLoops());
+        assertThat(configOf("--event-loops", "3").proxy().eventLoops()).isEqualTo(3);
+    }
+
     private static SchedulerConfig configOf(String... args) {
         picocli.CommandLine cmd = SchedulerMain.commandLine();
         cmd.parseArgs(args);
@@ -80,6 +87,8 @@ class SchedulerMainTest {
         "--slow-start 25h | --slow-start: must be 0 (off) to 24h",
         "--warm-max-load -1 | --warm-max-load: must be 0 to 1000000, was -1",
         "--reserve-slots -1 | --reserve-slots: must be 0 to 100000, was -1",
+        "--event-loops -1 | --event-loops: must be 0 (one per core) to 1024, was -1",
+        "--event-loops 1025 | --event-loops: must be 0 (one per core) to 1024, was 1025",
         "--warm-first=maybe | --warm-first",
         "--heartbeat-keys /nonexistent/keys | --heartbeat-keys: ",
         "--kafka-config /nonexistent/kafka.properties | --kafka-config: cannot read",
