@@ -49,9 +49,9 @@ start_broker_host() { # [FLAGS...]: the embedded broker in a scheduler of its ow
   KAFKA=$(grep -o 'kafka bootstrap [0-9.:]*' "$WORK/broker-host.log" | awk '{print $3}')
 }
 
-nginx_with() { # nginx_with HTTP_BODY: starts nginx with the shared preamble and HTTP_BODY inside http { }
-  printf 'worker_processes auto;\npid %s/nginx.pid;\nerror_log %s/nginx-error.log warn;\nevents { worker_connections 4096; }\nhttp {\n  access_log off;\n%s\n}\n' \
-    "$WORK" "$WORK" "$1" > "$WORK/nginx.conf"
+nginx_with() { # nginx_with HTTP_BODY: starts nginx with the shared preamble and HTTP_BODY inside http { } (NGINX_WORKERS: auto)
+  printf 'worker_processes %s;\npid %s/nginx.pid;\nerror_log %s/nginx-error.log warn;\nevents { worker_connections 4096; }\nhttp {\n  access_log off;\n%s\n}\n' \
+    "${NGINX_WORKERS:-auto}" "$WORK" "$WORK" "$1" > "$WORK/nginx.conf"
   nginx -c "$WORK/nginx.conf"
 }
 

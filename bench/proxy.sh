@@ -9,7 +9,7 @@
 #
 #   bench/proxy.sh                 # after: mvn -B -DskipTests package
 #   REPEATS=3 DURATION=15 WARMUP=120 EARLY_AT=60 STREAMS=34 STREAM_REPEATS=15 STREAM_WARMUP=20 \
-#     SIM_WARMUP=10 CLOSE_WARMUP=20 bench/proxy.sh
+#     SIM_WARMUP=10 CLOSE_WARMUP=20 WORKERS=1 bench/proxy.sh
 #
 # The nodes are warmed first (SIM_WARMUP seconds each, directly). Traffic starts as soon as they are
 # routable, as after a restart: the 10 s ending EARLY_AT seconds after the scheduler began to listen
@@ -40,9 +40,15 @@ STREAM_WARMUP=${STREAM_WARMUP:-20}
 EARLY_AT=${EARLY_AT:-60}
 SIM_WARMUP=${SIM_WARMUP:-10}
 CLOSE_WARMUP=${CLOSE_WARMUP:-20}
-for setting in REPEATS DURATION WARMUP EARLY_AT STREAMS STREAM_REPEATS STREAM_WARMUP SIM_WARMUP CLOSE_WARMUP; do
+# One worker each (nginx's worker_processes, the scheduler's --event-loops): in a session of its own
+# a proxy gets one of the two cores while the load tool and the nodes are busy (lib.sh), and two
+# workers given one core wake twice as often for the same requests.
+WORKERS=${WORKERS:-1}
+for setting in REPEATS DURATION WARMUP EARLY_AT STREAMS STREAM_REPEATS STREAM_WARMUP SIM_WARMUP CLOSE_WARMUP WORKERS; do
   case ${!setting} in ''|*[!0-9]*) echo "bench/proxy.sh: $setting must be a whole number, was '${!setting}'" >&2; exit 2 ;; esac
 done
+[ "$WORKERS" -ge 1 ] || { echo "bench/proxy.sh: WORKERS must be at least 1, was $WORKERS" >&2; exit 2; }
+NGINX_WORKERS=$WORKERS
 [ "$EARLY_AT" -ge 10 ] || { echo "bench/proxy.sh: EARLY_AT must be at least 10 (seconds), was $EARLY_AT" >&2; exit 2; }
 API_KEYS=${API_KEYS:-0}
 case $API_KEYS in 0|1) ;; *) echo "bench/proxy.sh: API_KEYS must be 0 or 1, was '$API_KEYS'" >&2; exit 2 ;; esac
@@ -69,7 +75,7 @@ for i in 1 2 3; do
 done
 
 $OWN_SESSION java ${SCHEDULER_JAVA_OPTS:-} -jar scheduler/target/scheduler.jar --embedded-kafka-port 0 --bind 127.0.0.1 --port 19080 --admin-port 19081 \
-  --strategy round-robin > "$WORK/scheduler.log" 2>&1 &
+  --strategy round-robin --event-loops "$WORKERS" > "$WORK/scheduler.log" 2>&1 &
 SCHED=$!
 PIDS+=($SCHED)
 wait_for "$WORK/scheduler.log" "proxy listening"
@@ -98,7 +104,7 @@ print(key)
 PY
 )
   $OWN_SESSION java ${SCHEDULER_JAVA_OPTS:-} -jar scheduler/target/scheduler.jar --kafka "$KAFKA" --bind 127.0.0.1 --port 19082 \
-    --admin-port 19083 --strategy round-robin --api-keys "$WORK/api-keys" --events-topic keyed-events \
+    --admin-port 19083 --strategy round-robin --event-loops "$WORKERS" --api-keys "$WORK/api-keys" --events-topic keyed-events \
     > "$WORK/scheduler-keys.log" 2>&1 & # a scheduler of its own, not a replica of the other
   KEYED=$!
   PIDS+=($KEYED)

@@ -94,8 +94,14 @@ def main():
         ttft = [float(r[SCHEDULER][2]) - float(r[DIRECT][2]) for r in streams]
         nginx_ttft = [float(r[NGINX][2]) - float(r[DIRECT][2]) for r in streams]
         print(f"| {label} TTFT p50 added over direct | {span(ttft, lambda v: f'{v:+.2f} ms')} "
-              f"| {span(nginx_ttft, lambda v: f'{v:+.2f} ms')} | <= nginx's | "
-              f"{'yes' if statistics.median(ttft) <= statistics.median(nginx_ttft) else 'no'} |")
+              f"| {span(nginx_ttft, lambda v: f'{v:+.2f} ms')} | (none) | - |")
+        # A burst holds the three at once, so the scheduler's delay less nginx's is one difference per
+        # burst, (S - D) - (N - D) = S - N: the goal read burst by burst, the machine's moment cancelled.
+        paired = [float(r[SCHEDULER][2]) - float(r[NGINX][2]) for r in streams]
+        ahead = sum(1 for v in paired if v <= 0)
+        print(f"| {label} TTFT p50 added, scheduler less nginx, same burst | "
+              f"{span(paired, lambda v: f'{v:+.2f} ms')}, at most nginx's in {ahead} of {len(paired)} | - "
+              f"| <= 0 | {'yes' if statistics.median(paired) <= 0 else 'no'} |")
         gap = [float(r[SCHEDULER][3]) - float(r[DIRECT][3]) for r in streams]
         nginx_gap = [float(r[NGINX][3]) - float(r[DIRECT][3]) for r in streams]
         print(f"| {label} inter-token p50 added over direct | {span(gap, lambda v: f'{v:+.2f} ms')} "
