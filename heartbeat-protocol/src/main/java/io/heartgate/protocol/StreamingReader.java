@@ -77,7 +77,7 @@ final class StreamingReader {
         Object[] values = new Object[names.size()];
         int seen = 0;
         for (JsonToken t = p.nextToken(); t != JsonToken.END_OBJECT; t = p.nextToken()) {
-            int index = names.indexOf(p.currentName()); // the parser interns names: equals finds them by identity
+            int index = names.indexOf(p.currentName()); // the parser interns names: equals meets the same instance
             if (index < 0) {
                 throw DECLINE; // a field the contract does not name: the tree reader skips it
             }

@@ -64,6 +64,19 @@ class StreamingReaderTest {
     }
 
     @Test
+    void countsModelsBeforeDroppingRepeatsAsTheTreeDoes() {
+        StringBuilder models = new StringBuilder("\"m0\"");
+        for (int i = 1; i <= HeartbeatRules.MAX_MODELS; i++) {
+            models.append(",\"m").append(i % 1000).append('"'); // 1,025 entries, 1,000 names
+        }
+        byte[] json = ("{\"v\":1,\"nodeId\":\"n\",\"url\":\"http://h:1\",\"state\":\"UP\",\"intervalMs\":1000,"
+                + "\"models\":[" + models + "]}").getBytes(StandardCharsets.UTF_8);
+
+        assertThat(reader.read(json)).isNull();
+        assertThat(codec.decode(json)).isEqualTo(codec.decodeTree(json)).isInstanceOf(Decoded.Rejected.class);
+    }
+
+    @Test
     void randomHeartbeatsAndTheirMutantsDecodeAsTheTreeAloneDecodesThem() {
         Random random = new Random(20261206);
         int streamed = 0;
@@ -157,7 +170,8 @@ class StreamingReaderTest {
             case 0 -> json.substring(0, valueEnd) + "," + name + ":" + value + json.substring(valueEnd); // repeated
             case 1 -> json.substring(0, colon + 1) + "null" + json.substring(valueEnd);
             case 2 -> json.substring(0, colon + 1) + List.of("\"1\"", "1", "1.5", "-1", "true", "[]", "{}",
-                    "99999999999", "1e3", "12345678901234567890123").get(r.nextInt(10)) + json.substring(valueEnd);
+                    "99999999999", "1e3", "12345678901234567890123", "[null]", "[\"a\",null]", "[\"a\",\"a\"]",
+                    "[{}]", "{\"name\":null}").get(r.nextInt(15)) + json.substring(valueEnd);
             case 3 -> json.substring(0, valueEnd) + ",\"extra\":" + List.of("1", "{\"a\":1,\"a\":2}", "[null]", "\"x\"")
                     .get(r.nextInt(4)) + json.substring(valueEnd);
             case 4 -> json.substring(0, key) + json.substring(Math.min(json.length() - 1, valueEnd + 1)); // removed
