@@ -61,50 +61,59 @@ final class StreamingReader {
             "quantizationLevel");
     private static final List<String> LOADED = List.of("name", "size", "sizeVram", "expiresAt", "contextLength");
 
-    /** Reads one field's value, given its index in the object's list of names. */
+    /** Reads one field's value, given its index in the object's list of names (no state: one instance each). */
     private interface FieldReader {
-        Object read(int index, JsonToken value) throws IOException;
+        Object read(JsonParser p, int index, JsonToken value) throws IOException;
     }
 
     /**
      * Reads the object whose start token was just read: each field once, by its index in
-     * {@code names} (any other name declines), into an array by that index; JSON null stays
-     * {@code null}, as absent.
+     * {@code names}, into an array by that index; JSON null stays {@code null}, as absent. A field
+     * {@code names} lacks is skipped, as the tree reader skips it, when its value is a number, a
+     * string, a boolean or null (each such name once: a repeat declines); an object or an array
+     * under such a name declines, so that the tree reader looks inside it for repeated names.
      */
     private static Object[] object(JsonParser p, JsonToken start, List<String> names, FieldReader reader)
             throws IOException {
         expect(start, JsonToken.START_OBJECT);
         Object[] values = new Object[names.size()];
         int seen = 0;
+        List<String> unknown = null;
         for (JsonToken t = p.nextToken(); t != JsonToken.END_OBJECT; t = p.nextToken()) {
-            int index = names.indexOf(p.currentName()); // the parser interns names: equals meets the same instance
-            if (index < 0) {
-                throw DECLINE; // a field the contract does not name: the tree reader skips it
+            String name = p.currentName();
+            int index = names.indexOf(name); // the parser interns names: equals meets the same instance
+            JsonToken value = p.nextToken();
+            if (index < 0) { // a field the contract does not name: a newer agent's, say
+                if (value.isStructStart() || unknown != null && unknown.contains(name)) {
+                    throw DECLINE;
+                }
+                unknown = unknown == null ? new ArrayList<>(2) : unknown;
+                unknown.add(name);
+                continue;
             }
             if ((seen & 1 << index) != 0) {
                 throw DECLINE; // repeated: the tree reader refuses it
             }
             seen |= 1 << index;
-            JsonToken value = p.nextToken();
             if (value != JsonToken.VALUE_NULL) {
-                values[index] = reader.read(index, value);
+                values[index] = reader.read(p, index, value);
             }
         }
         return values;
     }
 
     private static Heartbeat root(JsonParser p) throws IOException {
-        Object[] f = object(p, p.nextToken(), TOP, (i, v) -> switch (i) {
-            case 0 -> positiveLong(p, v);
-            case 3 -> longValue(p, v);
-            case 5 -> state(text(p, v));
-            case 6, 7, 8 -> intValue(p, v);
-            case 11 -> models(p, v);
-            case 12 -> load(p, v);
-            case 13 -> list(p, v, HeartbeatRules.MAX_GPUS, StreamingReader::gpu);
-            case 14 -> list(p, v, HeartbeatRules.MAX_MODELS, StreamingReader::modelInfo);
-            case 15 -> list(p, v, HeartbeatRules.MAX_LOADED, StreamingReader::loaded);
-            default -> text(p, v);
+        Object[] f = object(p, p.nextToken(), TOP, (q, i, v) -> switch (i) {
+            case 0 -> positiveLong(q, v);
+            case 3 -> longValue(q, v);
+            case 5 -> state(text(q, v));
+            case 6, 7, 8 -> intValue(q, v);
+            case 11 -> models(q, v);
+            case 12 -> load(q, v);
+            case 13 -> list(q, v, HeartbeatRules.MAX_GPUS, StreamingReader::gpu);
+            case 14 -> list(q, v, HeartbeatRules.MAX_MODELS, StreamingReader::modelInfo);
+            case 15 -> list(q, v, HeartbeatRules.MAX_LOADED, StreamingReader::loaded);
+            default -> text(q, v);
         });
         if (f[0] == null || f[1] == null || f[4] == null || f[5] == null || f[7] == null) {
             throw DECLINE; // a required field missing: the tree reader names it
@@ -137,7 +146,7 @@ final class StreamingReader {
     }
 
     private static Load load(JsonParser p, JsonToken value) throws IOException {
-        Object[] f = object(p, value, LOAD, (i, v) -> i < 2 ? (Object) intValue(p, v) : (Object) number(p, v));
+        Object[] f = object(p, value, LOAD, (q, i, v) -> i < 2 ? (Object) intValue(q, v) : (Object) number(q, v));
         return new Load((Integer) f[0], (Integer) f[1], (Double) f[2], (Double) f[3], (Double) f[4]);
     }
 
@@ -160,37 +169,37 @@ final class StreamingReader {
     }
 
     private static Gpu gpu(JsonParser p, JsonToken first) throws IOException {
-        Object[] f = object(p, first, GPU, (i, v) -> switch (i) {
-            case 0 -> text(p, v);
-            case 1 -> number(p, v);
-            default -> longValue(p, v);
+        Object[] f = object(p, first, GPU, (q, i, v) -> switch (i) {
+            case 0 -> text(q, v);
+            case 1 -> number(q, v);
+            default -> longValue(q, v);
         });
         return new Gpu((String) f[0], (Double) f[1], (Long) f[2], (Long) f[3]);
     }
 
     private static ModelInfo modelInfo(JsonParser p, JsonToken first) throws IOException {
-        Object[] f = object(p, first, MODEL_INFO, (i, v) -> switch (i) {
-            case 1 -> longValue(p, v);
-            case 4 -> details(p, v);
+        Object[] f = object(p, first, MODEL_INFO, (q, i, v) -> switch (i) {
+            case 1 -> longValue(q, v);
+            case 4 -> details(q, v);
             case 5 -> bool(v);
-            default -> text(p, v);
+            default -> text(q, v);
         });
         return new ModelInfo((String) f[0], (Long) f[1], (String) f[2], (String) f[3], (ModelInfo.Details) f[4],
                 (Boolean) f[5]);
     }
 
     private static ModelInfo.Details details(JsonParser p, JsonToken value) throws IOException {
-        Object[] f = object(p, value, DETAILS, (i, v) -> i == 3
-                ? list(p, v, HeartbeatRules.MAX_FAMILIES, StreamingReader::text) : text(p, v));
+        Object[] f = object(p, value, DETAILS, (q, i, v) -> i == 3
+                ? list(q, v, HeartbeatRules.MAX_FAMILIES, StreamingReader::text) : text(q, v));
         return new ModelInfo.Details((String) f[0], (String) f[1], (String) f[2], cast(f[3]), (String) f[4],
                 (String) f[5]);
     }
 
     private static LoadedModel loaded(JsonParser p, JsonToken first) throws IOException {
-        Object[] f = object(p, first, LOADED, (i, v) -> switch (i) {
-            case 1, 2 -> longValue(p, v);
-            case 4 -> intValue(p, v);
-            default -> text(p, v);
+        Object[] f = object(p, first, LOADED, (q, i, v) -> switch (i) {
+            case 1, 2 -> longValue(q, v);
+            case 4 -> intValue(q, v);
+            default -> text(q, v);
         });
         return new LoadedModel((String) f[0], (Long) f[1], (Long) f[2], (String) f[3], (Integer) f[4]);
     }

@@ -64,6 +64,24 @@ class StreamingReaderTest {
     }
 
     @Test
+    void skipsANewerAgentsPlainFieldsItselfAndLeavesStructuresAndRepeatsToTheTree() {
+        String base = "{\"v\":2,\"nodeId\":\"n\",\"url\":\"http://h:1\",\"state\":\"UP\",\"intervalMs\":1000,"
+                + "\"gpus\":[{\"name\":\"H100\",\"uuid\":\"GPU-1\",\"temperatureC\":38}],";
+        byte[] plain = (base + "\"region\":\"eu\",\"priority\":null,\"zone\":3}").getBytes(StandardCharsets.UTF_8);
+        byte[] repeated = (base + "\"region\":\"eu\",\"region\":\"us\"}").getBytes(StandardCharsets.UTF_8);
+        byte[] structured = (base + "\"labels\":{\"a\":1,\"a\":2}}").getBytes(StandardCharsets.UTF_8);
+
+        Heartbeat read = reader.read(plain);
+
+        assertThat(read).isNotNull().isEqualTo(((Decoded.Beat) codec.decodeTree(plain)).heartbeat());
+        assertThat(read.gpus()).containsExactly(new Gpu("H100", null, null, null));
+        assertThat(reader.read(repeated)).isNull();
+        assertThat(codec.decode(repeated)).isEqualTo(codec.decodeTree(repeated)).isInstanceOf(Decoded.Rejected.class);
+        assertThat(reader.read(structured)).isNull();
+        assertThat(codec.decode(structured)).isEqualTo(codec.decodeTree(structured)).isInstanceOf(Decoded.Rejected.class);
+    }
+
+    @Test
     void countsModelsBeforeDroppingRepeatsAsTheTreeDoes() {
         StringBuilder models = new StringBuilder("\"m0\"");
         for (int i = 1; i <= HeartbeatRules.MAX_MODELS; i++) {
