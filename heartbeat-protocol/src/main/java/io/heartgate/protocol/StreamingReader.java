@@ -17,10 +17,11 @@ import java.util.List;
  *
  * <p>It accepts only what it reads exactly as {@link HeartbeatCodec}'s tree reader would: the fields
  * the contract names, each once, of the right JSON type, JSON null as absent, every rule met (the
- * {@link Heartbeat} constructor checks them). Anything else (a field it does not know, a wrong type,
- * a repeated field, a broken rule, malformed JSON, data after the object) makes it decline with
- * {@code null}, and the codec reads the message again through the tree, which ignores unknown fields
- * and names the rule of a rejection. So the two paths cannot disagree: this one can only decline.
+ * {@link Heartbeat} constructor checks them); other fields skipped, as the tree skips them, when
+ * they hold a plain value. Anything else (an object or array under a name it does not know, a wrong
+ * type, a repeated field, a broken rule, malformed JSON, data after the object) makes it decline
+ * with {@code null}, and the codec reads the message again through the tree, which names the rule of
+ * a rejection. So the two paths cannot disagree: this one can only decline.
  */
 final class StreamingReader {
 
